@@ -1,0 +1,126 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using System.Numerics;
+using System.Threading;
+
+namespace PriorityAsync.Internal;
+
+/// <summary>
+/// The set of per-level FIFO queues plus a bitmask of the levels that may hold work.
+/// Any number of producers; exactly one consumer at a time (the thread that runs the loop).
+/// </summary>
+/// <remarks>
+/// <para>
+/// Invariant (I1): once <see cref="Enqueue"/> or <see cref="EnqueueFromConsumer"/> has returned for level L,
+/// bit L of <see cref="NonEmptyMask"/> stays set until the consumer has taken every item of level L that was
+/// enqueued before. A set bit over an empty queue is allowed (stale); a clear bit over a published item is not.
+/// </para>
+/// <para>
+/// How I1 is kept: only the consumer clears bits, and only after a dequeue came back empty; it then looks at the
+/// queue again (<see cref="TryDequeue"/>), so an item that a producer published between the empty dequeue and the
+/// clear is seen. A producer on another thread issues a full fence after its enqueue and before it reads the mask
+/// to decide whether to set the bit; the consumer's clear is an interlocked operation (a full fence) before its
+/// second look. That is the store-buffer pattern with fences on both sides: either the producer sees the cleared bit
+/// and sets it, or the consumer's second look sees the item.
+/// </para>
+/// <para>
+/// FIFO: each level is one <see cref="ConcurrentQueue{T}"/>, which is linearizable, so items of one level come
+/// out in the order their enqueues took effect (per producer, in program order). ConcurrentQueue reuses its ring
+/// buffer segment in steady state, so enqueue and dequeue of a struct item allocate nothing.
+/// </para>
+/// </remarks>
+internal sealed class LevelQueues
+{
+    private readonly ConcurrentQueue<WorkItem>[] _queues;
+
+    // Bit L set: level L may be non-empty (I1). Written by producers (Or) and the consumer (And).
+    private long _nonEmptyMask;
+
+    public LevelQueues(int levels)
+    {
+        Debug.Assert(levels is >= 1 and <= 64);
+        _queues = new ConcurrentQueue<WorkItem>[levels];
+        for (int i = 0; i < levels; i++)
+        {
+            _queues[i] = new ConcurrentQueue<WorkItem>();
+        }
+    }
+
+    public int Levels => _queues.Length;
+
+    /// <summary>The levels that may hold work; bit L is level L.</summary>
+    public ulong NonEmptyMask => (ulong)Volatile.Read(ref _nonEmptyMask);
+
+    /// <summary>Whether a level strictly above <paramref name="level"/> may hold work.</summary>
+    public bool HasWorkAbove(int level) => (NonEmptyMask >> level >> 1) != 0; // two shifts: level 63 must give 0, not mask >> 0
+
+    /// <summary>Enqueues from any thread other than the consumer.</summary>
+    public void Enqueue(int level, in WorkItem item)
+    {
+        _queues[level].Enqueue(item);
+        long bit = 1L << level;
+
+        // Full fence between publishing the item and reading the mask (see I1), and, for the caller, between
+        // publishing the item and reading the loop's parked flag (the wake-up protocol in PriorityContext).
+        Interlocked.MemoryBarrier();
+        if ((Volatile.Read(ref _nonEmptyMask) & bit) == 0)
+        {
+            Interlocked.Or(ref _nonEmptyMask, bit);
+        }
+    }
+
+    /// <summary>Enqueues from the consumer thread itself: no fence is needed, because only this thread clears bits.</summary>
+    public void EnqueueFromConsumer(int level, in WorkItem item)
+    {
+        _queues[level].Enqueue(item);
+        long bit = 1L << level;
+        if ((Volatile.Read(ref _nonEmptyMask) & bit) == 0)
+        {
+            Interlocked.Or(ref _nonEmptyMask, bit);
+        }
+    }
+
+    /// <summary>Consumer only: takes the oldest item of <paramref name="level"/>, keeping I1.</summary>
+    public bool TryDequeue(int level, out WorkItem item)
+    {
+        ConcurrentQueue<WorkItem> queue = _queues[level];
+        if (queue.TryDequeue(out item))
+        {
+            return true;
+        }
+
+        // Empty: clear the bit (a full fence), then look once more, because a producer may have published an item
+        // after our failed dequeue and skipped setting the bit since it was still set.
+        long bit = 1L << level;
+        Interlocked.And(ref _nonEmptyMask, ~bit);
+        if (queue.TryDequeue(out item))
+        {
+            if (!queue.IsEmpty)
+            {
+                Interlocked.Or(ref _nonEmptyMask, bit);
+            }
+
+            return true;
+        }
+
+        // Re-check after the second empty dequeue: an item published in between must keep its bit (I1).
+        if (!queue.IsEmpty)
+        {
+            Interlocked.Or(ref _nonEmptyMask, bit);
+        }
+
+        return false;
+    }
+
+    /// <summary>Any thread: takes any item of <paramref name="level"/>; used only when draining a finished context.</summary>
+    public bool TryDrain(int level, out WorkItem item) => _queues[level].TryDequeue(out item);
+
+    /// <summary>Number of items waiting at <paramref name="level"/> (a moment's snapshot).</summary>
+    public int Count(int level) => _queues[level].Count;
+
+    /// <summary>A moment's copy of one level's queue, oldest first (for debuggers).</summary>
+    public WorkItem[] Snapshot(int level) => _queues[level].ToArray();
+
+    /// <summary>The highest level whose bit is set, or -1.</summary>
+    public static int HighestLevel(ulong mask) => 63 - BitOperations.LeadingZeroCount(mask);
+}

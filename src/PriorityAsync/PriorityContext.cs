@@ -1,0 +1,583 @@
+using System;
+using System.Diagnostics;
+using System.Runtime.ExceptionServices;
+using System.Threading;
+using System.Threading.Tasks;
+using PriorityAsync.Internal;
+
+namespace PriorityAsync;
+
+/// <summary>
+/// A single-threaded scheduler with several priority levels: continuations and callbacks queue per level, and the loop always runs
+/// the oldest item of the highest non-empty level. Each level has its own cached <see cref="PrioritySynchronizationContext"/>, so
+/// an <c>await</c> resumes at the level its method was running at.
+/// </summary>
+/// <remarks>
+/// <para>Get one with <see cref="Run(Func{Task}, PriorityContextOptions?)"/> (the calling thread runs the loop until the entry point
+/// and all <c>async void</c> work are done) or with <see cref="PriorityContextThread"/> (a dedicated loop thread).</para>
+/// <para>Thread safety: every member may be called from any thread. No two callbacks ever run concurrently. Within a level, items run
+/// in the order they were queued (for items queued by one thread, in that thread's program order).</para>
+/// </remarks>
+public sealed class PriorityContext
+{
+    // ---- Protocols (read before changing anything below) -------------------------------------------------------------------
+    //
+    // Posting (Enqueue): the loop thread enqueues without fences (it is the only consumer). Any other thread enqueues with a full
+    // fence (LevelQueues.Enqueue), then reads _state and _parked:
+    //   * state Finished after the enqueue: the loop may already have drained for the last time, so this thread drains and drops
+    //     whatever is left (DropRemaining). TryDequeue hands each item to exactly one thread, so nothing is run or dropped twice.
+    //   * _parked == 1: the loop is parked or about to park; wake it (only the thread that swaps 1 -> 0 sets the event).
+    //
+    // Parking (Park): the loop writes _parked = 1 with an interlocked exchange (full fence), then re-checks for work, for the end
+    // condition and for a fault. Producers publish, fence, then read _parked. Fences on both sides (store-buffer pattern): either
+    // the loop's re-check sees the work, or the producer sees _parked == 1 and sets the event. The event is reset after every wake
+    // and the loop always re-checks before parking again, so a stale Set costs one extra lap, never a lost wake-up.
+    //
+    // Ending (RunLoop): the loop ends when no operation is outstanding (_outstanding == 0) and no work is queued, or on a fault.
+    // It first stops treating its thread as the loop thread (_loopThreadId = 0), then publishes Finished with an interlocked write,
+    // then drains and drops what is left. A post that raced the end is either drained by the loop or by its own poster (above).
+    //
+    // Invariant: every queued item is either run exactly once by the loop, or dropped exactly once (counted, reported through
+    // WorkDropped; a dropped Send releases its sender with ObjectDisposedException; a dropped Prioritize continuation resumes on the
+    // thread pool, where GetResult throws ObjectDisposedException).
+
+    private const int StateNotStarted = 0;
+    private const int StateRunning = 1;
+    private const int StateCompleted = 2;
+    private const int StateFaulted = 3;
+
+    [ThreadStatic]
+    private static PriorityContext? t_running;
+
+    private static readonly SendOrPostCallback s_runAction = static state => ((Action)state!)();
+
+    // Distinct from s_runAction by reference, so a dropped Prioritize continuation can be recognised and resumed elsewhere.
+    private static readonly SendOrPostCallback s_runPrioritizeContinuation = static state => ((Action)state!)();
+
+    private readonly LevelQueues _queues;
+    private readonly StrictPriorityPolicy _policy = new();
+    private readonly PrioritySynchronizationContext[] _syncContexts;
+    private readonly PriorityTaskScheduler[] _schedulers;
+    private readonly TaskFactory[] _factories;
+    private readonly long[] _runPerLevel;
+    private readonly int _idleSpinCount;
+    private readonly ManualResetEventSlim _wake = new(false, spinCount: 0);
+
+    private int _state;
+    private int _loopThreadId;
+    private int _parked;
+    private int _outstanding;
+    private long _dropped;
+    private ExceptionDispatchInfo? _fault;
+
+    internal PriorityContext(PriorityContextOptions? options)
+    {
+        options ??= new PriorityContextOptions();
+        options.Validate();
+        Levels = options.Levels;
+        DefaultLevel = options.DefaultLevel;
+        Name = options.Name ?? nameof(PriorityContext);
+        _idleSpinCount = options.IdleSpinCount;
+
+        _queues = new LevelQueues(Levels);
+        _runPerLevel = new long[Levels];
+        _syncContexts = new PrioritySynchronizationContext[Levels];
+        _schedulers = new PriorityTaskScheduler[Levels];
+        _factories = new TaskFactory[Levels];
+        for (int level = 0; level < Levels; level++)
+        {
+            _syncContexts[level] = new PrioritySynchronizationContext(this, level);
+            _schedulers[level] = new PriorityTaskScheduler(this, level);
+            _factories[level] = new TaskFactory(_schedulers[level]);
+        }
+    }
+
+    /// <summary>Raised when a callback escapes with an exception (typically from an <c>async void</c> method). Raised on the loop thread.</summary>
+    /// <remarks>Set <see cref="PriorityUnhandledExceptionEventArgs.Handled"/> to keep the loop running; otherwise the context faults.</remarks>
+    public event EventHandler<PriorityUnhandledExceptionEventArgs>? UnhandledException;
+
+    /// <summary>
+    /// Raised for every callback the context will never run: posted after the context finished, or still queued when it faulted.
+    /// Raised on the thread that found the callback (the poster, or the loop while it finishes). Handlers must not throw.
+    /// </summary>
+    public event EventHandler<WorkDroppedEventArgs>? WorkDropped;
+
+    /// <summary>Gets the context the calling code runs in, or <see langword="null"/> outside any priority context.</summary>
+    public static PriorityContext? Current => CurrentLevelContext?.Context;
+
+    /// <summary>Gets the level the calling code runs at.</summary>
+    /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/>.</exception>
+    public static int CurrentLevel => (CurrentLevelContext ?? throw NotInContext(nameof(CurrentLevel))).Level;
+
+    /// <summary>Gets the number of levels; they are numbered 0 to <c>Levels - 1</c>, and a higher number runs first.</summary>
+    public int Levels { get; }
+
+    /// <summary>Gets the level the entry point of <see cref="Run(Func{Task}, PriorityContextOptions?)"/> starts at.</summary>
+    public int DefaultLevel { get; }
+
+    /// <summary>Gets the name given in <see cref="PriorityContextOptions.Name"/>.</summary>
+    public string Name { get; }
+
+    /// <summary>Gets the state of the loop.</summary>
+    public PriorityContextState State => Volatile.Read(ref _state) switch
+    {
+        StateNotStarted => PriorityContextState.NotStarted,
+        StateRunning => PriorityContextState.Running,
+        StateCompleted => PriorityContextState.Completed,
+        _ => PriorityContextState.Faulted,
+    };
+
+    internal static PrioritySynchronizationContext? CurrentLevelContext => SynchronizationContext.Current as PrioritySynchronizationContext;
+
+    internal LevelQueues Queues => _queues;
+
+    internal bool IsFinished => Volatile.Read(ref _state) >= StateCompleted;
+
+    internal bool IsOnLoopThread => Environment.CurrentManagedThreadId == _loopThreadId;
+
+    internal ExceptionDispatchInfo? Fault => _fault;
+
+    // ---- Entry points --------------------------------------------------------------------------------------------------
+
+    /// <summary>Runs <paramref name="entry"/> inside a new priority context on the calling thread, and returns when it and all
+    /// <c>async void</c> work it started are done.</summary>
+    /// <param name="entry">The entry point; it starts at <see cref="PriorityContextOptions.DefaultLevel"/>.</param>
+    /// <param name="options">The settings, or <see langword="null"/> for the defaults.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="entry"/> is <see langword="null"/>.</exception>
+    /// <exception cref="InvalidOperationException">The calling thread already runs a priority context.</exception>
+    /// <remarks>An exception thrown by <paramref name="entry"/>, or escaping an <c>async void</c> method and not handled through
+    /// <see cref="UnhandledException"/>, is rethrown here as is, not wrapped in an <see cref="AggregateException"/>.</remarks>
+    public static void Run(Action entry, PriorityContextOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(entry);
+        RunCore(
+            () =>
+            {
+                entry();
+                return Task.CompletedTask;
+            },
+            options).GetAwaiter().GetResult();
+    }
+
+    /// <summary>Runs the asynchronous <paramref name="entry"/> inside a new priority context on the calling thread, and returns when
+    /// its task and all <c>async void</c> work it started are done.</summary>
+    /// <param name="entry">The entry point; it starts at <see cref="PriorityContextOptions.DefaultLevel"/>.</param>
+    /// <param name="options">The settings, or <see langword="null"/> for the defaults.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="entry"/> is <see langword="null"/>.</exception>
+    /// <exception cref="InvalidOperationException">The calling thread already runs a priority context, or <paramref name="entry"/> returned <see langword="null"/>.</exception>
+    /// <remarks>An exception of the entry task, or escaping an <c>async void</c> method and not handled through
+    /// <see cref="UnhandledException"/>, is rethrown here as is, not wrapped in an <see cref="AggregateException"/>.</remarks>
+    public static void Run(Func<Task> entry, PriorityContextOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(entry);
+        RunCore(entry, options).GetAwaiter().GetResult();
+    }
+
+    /// <summary>Runs the asynchronous <paramref name="entry"/> inside a new priority context on the calling thread, and returns its
+    /// result once it and all <c>async void</c> work it started are done.</summary>
+    /// <typeparam name="TResult">The result type.</typeparam>
+    /// <param name="entry">The entry point; it starts at <see cref="PriorityContextOptions.DefaultLevel"/>.</param>
+    /// <param name="options">The settings, or <see langword="null"/> for the defaults.</param>
+    /// <returns>The entry task's result.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="entry"/> is <see langword="null"/>.</exception>
+    /// <exception cref="InvalidOperationException">The calling thread already runs a priority context, or <paramref name="entry"/> returned <see langword="null"/>.</exception>
+    public static TResult Run<TResult>(Func<Task<TResult>> entry, PriorityContextOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(entry);
+        Task<TResult>? typed = null;
+        RunCore(() => typed = entry(), options).GetAwaiter().GetResult();
+        return typed!.GetAwaiter().GetResult();
+    }
+
+    private static Task RunCore(Func<Task> entry, PriorityContextOptions? options)
+    {
+        ThrowIfLoopRunningOnThisThread(nameof(Run));
+        var context = new PriorityContext(options);
+        var start = new EntryStart(context, entry);
+        context.OperationStarted(); // released when the entry task completes
+        context._queues.Enqueue(context.DefaultLevel, new WorkItem(EntryStart.Callback, start));
+        context.RunLoop();
+        context._fault?.Throw();
+        return start.Task!;
+    }
+
+    // ---- Per-level views -----------------------------------------------------------------------------------------------
+
+    /// <summary>Gets the cached <see cref="SynchronizationContext"/> of <paramref name="level"/>.</summary>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
+    /// <returns>The same instance for every call with the same level.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
+    public PrioritySynchronizationContext GetSynchronizationContext(int level) => _syncContexts[ValidateLevel(level)];
+
+    /// <summary>Gets the cached <see cref="TaskScheduler"/> of <paramref name="level"/>.</summary>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
+    /// <returns>The same instance for every call with the same level.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
+    public PriorityTaskScheduler GetScheduler(int level) => _schedulers[ValidateLevel(level)];
+
+    /// <summary>Gets a cached <see cref="TaskFactory"/> whose tasks run at <paramref name="level"/>.</summary>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
+    /// <returns>The same instance for every call with the same level.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
+    public TaskFactory GetTaskFactory(int level) => _factories[ValidateLevel(level)];
+
+    /// <summary>
+    /// Moves the rest of the calling method onto this context at <paramref name="level"/>. From inside the context it completes at
+    /// once when nothing is queued above <paramref name="level"/>; from any other thread it always hops onto the loop.
+    /// </summary>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>; higher runs first.</param>
+    /// <returns>An awaitable.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
+    public PriorityAwaitable Prioritize(int level) => new(this, ValidateLevel(level), alwaysQueue: false);
+
+    /// <summary>Queues the rest of the calling method at the back of <paramref name="level"/>, always (it never completes at once).</summary>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
+    /// <returns>An awaitable.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
+    public PriorityAwaitable Yield(int level) => new(this, ValidateLevel(level), alwaysQueue: true);
+
+    /// <summary>Takes a moment's snapshot of the queues and counters, for diagnostics.</summary>
+    /// <returns>A new snapshot.</returns>
+    public PriorityContextSnapshot GetSnapshot()
+    {
+        int[] pending = new int[Levels];
+        long[] run = new long[Levels];
+        for (int level = 0; level < Levels; level++)
+        {
+            pending[level] = _queues.Count(level);
+            run[level] = Volatile.Read(ref _runPerLevel[level]);
+        }
+
+        return new PriorityContextSnapshot(State, pending, run, Interlocked.Read(ref _dropped), Volatile.Read(ref _outstanding));
+    }
+
+    /// <summary>Describes the context.</summary>
+    /// <returns>A description for diagnostics.</returns>
+    public override string ToString() => $"{Name} ({Levels} levels, {State})";
+
+    // ---- Queueing --------------------------------------------------------------------------------------------------------
+
+    internal void Enqueue(int level, SendOrPostCallback callback, object? state)
+    {
+        var item = new WorkItem(callback, state);
+        if (Environment.CurrentManagedThreadId == _loopThreadId)
+        {
+            // The loop thread is running (it is us), so it is neither parked nor finished: no fence, no wake-up.
+            _queues.EnqueueFromConsumer(level, item);
+            return;
+        }
+
+        if (Volatile.Read(ref _state) >= StateCompleted)
+        {
+            Interlocked.Increment(ref _dropped);
+            OnDropped(level, item, DropReasonNow());
+            return;
+        }
+
+        _queues.Enqueue(level, item); // ends with a full fence
+
+        if (Volatile.Read(ref _state) >= StateCompleted)
+        {
+            // The loop finished while we were enqueueing and may have drained for the last time before our item landed.
+            DropRemaining();
+            return;
+        }
+
+        WakeIfParked();
+    }
+
+    internal void QueueContinuation(int level, Action continuation, bool flowExecutionContext)
+    {
+        ArgumentNullException.ThrowIfNull(continuation);
+        if (flowExecutionContext && ExecutionContext.Capture() is { } executionContext)
+        {
+            continuation = new ContextualContinuation(continuation, executionContext).Invoke;
+        }
+
+        Enqueue(level, s_runPrioritizeContinuation, continuation);
+    }
+
+    internal void Send(int level, SendOrPostCallback callback, object? state)
+    {
+        if (Environment.CurrentManagedThreadId == _loopThreadId)
+        {
+            // On the loop thread: run inline (queueing and waiting would deadlock), at the target level.
+            SynchronizationContext? previous = SynchronizationContext.Current;
+            SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
+            try
+            {
+                callback(state);
+            }
+            finally
+            {
+                SynchronizationContext.SetSynchronizationContext(previous);
+            }
+
+            return;
+        }
+
+        ObjectDisposedException.ThrowIf(IsFinished, this);
+        SendWaiter waiter = SendWaiter.Rent(callback, state);
+        Enqueue(level, SendWaiter.RunCallback, waiter);
+        waiter.WaitAndRethrow(Name);
+    }
+
+    internal void OperationStarted() => Interlocked.Increment(ref _outstanding);
+
+    internal void OperationCompleted()
+    {
+        int remaining = Interlocked.Decrement(ref _outstanding); // full fence before reading _parked
+        Debug.Assert(remaining >= 0, "OperationCompleted without a matching OperationStarted.");
+        if (remaining == 0)
+        {
+            WakeIfParked();
+        }
+    }
+
+    /// <summary>Whether code that wants to run at <paramref name="level"/> may go on at once: on the loop thread, nothing queued above.</summary>
+    internal bool CanRunInlineAt(int level) =>
+        Environment.CurrentManagedThreadId == _loopThreadId && !_queues.HasWorkAbove(level);
+
+    /// <summary>The end of an <c>await Prioritize</c>: make the level current, or report that the context finished.</summary>
+    internal void EnterLevel(int level)
+    {
+        if (Environment.CurrentManagedThreadId == _loopThreadId)
+        {
+            PrioritySynchronizationContext target = _syncContexts[level];
+            if (!ReferenceEquals(SynchronizationContext.Current, target))
+            {
+                SynchronizationContext.SetSynchronizationContext(target);
+            }
+
+            return;
+        }
+
+        if (IsFinished)
+        {
+            throw new ObjectDisposedException(Name, $"The PriorityContext '{Name}' finished before the awaiting method could resume at level {level}.");
+        }
+    }
+
+    // ---- The loop --------------------------------------------------------------------------------------------------------
+
+    /// <summary>Runs the loop on the calling thread until no operation is outstanding and no work is queued, or until a fault.</summary>
+    internal void RunLoop()
+    {
+        ThrowIfLoopRunningOnThisThread(nameof(RunLoop));
+        if (Interlocked.CompareExchange(ref _state, StateRunning, StateNotStarted) != StateNotStarted)
+        {
+            throw new InvalidOperationException($"The PriorityContext '{Name}' has already run; a context runs its loop once.");
+        }
+
+        SynchronizationContext? previousSyncContext = SynchronizationContext.Current;
+        t_running = this;
+        Volatile.Write(ref _loopThreadId, Environment.CurrentManagedThreadId);
+        try
+        {
+            while (true)
+            {
+                DrainReady();
+                if (_fault is not null || IsDone())
+                {
+                    break;
+                }
+
+                Park();
+            }
+        }
+        finally
+        {
+            Volatile.Write(ref _loopThreadId, 0);
+            Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
+            t_running = null;
+            SynchronizationContext.SetSynchronizationContext(previousSyncContext);
+            DropRemaining();
+        }
+    }
+
+    private bool IsDone() => Volatile.Read(ref _outstanding) <= 0 && _queues.NonEmptyMask == 0;
+
+    /// <summary>Runs items until none is ready or the context faults.</summary>
+    private void DrainReady()
+    {
+        int level = -1;
+        while (true)
+        {
+            try
+            {
+                while (_policy.TryDequeue(_queues, out WorkItem item, out level))
+                {
+                    // The level is carried by the current SynchronizationContext: set it before every item, so awaits inside
+                    // capture this level's context.
+                    SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
+                    _runPerLevel[level]++;
+                    item.Invoke();
+                }
+
+                return;
+            }
+            catch (Exception ex)
+            {
+                if (!OnUnhandledException(ex, level))
+                {
+                    return;
+                }
+            }
+        }
+    }
+
+    private bool OnUnhandledException(Exception exception, int level)
+    {
+        var args = new PriorityUnhandledExceptionEventArgs(exception, level);
+        try
+        {
+            UnhandledException?.Invoke(this, args);
+        }
+        catch (Exception handlerException)
+        {
+            _fault = ExceptionDispatchInfo.Capture(handlerException);
+            return false;
+        }
+
+        if (args.Handled)
+        {
+            return true;
+        }
+
+        _fault = ExceptionDispatchInfo.Capture(exception);
+        return false;
+    }
+
+    private void Park()
+    {
+        for (int i = 0; i < _idleSpinCount; i++)
+        {
+            if (HasWorkOrShouldStop())
+            {
+                return;
+            }
+
+            Thread.SpinWait(20);
+        }
+
+        Interlocked.Exchange(ref _parked, 1); // full fence before the re-check (see "Parking" above)
+        if (!HasWorkOrShouldStop())
+        {
+            _wake.Wait();
+        }
+
+        _wake.Reset();
+        Volatile.Write(ref _parked, 0);
+    }
+
+    private bool HasWorkOrShouldStop() => _queues.NonEmptyMask != 0 || Volatile.Read(ref _outstanding) <= 0;
+
+    private void WakeIfParked()
+    {
+        if (Volatile.Read(ref _parked) != 0 && Interlocked.Exchange(ref _parked, 0) != 0)
+        {
+            _wake.Set();
+        }
+    }
+
+    // ---- Dropping --------------------------------------------------------------------------------------------------------
+
+    private DropReason DropReasonNow() =>
+        Volatile.Read(ref _state) == StateFaulted ? DropReason.AbandonedAfterFault : DropReason.PostedAfterCompletion;
+
+    /// <summary>After the loop finished: takes every remaining item (highest level first) and drops it. Any thread.</summary>
+    private void DropRemaining()
+    {
+        DropReason reason = DropReasonNow();
+        for (int level = Levels - 1; level >= 0; level--)
+        {
+            while (_queues.TryDrain(level, out WorkItem item))
+            {
+                Interlocked.Increment(ref _dropped);
+                OnDropped(level, item, reason);
+            }
+        }
+    }
+
+    private void OnDropped(int level, WorkItem item, DropReason reason)
+    {
+        if (item.Callback == SendWaiter.RunCallback)
+        {
+            ((SendWaiter)item.State!).Abandon();
+        }
+        else if (item.Callback == s_runPrioritizeContinuation)
+        {
+            // Resume the awaiting method elsewhere; its GetResult throws ObjectDisposedException, so it does not hang forever.
+            ThreadPool.UnsafeQueueUserWorkItem(static action => action(), (Action)item.State!, preferLocal: false);
+        }
+
+        WorkDropped?.Invoke(this, new WorkDroppedEventArgs(level, item.Callback, item.State, reason));
+    }
+
+    // ---- Validation ------------------------------------------------------------------------------------------------------
+
+    internal int ValidateLevel(int level)
+    {
+        if ((uint)level >= (uint)Levels)
+        {
+            ThrowLevelOutOfRange(level);
+        }
+
+        return level;
+    }
+
+    private void ThrowLevelOutOfRange(int level) =>
+        throw new ArgumentOutOfRangeException(nameof(level), level, $"Level must be between 0 and {Levels - 1} for the PriorityContext '{Name}' ({Levels} levels; higher runs first).");
+
+    internal static InvalidOperationException NotInContext(string operation) =>
+        new($"{operation} can only be used inside a PriorityContext, and the calling code is not running in one " +
+            $"(SynchronizationContext.Current is {SynchronizationContext.Current?.GetType().Name ?? "null"}). " +
+            "Start the work with PriorityContext.Run(...), or create a PriorityContextThread and use context.Prioritize(level) to hop onto it.");
+
+    private static void ThrowIfLoopRunningOnThisThread(string operation)
+    {
+        if (t_running is { } running)
+        {
+            throw new InvalidOperationException(
+                $"{operation} was called on a thread that is already running the loop of PriorityContext '{running.Name}'. " +
+                "Nesting would block the outer loop; await the work instead, or run it on a PriorityContextThread.");
+        }
+    }
+
+    /// <summary>Starts the entry point of Run as the first queued item, so it runs inside the loop at the default level.</summary>
+    private sealed class EntryStart(PriorityContext context, Func<Task> entry)
+    {
+        public static readonly SendOrPostCallback Callback = static state => ((EntryStart)state!).Start();
+
+        public Task? Task { get; private set; }
+
+        private void Start()
+        {
+            Task? task;
+            try
+            {
+                task = entry() ?? throw new InvalidOperationException("The entry delegate passed to PriorityContext.Run returned null instead of a Task.");
+            }
+            catch (Exception ex)
+            {
+                task = System.Threading.Tasks.Task.FromException(ex);
+            }
+
+            Task = task;
+            task.ContinueWith(
+                static (_, state) => ((PriorityContext)state!).OperationCompleted(),
+                context,
+                CancellationToken.None,
+                TaskContinuationOptions.ExecuteSynchronously,
+                TaskScheduler.Default);
+        }
+    }
+
+    /// <summary>A continuation queued through <c>OnCompleted</c>, which must run in the ExecutionContext captured when it was queued.</summary>
+    private sealed class ContextualContinuation(Action continuation, ExecutionContext executionContext)
+    {
+        private static readonly ContextCallback s_run = static state => ((Action)state!)();
+
+        public void Invoke() => ExecutionContext.Run(executionContext, s_run, continuation);
+    }
+}

@@ -1,0 +1,58 @@
+using System;
+
+namespace PriorityAsync;
+
+/// <summary>Settings for a <see cref="PriorityContext"/>. Validated when the context is created.</summary>
+/// <remarks>The context copies the values it needs when it is created; changing the options afterwards has no effect.</remarks>
+public sealed class PriorityContextOptions
+{
+    /// <summary>The smallest allowed value of <see cref="Levels"/>.</summary>
+    public const int MinLevels = 1;
+
+    /// <summary>The largest allowed value of <see cref="Levels"/>.</summary>
+    public const int MaxLevels = 64;
+
+    /// <summary>The largest allowed value of <see cref="IdleSpinCount"/>.</summary>
+    public const int MaxIdleSpinCount = 10_000;
+
+    /// <summary>
+    /// Gets or sets the number of priority levels. Levels are numbered <c>0</c> to <c>Levels - 1</c>; a higher number runs first.
+    /// </summary>
+    /// <value>The default value is 3. Allowed: 1 to 64.</value>
+    public int Levels { get; set; } = 3;
+
+    /// <summary>
+    /// Gets or sets the level at which the entry point of <see cref="PriorityContext.Run(Func{System.Threading.Tasks.Task}, PriorityContextOptions?)"/> starts.
+    /// </summary>
+    /// <value>The default value is 0, the lowest level. Allowed: 0 to <c>Levels - 1</c>.</value>
+    public int DefaultLevel { get; set; }
+
+    /// <summary>Gets or sets a name for diagnostics; <see cref="PriorityContextThread"/> also names its thread with it.</summary>
+    /// <value>The default value is <see langword="null"/> (the context is called "PriorityContext").</value>
+    public string? Name { get; set; }
+
+    /// <summary>
+    /// Gets or sets how many times the idle loop checks for new work, spinning briefly between checks, before it parks its thread.
+    /// Spinning shortens the wake-up after a short idle gap; parking costs no CPU while idle. 0 parks at once.
+    /// </summary>
+    /// <value>The default value is 20 (a few microseconds). Allowed: 0 to 10,000.</value>
+    public int IdleSpinCount { get; set; } = 20;
+
+    internal void Validate()
+    {
+        if (Levels is < MinLevels or > MaxLevels)
+        {
+            throw new ArgumentOutOfRangeException(nameof(Levels), Levels, $"PriorityContextOptions.Levels must be between {MinLevels} and {MaxLevels}.");
+        }
+
+        if (DefaultLevel < 0 || DefaultLevel >= Levels)
+        {
+            throw new ArgumentOutOfRangeException(nameof(DefaultLevel), DefaultLevel, $"PriorityContextOptions.DefaultLevel must be between 0 and {Levels - 1} (Levels is {Levels}).");
+        }
+
+        if (IdleSpinCount is < 0 or > MaxIdleSpinCount)
+        {
+            throw new ArgumentOutOfRangeException(nameof(IdleSpinCount), IdleSpinCount, $"PriorityContextOptions.IdleSpinCount must be between 0 and {MaxIdleSpinCount}.");
+        }
+    }
+}

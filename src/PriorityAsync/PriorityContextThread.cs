@@ -1,0 +1,105 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace PriorityAsync;
+
+/// <summary>
+/// A dedicated thread that runs a <see cref="PriorityContext"/> loop until <see cref="Complete"/> (or disposal) and all work it
+/// queued are done. Queue work onto it with <c>await thread.Context.Prioritize(level)</c>, its schedulers or its synchronization contexts.
+/// </summary>
+/// <remarks>
+/// <para>The thread is a background thread: it does not keep the process alive.</para>
+/// <para>Completing is graceful: work already queued, and work that work queues, still runs; the loop stops when no operation is
+/// outstanding and the queues are empty. Posts after that are dropped and reported through <see cref="PriorityContext.WorkDropped"/>.</para>
+/// <para>An exception escaping a callback raises <see cref="UnhandledException"/>. If no handler sets
+/// <see cref="PriorityUnhandledExceptionEventArgs.Handled"/>, the loop stops and <see cref="Completion"/> faults with that exception.</para>
+/// </remarks>
+public sealed class PriorityContextThread : IAsyncDisposable, IDisposable
+{
+    private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly Thread _thread;
+    private int _completeRequested;
+
+    /// <summary>Creates the context and starts its thread.</summary>
+    /// <param name="options">The settings, or <see langword="null"/> for the defaults.</param>
+    /// <exception cref="ArgumentOutOfRangeException">An option is outside its allowed range.</exception>
+    public PriorityContextThread(PriorityContextOptions? options = null)
+    {
+        Context = new PriorityContext(options);
+        Context.OperationStarted(); // this object's hold on the loop, released by Complete()
+        _thread = new Thread(ThreadMain)
+        {
+            IsBackground = true,
+            Name = options?.Name ?? nameof(PriorityContextThread),
+        };
+        _thread.Start();
+    }
+
+    /// <summary>Gets the context whose loop this thread runs.</summary>
+    public PriorityContext Context { get; }
+
+    /// <summary>Gets the managed thread id of the loop thread.</summary>
+    public int ManagedThreadId => _thread.ManagedThreadId;
+
+    /// <summary>Gets a task that completes when the loop has stopped, and faults if it stopped because of an unhandled exception.</summary>
+    public Task Completion => _completion.Task;
+
+    /// <summary>Raised on the loop thread when an exception escapes a callback; see <see cref="PriorityContext.UnhandledException"/>.</summary>
+    public event EventHandler<PriorityUnhandledExceptionEventArgs>? UnhandledException
+    {
+        add => Context.UnhandledException += value;
+        remove => Context.UnhandledException -= value;
+    }
+
+    /// <summary>Lets the loop stop once all queued work and all outstanding operations are done. Idempotent; never blocks.</summary>
+    public void Complete()
+    {
+        if (Interlocked.Exchange(ref _completeRequested, 1) == 0)
+        {
+            Context.OperationCompleted();
+        }
+    }
+
+    /// <summary>Completes the loop and waits for it to stop. Rethrows the exception that faulted the loop, if any.</summary>
+    /// <returns>A task that completes when the loop has stopped.</returns>
+    /// <remarks>Called from the loop thread itself it only completes: the loop cannot wait for itself.</remarks>
+    public ValueTask DisposeAsync()
+    {
+        Complete();
+        return Context.IsOnLoopThread ? default : new ValueTask(Completion);
+    }
+
+    /// <summary>Completes the loop and blocks until it has stopped. Rethrows the exception that faulted the loop, if any.</summary>
+    /// <remarks>Called from the loop thread itself it only completes: the loop cannot wait for itself.</remarks>
+    public void Dispose()
+    {
+        Complete();
+        if (!Context.IsOnLoopThread)
+        {
+            Completion.GetAwaiter().GetResult();
+        }
+    }
+
+    private void ThreadMain()
+    {
+        try
+        {
+            Context.RunLoop();
+        }
+        catch (Exception ex)
+        {
+            _completion.TrySetException(ex);
+            return;
+        }
+
+        if (Context.Fault is { } fault)
+        {
+            _completion.TrySetException(fault.SourceException);
+        }
+        else
+        {
+            _completion.TrySetResult();
+        }
+    }
+}
