@@ -68,6 +68,7 @@ public sealed class PriorityContext
     private int _parked;
     private int _outstanding;
     private long _dropped;
+    private long _wakeCount;
     private ExceptionDispatchInfo? _fault;
 
     internal PriorityContext(PriorityContextOptions? options)
@@ -136,6 +137,12 @@ public sealed class PriorityContext
     internal bool IsOnLoopThread => Environment.CurrentManagedThreadId == _loopThreadId;
 
     internal ExceptionDispatchInfo? Fault => _fault;
+
+    /// <summary>For tests: whether the loop is parked (or about to park).</summary>
+    internal bool IsParked => Volatile.Read(ref _parked) != 0;
+
+    /// <summary>For tests: how many times a producer had to signal the parked loop.</summary>
+    internal long WakeCount => Interlocked.Read(ref _wakeCount);
 
     // ---- Entry points --------------------------------------------------------------------------------------------------
 
@@ -476,6 +483,7 @@ public sealed class PriorityContext
     {
         if (Volatile.Read(ref _parked) != 0 && Interlocked.Exchange(ref _parked, 0) != 0)
         {
+            Interlocked.Increment(ref _wakeCount); // slow path only: the loop was parked
             _wake.Set();
         }
     }
