@@ -18,7 +18,7 @@ namespace PriorityAsync;
 /// <para>Thread safety: every member may be called from any thread. No two callbacks ever run concurrently. Within a level, items run
 /// in the order they were queued (for items queued by one thread, in that thread's program order).</para>
 /// </remarks>
-public sealed class PriorityContext
+public sealed partial class PriorityContext
 {
     // ---- Protocols (read before changing anything below) -------------------------------------------------------------------
     //
@@ -79,6 +79,7 @@ public sealed class PriorityContext
         DefaultLevel = options.DefaultLevel;
         Name = options.Name ?? nameof(PriorityContext);
         _idleSpinCount = options.IdleSpinCount;
+        _stallTimeout = options.StallTimeout;
 
         _queues = new LevelQueues(Levels);
         _runPerLevel = new long[Levels];
@@ -379,6 +380,9 @@ public sealed class PriorityContext
         SynchronizationContext? previousSyncContext = SynchronizationContext.Current;
         t_running = this;
         Volatile.Write(ref _loopThreadId, Environment.CurrentManagedThreadId);
+
+        // Null unless StallTimeout is set. A timer that samples _runPerLevel and the queue counts: nothing on the hot path.
+        Watchdog? watchdog = StartWatchdog();
         try
         {
             while (true)
@@ -394,6 +398,7 @@ public sealed class PriorityContext
         }
         finally
         {
+            watchdog?.Dispose();
             Volatile.Write(ref _loopThreadId, 0);
             Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
             t_running = null;

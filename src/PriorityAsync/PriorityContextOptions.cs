@@ -15,6 +15,12 @@ public sealed class PriorityContextOptions
     /// <summary>The largest allowed value of <see cref="IdleSpinCount"/>.</summary>
     public const int MaxIdleSpinCount = 10_000;
 
+    /// <summary>The smallest allowed value of <see cref="StallTimeout"/>: 10 milliseconds.</summary>
+    public static readonly TimeSpan MinStallTimeout = TimeSpan.FromMilliseconds(10);
+
+    /// <summary>The largest allowed value of <see cref="StallTimeout"/>: one day.</summary>
+    public static readonly TimeSpan MaxStallTimeout = TimeSpan.FromDays(1);
+
     /// <summary>
     /// Gets or sets the number of priority levels. Levels are numbered <c>0</c> to <c>Levels - 1</c>; a higher number runs first.
     /// </summary>
@@ -38,6 +44,17 @@ public sealed class PriorityContextOptions
     /// <value>The default value is 20 (a few microseconds). Allowed: 0 to 10,000.</value>
     public int IdleSpinCount { get; set; } = 20;
 
+    /// <summary>
+    /// Gets or sets how long the loop may go without starting an item while work is waiting before
+    /// <see cref="PriorityContext.StallDetected"/> is raised (and the stall is recorded on the <c>PriorityAsync</c> meter).
+    /// <see langword="null"/> turns the watchdog off.
+    /// </summary>
+    /// <remarks>The watchdog costs nothing per item: a timer checks the loop's dispatch counter every quarter of this time. A stall is
+    /// reported between 1 and 1.5 times this value after the loop stopped starting items. See docs/reliability.md.</remarks>
+    /// <value>The default value is <see langword="null"/> (off). Allowed: <see langword="null"/>, or from
+    /// <see cref="MinStallTimeout"/> (10 ms) to <see cref="MaxStallTimeout"/> (1 day).</value>
+    public TimeSpan? StallTimeout { get; set; }
+
     internal void Validate()
     {
         if (Levels is < MinLevels or > MaxLevels)
@@ -53,6 +70,11 @@ public sealed class PriorityContextOptions
         if (IdleSpinCount is < 0 or > MaxIdleSpinCount)
         {
             throw new ArgumentOutOfRangeException(nameof(IdleSpinCount), IdleSpinCount, $"PriorityContextOptions.IdleSpinCount must be between 0 and {MaxIdleSpinCount}.");
+        }
+
+        if (StallTimeout is { } stallTimeout && (stallTimeout < MinStallTimeout || stallTimeout > MaxStallTimeout))
+        {
+            throw new ArgumentOutOfRangeException(nameof(StallTimeout), stallTimeout, $"PriorityContextOptions.StallTimeout must be null (off) or between {MinStallTimeout} and {MaxStallTimeout}.");
         }
     }
 }

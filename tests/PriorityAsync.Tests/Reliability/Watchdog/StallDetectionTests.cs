@@ -1,0 +1,207 @@
+using System.Collections.Concurrent;
+using System.Diagnostics;
+using System.Diagnostics.Metrics;
+using PriorityAsync.Internal;
+using PriorityAsync.Tests.Infrastructure;
+
+namespace PriorityAsync.Tests.Reliability.Watchdog;
+
+/// <summary>
+/// The stall watchdog (<see cref="PriorityContextOptions.StallTimeout"/>). The decision logic is tested with made-up clocks
+/// (<see cref="Internal.Watchdog.Check"/>); the end-to-end tests only wait for events, bounded, and never assert on elapsed time.
+/// </summary>
+public sealed class StallDetectionTests
+{
+    private static readonly TimeSpan s_shortTimeout = TimeSpan.FromMilliseconds(100);
+
+    [Fact]
+    public async Task TaskWait_OnLoopForWorkQueuedToSameLoop_StallReportedWithLevelAndAge()
+    {
+        // The classic sync-over-async deadlock (seed 003, AsyncEx #35): an item on the loop blocks on a task whose continuation is
+        // queued to the same loop. The handler breaks the deadlock (the test's way out), so the loop survives to be disposed.
+        string name = NewName();
+        var options = new PriorityContextOptions { Levels = 3, Name = name, StallTimeout = s_shortTimeout };
+        await using var loop = new PriorityContextThread(options);
+        using var escape = new CancellationTokenSource(TestTimeout.Unexpected);
+        var reported = new TaskCompletionSource<StallDetectedEventArgs>(TaskCreationOptions.RunContinuationsAsynchronously);
+        loop.Context.StallDetected += (_, e) =>
+        {
+            reported.TrySetResult(e);
+            escape.Cancel();
+        };
+
+        var blocked = new TaskCompletionSource<Exception?>(TaskCreationOptions.RunContinuationsAsynchronously);
+        loop.Context.GetSynchronizationContext(1).Post(
+            _ =>
+            {
+                try
+                {
+                    // The continuation after Task.Delay is posted back to level 1 of this loop, which is blocked right here.
+                    DelayOnThisLevelAsync().Wait(escape.Token);
+                    blocked.TrySetResult(null);
+                }
+                catch (Exception ex)
+                {
+                    blocked.TrySetResult(ex);
+                }
+            },
+            null);
+
+        StallDetectedEventArgs stall = await reported.Task.WithTimeout("the watchdog to report the sync-over-async stall");
+        stall.Level.Should().Be(1, "the blocked continuation waits at level 1");
+        stall.PendingCount.Should().BeGreaterThanOrEqualTo(1);
+        stall.StallTimeout.Should().Be(s_shortTimeout);
+        stall.WaitingFor.Should().BeGreaterThanOrEqualTo(s_shortTimeout, "a stall is only reported once it is at least the timeout old");
+
+        (await blocked.Task.WithTimeout("the blocked item to be released by the handler")).Should().BeOfType<OperationCanceledException>();
+
+        // The loop is alive again and runs the continuation that was stuck, then new work.
+        int level = await loop.Context.GetTaskFactory(2).StartNew(() => PriorityContext.CurrentLevel).WithTimeout("the loop to run work after the stall");
+        level.Should().Be(2);
+    }
+
+    [Fact]
+    public async Task Stall_Reported_RecordedOnPriorityAsyncMeterWithContextAndLevelTags()
+    {
+        string name = NewName();
+        var measurements = new ConcurrentQueue<(string Instrument, double Value, string? Context, int? Level)>();
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == "PriorityAsync")
+            {
+                l.EnableMeasurementEvents(instrument);
+            }
+        };
+        listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) => Record(instrument, value, tags));
+        listener.SetMeasurementEventCallback<double>((instrument, value, tags, _) => Record(instrument, value, tags));
+        listener.Start();
+
+        var options = new PriorityContextOptions { Levels = 2, Name = name, StallTimeout = s_shortTimeout };
+        await using var loop = new PriorityContextThread(options);
+        using var release = new ManualResetEventSlim(false);
+        var reported = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        loop.Context.StallDetected += (_, _) =>
+        {
+            reported.TrySetResult();
+            release.Set();
+        };
+
+        // A blocking item at level 0, and waiting work at level 1.
+        using var blocking = new ManualResetEventSlim(false);
+        loop.Context.GetSynchronizationContext(0).Post(_ =>
+        {
+            blocking.Set();
+            release.Wait(TestTimeout.Unexpected);
+        }, null);
+        blocking.WaitOrFail("the blocking item to start");
+        loop.Context.GetSynchronizationContext(1).Post(_ => { }, null);
+
+        await reported.Task.WithTimeout("the stall report");
+        var mine = measurements.Where(m => m.Context == name).ToList();
+        mine.Should().Contain(m => m.Instrument == "priorityasync.stalls" && m.Value == 1 && m.Level == 1);
+        mine.Should().Contain(m => m.Instrument == "priorityasync.stall.waiting_time" && m.Value >= s_shortTimeout.TotalSeconds && m.Level == 1);
+
+        void Record<T>(Instrument instrument, T value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
+            where T : struct
+        {
+            string? context = null;
+            int? level = null;
+            foreach (KeyValuePair<string, object?> tag in tags)
+            {
+                if (tag.Key == "priorityasync.context")
+                {
+                    context = tag.Value as string;
+                }
+                else if (tag.Key == "priorityasync.level")
+                {
+                    level = (int?)tag.Value;
+                }
+            }
+
+            measurements.Enqueue((instrument.Name, Convert.ToDouble(value), context, level));
+        }
+    }
+
+    [Fact]
+    public async Task IdleLoop_NoWorkWaiting_NeverReported()
+    {
+        // Idle is not a stall, however long it lasts: with nothing waiting, no check can start an episode (no timing involved).
+        var options = new PriorityContextOptions { Name = NewName(), StallTimeout = TimeSpan.FromMilliseconds(10) };
+        int reports = 0;
+        var loop = new PriorityContextThread(options);
+        loop.Context.StallDetected += (_, _) => Interlocked.Increment(ref reports);
+        await loop.Context.Prioritize(0);
+        await Task.Delay(200); // about 80 checks of an idle loop
+        await loop.DisposeAsync().AsTask().WithTimeout("dispose");
+        Volatile.Read(ref reports).Should().Be(0);
+    }
+
+    [Fact]
+    public void Check_ProgressOrIdle_NoEpisode_ThenOneReportPerEpisode()
+    {
+        var context = new PriorityContext(new PriorityContextOptions { Levels = 3 });
+        TimeSpan timeout = TimeSpan.FromSeconds(1);
+        using var watchdog = Internal.Watchdog.CreateManual(context, timeout);
+        long f = Stopwatch.Frequency;
+        long t0 = 1_000 * f;
+
+        // Dispatching: never a stall, however long work waits.
+        for (int i = 0; i < 10; i++)
+        {
+            watchdog.Check(t0 + (i * f), dispatchCount: i, [5, 0, 0]).Should().BeNull();
+        }
+
+        // Idle (nothing waiting) with no dispatch: not a stall either.
+        for (int i = 10; i < 20; i++)
+        {
+            watchdog.Check(t0 + (i * f), dispatchCount: 9, [0, 0, 0]).Should().BeNull();
+        }
+
+        // Work waits and nothing starts: the first such check opens the episode, reported once it is a timeout old, then not again.
+        long start = t0 + (20 * f);
+        watchdog.Check(start, 9, [1, 0, 2]).Should().BeNull("the episode starts here");
+        watchdog.Check(start + (f / 2), 9, [1, 0, 2]).Should().BeNull("half a timeout old");
+        StallDetectedEventArgs? report = watchdog.Check(start + f, 9, [1, 0, 2]);
+        report.Should().NotBeNull();
+        report!.Level.Should().Be(2, "the most urgent waiting level");
+        report.WaitingFor.Should().Be(TimeSpan.FromSeconds(1));
+        report.PendingCount.Should().Be(3);
+        watchdog.Check(start + (5 * f), 9, [1, 0, 2]).Should().BeNull("one report per episode");
+
+        // Progress ends the episode; a new stall is a new episode with a new report.
+        watchdog.Check(start + (6 * f), 10, [1, 0, 0]).Should().BeNull();
+        watchdog.Check(start + (7 * f), 10, [1, 0, 0]).Should().BeNull("a new episode starts");
+        watchdog.Check(start + (8 * f), 10, [1, 0, 0])!.Level.Should().Be(0);
+    }
+
+    [Fact]
+    public void CheckInterval_IsAQuarterOfTheTimeout_AtLeastOneMillisecond()
+    {
+        Internal.Watchdog.CheckInterval(TimeSpan.FromSeconds(2)).Should().Be(TimeSpan.FromMilliseconds(500));
+        Internal.Watchdog.CheckInterval(TimeSpan.FromMilliseconds(2)).Should().Be(TimeSpan.FromMilliseconds(1));
+    }
+
+    [Fact]
+    public async Task StallTimeoutUnset_NoWatchdog_BlockedLoopNotReported()
+    {
+        // Off by default: the same blocked loop raises nothing.
+        var loop = new PriorityContextThread(new PriorityContextOptions { Name = NewName() });
+        int reports = 0;
+        loop.Context.StallDetected += (_, _) => Interlocked.Increment(ref reports);
+        using var release = new ManualResetEventSlim(false);
+        loop.Context.GetSynchronizationContext(0).Post(_ => release.Wait(TestTimeout.Unexpected), null);
+        loop.Context.GetSynchronizationContext(1).Post(_ => { }, null);
+        await Task.Delay(100);
+        release.Set();
+        await loop.DisposeAsync().AsTask().WithTimeout("dispose");
+        Volatile.Read(ref reports).Should().Be(0);
+    }
+
+    private static async Task DelayOnThisLevelAsync()
+    {
+        await Task.Delay(1); // captures the level's SynchronizationContext; the continuation is posted back to it
+    }
+
+    private static string NewName() => "stall-" + Guid.NewGuid().ToString("N")[..8];
+}
