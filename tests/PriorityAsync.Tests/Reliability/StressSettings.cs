@@ -1,0 +1,49 @@
+using System.Globalization;
+
+namespace PriorityAsync.Tests.Reliability;
+
+/// <summary>
+/// How long stress tests run. CI sets <c>PRIORITYASYNC_STRESS_SECONDS=20</c> (.ci/run); unset, a developer's <c>dotnet test</c>
+/// gets a short run. The long run is documented in docs/reliability.md.
+/// </summary>
+public static class StressSettings
+{
+    public const string EnvironmentVariable = "PRIORITYASYNC_STRESS_SECONDS";
+
+    /// <summary>The default when the variable is unset: short enough for a developer's <c>dotnet test</c>.</summary>
+    public const int DefaultSeconds = 10;
+
+    /// <summary>The budget in seconds of one stress test (each stress test takes at most about this long, most of them less).</summary>
+    public static int Seconds { get; } = Parse(Environment.GetEnvironmentVariable(EnvironmentVariable));
+
+    public static TimeSpan Duration => TimeSpan.FromSeconds(Seconds);
+
+    /// <summary>A fraction of the budget, never below <paramref name="minimumSeconds"/>.</summary>
+    public static TimeSpan Fraction(double fraction, double minimumSeconds = 1) =>
+        TimeSpan.FromSeconds(Math.Max(minimumSeconds, Seconds * fraction));
+
+    private static int Parse(string? value)
+    {
+        if (string.IsNullOrWhiteSpace(value))
+        {
+            return DefaultSeconds;
+        }
+
+        if (!int.TryParse(value, NumberStyles.Integer, CultureInfo.InvariantCulture, out int seconds) || seconds < 1)
+        {
+            throw new InvalidOperationException($"{EnvironmentVariable} must be a positive whole number of seconds, not '{value}'.");
+        }
+
+        return seconds;
+    }
+}
+
+/// <summary>
+/// Stress tests run one at a time, after the parallel tests, so they do not starve each other (or the rest of the suite) on a
+/// 2-core machine and their throughput figures mean something.
+/// </summary>
+[CollectionDefinition(Name, DisableParallelization = true)]
+public sealed class StressCollection
+{
+    public const string Name = "Stress";
+}
