@@ -1,0 +1,203 @@
+using PriorityAsync.Tests.Infrastructure;
+using static PriorityAsync.Priority;
+
+namespace PriorityAsync.Tests;
+
+/// <summary>Rules 8 to 10 for the dedicated loop thread: exceptions, parking, completion and disposal.</summary>
+public class PriorityContextThreadTests
+{
+    [Fact]
+    public async Task Thread_IsNamedBackgroundThread_RunningTheContext()
+    {
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { Name = "worker" });
+        var (name, background) = await loop.Context.RunOn(0, () => Task.FromResult((Thread.CurrentThread.Name, Thread.CurrentThread.IsBackground))).WithTimeout("the body");
+        name.Should().Be("worker");
+        background.Should().BeTrue();
+        loop.Context.Name.Should().Be("worker");
+        loop.Context.State.Should().Be(PriorityContextState.Running);
+    }
+
+    [Fact]
+    public async Task UnhandledException_Handled_LoopKeepsRunning()
+    {
+        await using var loop = new PriorityContextThread();
+        var seen = new List<Exception>();
+        loop.UnhandledException += (_, e) =>
+        {
+            seen.Add(e.Exception);
+            e.Handled = true;
+        };
+        var boom = new InvalidOperationException("boom");
+        loop.Context.GetSynchronizationContext(1).Post(_ => throw boom, null);
+        loop.Context.Drain();
+        seen.Should().ContainSingle().Which.Should().BeSameAs(boom);
+        loop.Context.State.Should().Be(PriorityContextState.Running);
+        loop.Completion.IsCompleted.Should().BeFalse();
+    }
+
+    [Fact]
+    public async Task UnhandledException_NotHandled_FaultsCompletion_AndDisposeRethrows()
+    {
+        var loop = new PriorityContextThread();
+        int raised = 0;
+        loop.UnhandledException += (_, _) => raised++;
+        var boom = new InvalidOperationException("boom");
+        loop.Context.GetSynchronizationContext(0).Post(_ => throw boom, null);
+
+        (await FluentActions.Awaiting(() => loop.Completion.WithTimeout("the faulted completion")).Should().ThrowAsync<InvalidOperationException>())
+            .Which.Should().BeSameAs(boom);
+        raised.Should().Be(1);
+        loop.Context.State.Should().Be(PriorityContextState.Faulted);
+        await FluentActions.Awaiting(async () => await loop.DisposeAsync()).Should().ThrowAsync<InvalidOperationException>();
+    }
+
+    [Fact]
+    public async Task UnhandledException_HandlerThrows_FaultsWithTheHandlersException()
+    {
+        var loop = new PriorityContextThread();
+        loop.UnhandledException += (_, _) => throw new FormatException("handler failed");
+        loop.Context.GetSynchronizationContext(0).Post(_ => throw new InvalidOperationException("item"), null);
+        await FluentActions.Awaiting(() => loop.Completion.WithTimeout("the faulted completion")).Should().ThrowAsync<FormatException>();
+    }
+
+    [Fact]
+    public async Task Complete_WithQueuedWork_RunsAllOfItFirst()
+    {
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var ran = new List<string>();
+        using (loop.Context.PauseLoop())
+        {
+            for (int i = 0; i < 5; i++)
+            {
+                int n = i;
+                loop.Context.GetSynchronizationContext(i % 3).Post(_ =>
+                {
+                    ran.Add($"item {n}");
+                    if (n == 0)
+                    {
+                        // Work queued by queued work also runs before the loop stops.
+                        loop.Context.GetSynchronizationContext(0).Post(_ => ran.Add("follow-up"), null);
+                    }
+                }, null);
+            }
+
+            loop.Complete();
+        }
+
+        await loop.DisposeAsync().AsTask().WithTimeout("the loop to finish");
+        ran.Should().Equal("item 2", "item 1", "item 4", "item 0", "item 3", "follow-up");
+        loop.Context.State.Should().Be(PriorityContextState.Completed);
+        loop.Context.GetSnapshot().DroppedCount.Should().Be(0);
+    }
+
+    [Fact]
+    public async Task Complete_IsIdempotent_AndDisposeWaits()
+    {
+        var loop = new PriorityContextThread();
+        loop.Complete();
+        loop.Complete();
+        loop.Dispose();
+        loop.Completion.IsCompletedSuccessfully.Should().BeTrue("Dispose blocks until the loop stopped");
+        await loop.DisposeAsync();
+    }
+
+    [Fact]
+    public async Task DisposeAsync_FromTheLoopThreadItself_CompletesWithoutDeadlock()
+    {
+        var loop = new PriorityContextThread();
+        loop.Context.GetSynchronizationContext(0).Post(_ => loop.Dispose(), null);
+        await loop.Completion.WithTimeout("the loop to finish after disposing itself");
+    }
+
+    [Fact]
+    public async Task IdleLoop_Parks_AndAPostFromAnotherThreadWakesIt()
+    {
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { IdleSpinCount = 0 });
+        loop.Context.WaitUntilParked();
+        long wakesBefore = loop.Context.WakeCount;
+
+        var ran = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        loop.Context.GetSynchronizationContext(0).Post(_ => ran.SetResult(), null);
+        await ran.Task.WithTimeout("the parked loop to wake");
+        loop.Context.WakeCount.Should().Be(wakesBefore + 1);
+    }
+
+    [Fact]
+    public async Task BusyLoop_IsNotSignalled_PostsOnlyWakeAParkedLoop()
+    {
+        await using var loop = new PriorityContextThread();
+        long wakes;
+        using (loop.Context.PauseLoop())
+        {
+            wakes = loop.Context.WakeCount;
+            for (int i = 0; i < 10_000; i++)
+            {
+                loop.Context.GetSynchronizationContext(0).Post(_ => { }, null);
+            }
+
+            loop.Context.WakeCount.Should().Be(wakes, "the loop was running, not parked: no signal is needed");
+        }
+
+        loop.Context.Drain();
+    }
+
+    [Fact]
+    public async Task Send_FromManyThreads_EachBlocksUntilItsOwnItemRan()
+    {
+        await using var loop = new PriorityContextThread();
+        int total = 0;
+        Parallel.For(0, 8, _ =>
+        {
+            for (int i = 0; i < 500; i++)
+            {
+                int before = -1;
+                loop.Context.GetSynchronizationContext(i % 3).Send(_ => before = total++, null);
+                before.Should().BeGreaterThanOrEqualTo(0);
+            }
+        });
+        total.Should().Be(8 * 500);
+    }
+
+    [Fact]
+    public async Task PrioritizeFromOtherThread_AfterTheLoopFinished_ThrowsObjectDisposed()
+    {
+        var loop = new PriorityContextThread();
+        await loop.DisposeAsync();
+        await FluentActions.Awaiting(async () => await loop.Context.Prioritize(1)).Should().ThrowAsync<ObjectDisposedException>();
+    }
+
+    [Fact]
+    public async Task Snapshot_ReportsPendingAndRunPerLevel()
+    {
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        using (loop.Context.PauseLoop())
+        {
+            for (int i = 0; i < 6; i++)
+            {
+                loop.Context.GetSynchronizationContext(i % 2).Post(_ => { }, null);
+            }
+
+            var paused = loop.Context.GetSnapshot();
+            paused.State.Should().Be(PriorityContextState.Running);
+            paused.PendingPerLevel.Should().Equal(3, 3, 0);
+            paused.TotalPending.Should().Be(6);
+            paused.RunPerLevel[2].Should().Be(1, "the pause item itself runs at level 2");
+            paused.OutstandingOperations.Should().Be(1, "the thread's own hold");
+        }
+
+        loop.Context.Drain();
+        var after = loop.Context.GetSnapshot();
+        after.PendingPerLevel.Should().Equal(0, 0, 0);
+        after.RunPerLevel.Should().Equal(3 + 1, 3, 1);
+        after.DroppedCount.Should().Be(0);
+    }
+
+    [Fact]
+    public async Task ToString_DescribesContextLevelAndScheduler()
+    {
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, Name = "w" });
+        loop.Context.ToString().Should().Contain("w").And.Contain("2 levels");
+        loop.Context.GetSynchronizationContext(1).ToString().Should().Be("w level 1");
+        loop.Context.GetScheduler(0).ToString().Should().Contain("level 0");
+    }
+}
