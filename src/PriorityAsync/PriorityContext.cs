@@ -100,7 +100,9 @@ public sealed partial class PriorityContext
 
     /// <summary>
     /// Raised for every callback the context will never run: posted after the context finished, or still queued when it faulted.
-    /// Raised on the thread that found the callback (the poster, or the loop while it finishes). Handlers must not throw.
+    /// Raised on the thread that found the callback (the poster, or the loop while it finishes). Handlers must not throw; if one does,
+    /// the remaining callbacks are still dropped and reported first, then the exception propagates to the poster (or, from the loop, to
+    /// the owner of the loop unless it faulted).
     /// </summary>
     public event EventHandler<WorkDroppedEventArgs>? WorkDropped;
 
@@ -287,7 +289,7 @@ public sealed partial class PriorityContext
         if (Volatile.Read(ref _state) >= StateCompleted)
         {
             // The loop finished while we were enqueueing and may have drained for the last time before our item landed.
-            DropRemaining();
+            DropRemaining()?.Throw(); // a throwing WorkDropped handler reaches this poster, but only after every item was dropped
             return;
         }
 
@@ -403,7 +405,14 @@ public sealed partial class PriorityContext
             Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
             t_running = null;
             SynchronizationContext.SetSynchronizationContext(previousSyncContext);
-            DropRemaining();
+
+            // A throwing WorkDropped handler surfaces to the loop's owner (Run, PriorityContextThread.Completion) unless the loop
+            // faulted: the fault is what stopped it, and it is what surfaces.
+            ExceptionDispatchInfo? handlerFailure = DropRemaining();
+            if (_fault is null)
+            {
+                handlerFailure?.Throw();
+            }
         }
     }
 
@@ -499,17 +508,30 @@ public sealed partial class PriorityContext
         Volatile.Read(ref _state) == StateFaulted ? DropReason.AbandonedAfterFault : DropReason.PostedAfterCompletion;
 
     /// <summary>After the loop finished: takes every remaining item (highest level first) and drops it. Any thread.</summary>
-    private void DropRemaining()
+    /// <returns>The first exception thrown by a <see cref="WorkDropped"/> handler, for the caller to rethrow, or null.</returns>
+    /// <remarks>A throwing handler must not stop the drain: the items behind it would stay queued forever (a blocked Send among them
+    /// would never return), since later posters drop their own item without draining. So every item is dropped first.</remarks>
+    private ExceptionDispatchInfo? DropRemaining()
     {
+        ExceptionDispatchInfo? firstHandlerFailure = null;
         DropReason reason = DropReasonNow();
         for (int level = Levels - 1; level >= 0; level--)
         {
             while (_queues.TryDrain(level, out WorkItem item))
             {
                 Interlocked.Increment(ref _dropped);
-                OnDropped(level, item, reason);
+                try
+                {
+                    OnDropped(level, item, reason);
+                }
+                catch (Exception ex)
+                {
+                    firstHandlerFailure ??= ExceptionDispatchInfo.Capture(ex);
+                }
             }
         }
+
+        return firstHandlerFailure;
     }
 
     private void OnDropped(int level, WorkItem item, DropReason reason)
