@@ -1,0 +1,110 @@
+using System;
+using System.Collections.Generic;
+using System.Globalization;
+using System.IO;
+using System.Linq;
+using System.Net;
+using System.Text;
+using PriorityAsync.Benchmarks.Harness;
+
+namespace PriorityAsync.Benchmarks.Infrastructure;
+
+/// <summary>Writes the run's results as a self-contained SVG: one panel per benchmark, shorter bars are better.</summary>
+public static class Chart
+{
+    private const int Width = 980;
+    private const int LabelWidth = 400;
+    private const int BarArea = 400;
+    private const int RowHeight = 20;
+    private const int PanelGap = 16;
+    private const string Ours = "#e8710a";
+    private const string Baseline = "#6b8fb3";
+
+    public static void Write(string path, KeyRatios report, bool quick)
+    {
+        var panels = new List<(string Title, string Unit, List<(string Label, double Value, string Text, bool IsOurs)> Bars)>();
+        foreach (IGrouping<string, Measurement> group in report.Measurements.GroupBy(m => m.Category + "|" + m.Parameters))
+        {
+            Measurement first = group.First();
+            string title = first.Category switch
+            {
+                "Await" => "Same-thread await (ns/op)",
+                "PostDrain" => "Post + drain from the loop thread (ns/item)",
+                "Streaming" => $"Cross-thread streaming, {first.Parameters.Replace("Producers=", "", StringComparison.Ordinal)} producer(s) (ns/item)",
+                "PingPong" => "Ping-pong between two async loops (ns/hop)",
+                "TaskScheduler" => "TaskScheduler adapter: StartNew + await (ns/op)",
+                _ => first.Category,
+            };
+            panels.Add((title, "ns", group
+                .Select(m => (m.Description, m.MeanNs, F($"{m.MeanNs:F1} ns, {FormatBytes(m.BytesPerOp)} B"), m.Description.StartsWith("PriorityAsync", StringComparison.Ordinal)))
+                .ToList()));
+        }
+
+        List<HarnessResult> wake = report.Harness.Where(h => h.Group == "Wake-up").ToList();
+        if (wake.Count > 0)
+        {
+            panels.Add(("Wake-up latency of a parked receiver, p50 (us)", "us", wake
+                .Select(h => (h.Name, h.P50Us, F($"p50 {h.P50Us:F1} us, p99 {h.P99Us:F1} us"), h.Name.StartsWith("PriorityContext", StringComparison.Ordinal)))
+                .ToList()));
+        }
+
+        List<HarnessResult> load = report.Harness.Where(h => h.Group == "Priority").ToList();
+        if (load.Count > 0)
+        {
+            panels.Add((F($"Priority under load: high-level p99 wait (us; one low item = {PriorityUnderLoad.ItemDurationUs} us, log scale)"), "us-log", load
+                .Select(h => (h.Name, h.P99Us, F($"p99 {h.P99Us:F1} us, {h.ItemsPerSecond / 1e3:F0} k items/s"), h.Name.StartsWith("PriorityAsync 2", StringComparison.Ordinal)))
+                .ToList()));
+        }
+
+        int height = 70 + panels.Sum(p => 26 + (p.Bars.Count * RowHeight) + PanelGap) + 20;
+        var svg = new StringBuilder();
+        svg.AppendLine(F($"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{Width}\" height=\"{height}\" viewBox=\"0 0 {Width} {height}\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">"));
+        svg.AppendLine(F($"<rect width=\"{Width}\" height=\"{height}\" fill=\"white\"/>"));
+        svg.AppendLine(F($"<text x=\"16\" y=\"26\" font-size=\"17\" font-weight=\"bold\">PriorityAsync vs baselines, one run{(quick ? " (--quick: in-process, short job; indicative only)" : "")}</text>"));
+        svg.AppendLine(F($"<text x=\"16\" y=\"46\" fill=\"#444\">Shorter bars are better. <tspan fill=\"{Ours}\" font-weight=\"bold\">PriorityAsync</tspan> vs <tspan fill=\"{Baseline}\" font-weight=\"bold\">baselines</tspan>; each panel has its own scale. {Environment.ProcessorCount} cores, .NET {Environment.Version}, {DateTime.UtcNow:yyyy-MM-dd}.</text>"));
+        int y = 70;
+        foreach ((string title, string unit, List<(string Label, double Value, string Text, bool IsOurs)> bars) in panels)
+        {
+            svg.AppendLine(F($"<text x=\"16\" y=\"{y + 14}\" font-size=\"13\" font-weight=\"bold\">{Escape(title)}</text>"));
+            y += 26;
+            bool log = unit == "us-log";
+            double max = bars.Max(b => b.Value);
+            double min = Math.Max(bars.Min(b => b.Value), 1e-3);
+            foreach ((string label, double value, string text, bool isOurs) in bars)
+            {
+                double fraction = log
+                    ? (Math.Log10(value / (min / 2)) / Math.Log10(max / (min / 2)))
+                    : value / max;
+                double barWidth = Math.Max(2, fraction * BarArea);
+                string color = isOurs ? Ours : Baseline;
+                svg.AppendLine(F($"<text x=\"{LabelWidth - 8}\" y=\"{y + 14}\" text-anchor=\"end\"{(isOurs ? " font-weight=\"bold\"" : "")}>{Escape(label)}</text>"));
+                svg.AppendLine(F($"<rect x=\"{LabelWidth}\" y=\"{y + 3}\" width=\"{barWidth:F1}\" height=\"{RowHeight - 6}\" fill=\"{color}\"/>"));
+                svg.AppendLine(F($"<text x=\"{LabelWidth + barWidth + 6:F1}\" y=\"{y + 14}\" fill=\"#222\">{Escape(text)}</text>"));
+                y += RowHeight;
+            }
+
+            y += PanelGap;
+        }
+
+        svg.AppendLine("</svg>");
+        string? directory = Path.GetDirectoryName(Path.GetFullPath(path));
+        if (directory is not null)
+        {
+            Directory.CreateDirectory(directory);
+        }
+
+        File.WriteAllText(path, svg.ToString());
+    }
+
+    private static string FormatBytes(double? bytes) => bytes switch
+    {
+        null => "?",
+        < 0.005 => "0",
+        < 10 => F($"{bytes:F2}"),
+        _ => F($"{bytes:F0}"),
+    };
+
+    private static string Escape(string text) => WebUtility.HtmlEncode(text);
+
+    private static string F(FormattableString value) => value.ToString(CultureInfo.InvariantCulture);
+}

@@ -1,0 +1,233 @@
+using System;
+using System.Collections.Generic;
+using System.Globalization;
+using System.IO;
+using System.Linq;
+using PriorityAsync.Benchmarks.Harness;
+
+namespace PriorityAsync.Benchmarks.Infrastructure;
+
+/// <summary>
+/// Turns one run's results into the figures a reviewer checks: every measurement, the ratios of PriorityAsync against each baseline
+/// (measured in the same run), and each goal of issue 3 with its figure and whether it is met.
+/// </summary>
+public sealed class KeyRatios
+{
+    private static readonly CultureInfo s_invariant = CultureInfo.InvariantCulture;
+
+    public KeyRatios(IReadOnlyList<Measurement> measurements, IReadOnlyList<HarnessResult> harness)
+    {
+        Measurements = measurements;
+        Harness = harness;
+        Ratios = BuildRatios().ToList();
+        Goals = BuildGoals().ToList();
+    }
+
+    public IReadOnlyList<Measurement> Measurements { get; }
+
+    public IReadOnlyList<HarnessResult> Harness { get; }
+
+    /// <summary>Ratio = baseline time / PriorityAsync time: above 1 means PriorityAsync is faster.</summary>
+    public IReadOnlyList<(string Benchmark, string Ours, string Baseline, double Ratio)> Ratios { get; }
+
+    public IReadOnlyList<(string Goal, string Figure, bool? Met)> Goals { get; }
+
+    public Measurement? Find(string key) => Measurements.FirstOrDefault(m => m.Key == key);
+
+    public HarnessResult? FindHarness(string group, string name) => Harness.FirstOrDefault(h => h.Group == group && h.Name == name);
+
+    public void Print(TextWriter writer)
+    {
+        writer.WriteLine();
+        if (Measurements.Count > 0)
+        {
+            writer.WriteLine("## Measurements (BenchmarkDotNet, per operation)");
+            writer.WriteLine();
+            writer.WriteLine("| group | case | ns/op | ± sd | M ops/s | B/op |");
+            writer.WriteLine("|---|---|---:|---:|---:|---:|");
+            foreach (Measurement m in Measurements)
+            {
+                string name = m.Parameters.Length == 0 ? m.Description : $"{m.Description} [{m.Parameters}]";
+                writer.WriteLine(Invariant($"| {m.Category} | {name} | {m.MeanNs:F1} | {m.StdDevNs:F1} | {m.OpsPerSecond / 1e6:F2} | {FormatBytes(m.BytesPerOp)} |"));
+            }
+
+            writer.WriteLine();
+        }
+
+        if (Harness.Count > 0)
+        {
+            writer.WriteLine("## Custom harnesses (Stopwatch, microseconds)");
+            writer.WriteLine();
+            writer.WriteLine("| group | case | n | p50 | p90 | p99 | max | items/s |");
+            writer.WriteLine("|---|---|---:|---:|---:|---:|---:|---:|");
+            foreach (HarnessResult h in Harness)
+            {
+                string throughput = h.ItemsPerSecond is { } ips ? Invariant($"{ips / 1e3:F1} k") : "";
+                writer.WriteLine(Invariant($"| {h.Group} | {h.Name} | {h.Samples} | {h.P50Us:F1} | {h.P90Us:F1} | {h.P99Us:F1} | {h.MaxUs:F1} | {throughput} |"));
+            }
+
+            writer.WriteLine();
+        }
+
+        writer.WriteLine("## Key ratios (baseline time / PriorityAsync time; > 1 means PriorityAsync is faster)");
+        writer.WriteLine();
+        writer.WriteLine("| benchmark | PriorityAsync | baseline | ratio |");
+        writer.WriteLine("|---|---|---|---:|");
+        foreach ((string benchmark, string ours, string baseline, double ratio) in Ratios)
+        {
+            writer.WriteLine(Invariant($"| {benchmark} | {ours} | {baseline} | {ratio:F2}x |"));
+        }
+
+        writer.WriteLine();
+        writer.WriteLine("## Goals (issue 3)");
+        writer.WriteLine();
+        writer.WriteLine("| goal | this run | met? |");
+        writer.WriteLine("|---|---|---|");
+        foreach ((string goal, string figure, bool? met) in Goals)
+        {
+            writer.WriteLine($"| {goal} | {figure} | {(met is null ? "n/a" : met.Value ? "met" : "**missed**")} |");
+        }
+
+        writer.WriteLine();
+    }
+
+    private IEnumerable<(string, string, string, double)> BuildRatios()
+    {
+        var pairs = new (string Benchmark, string Ours, string[] Baselines)[]
+        {
+            ("await (inline switch)", "PriorityAsync_PrioritizeSwitch", new[] { "TaskYield_OnAsyncContext", "TaskYield_OnThreadPool", "TaskYield_OnPriorityContext" }),
+            ("await Yield (queued)", "PriorityAsync_Yield", new[] { "TaskYield_OnAsyncContext", "TaskYield_OnThreadPool", "TaskYield_OnPriorityContext" }),
+            ("await Prioritize down, higher pending", "PriorityAsync_PrioritizeDownWithHigherPending", new[] { "TaskYield_OnAsyncContext", "TaskYield_OnThreadPool" }),
+            ("post + drain", "PriorityAsync_PostDrain", new[] { "ConcurrentQueue_EnqueueDequeue", "AsyncContext_PostDrain", "ThreadPool_UnsafeQueueUserWorkItem" }),
+            ("streaming, 1 producer", "PriorityAsync_Post(Producers=1)", new[] { "Channel_SingleReader(Producers=1)", "BlockingCollection_Add(Producers=1)", "AsyncContextThread_Post(Producers=1)" }),
+            ("streaming, 2 producers", "PriorityAsync_Post(Producers=2)", new[] { "Channel_SingleReader(Producers=2)", "BlockingCollection_Add(Producers=2)", "AsyncContextThread_Post(Producers=2)" }),
+            ("ping-pong", "PriorityAsync_PingPong", new[] { "ThreadPool_ChannelPingPong", "AsyncContext_PingPong" }),
+            ("TaskScheduler StartNew + await", "PriorityAsync_StartNew", new[] { "Default_StartNew", "Exclusive_StartNew", "AsyncContext_StartNew" }),
+        };
+        foreach ((string benchmark, string oursKey, string[] baselines) in pairs)
+        {
+            if (Find(oursKey) is not { } ours)
+            {
+                continue;
+            }
+
+            foreach (string baselineKey in baselines)
+            {
+                if (Find(baselineKey) is { } baseline)
+                {
+                    yield return (benchmark, ours.Description, baseline.Description, baseline.MeanNs / ours.MeanNs);
+                }
+            }
+        }
+
+        if (FindHarness("Wake-up", "PriorityContextThread Post (loop parked)") is { } wake)
+        {
+            foreach (HarnessResult other in Harness.Where(h => h.Group == "Wake-up" && h != wake))
+            {
+                yield return ("wake-up p50", wake.Name, other.Name, other.P50Us / wake.P50Us);
+            }
+        }
+
+        if (FindHarness("Priority", "PriorityAsync 2 levels (high = 1)") is { } priority)
+        {
+            foreach (HarnessResult other in Harness.Where(h => h.Group == "Priority" && h != priority))
+            {
+                yield return ("priority under load: high p99 wait", priority.Name, other.Name, other.P99Us / priority.P99Us);
+                yield return ("priority under load: throughput (FIFO time / ours)", priority.Name, other.Name, priority.ItemsPerSecond!.Value / other.ItemsPerSecond!.Value);
+            }
+        }
+    }
+
+    private IEnumerable<(string, string, bool?)> BuildGoals()
+    {
+        foreach ((string key, string label) in new[]
+        {
+            ("PriorityAsync_PrioritizeSwitch", "await Prioritize switch (inline)"),
+            ("PriorityAsync_Yield", "await Yield() (queued)"),
+        })
+        {
+            if (Find(key) is { } m)
+            {
+                yield return ($"{label}: <= 30 ns/op", Invariant($"{m.MeanNs:F1} ns/op"), m.MeanNs <= 30);
+                yield return ($"{label}: 0 B/op", $"{FormatBytes(m.BytesPerOp)} B/op", m.BytesPerOp < 0.5);
+                if (Find("TaskYield_OnAsyncContext") is { } asyncContext)
+                {
+                    double ratio = asyncContext.MeanNs / m.MeanNs;
+                    yield return ($"{label}: >= 10x faster than AsyncContext", Invariant($"{ratio:F1}x"), ratio >= 10);
+                }
+            }
+        }
+
+        if (Find("PriorityAsync_PostDrain") is { } post)
+        {
+            yield return ("post + drain: >= 30 M items/s", Invariant($"{post.OpsPerSecond / 1e6:F1} M items/s"), post.OpsPerSecond >= 30e6);
+            yield return ("post + drain: 0 B/item", $"{FormatBytes(post.BytesPerOp)} B/item", post.BytesPerOp < 0.5);
+        }
+
+        if (Find("PriorityAsync_Post(Producers=1)") is { } stream)
+        {
+            yield return ("streaming: >= 10 M items/s from one producer", Invariant($"{stream.OpsPerSecond / 1e6:F1} M items/s"), stream.OpsPerSecond >= 10e6);
+            if (Find("Channel_SingleReader(Producers=1)") is { } channel)
+            {
+                yield return ("streaming: ahead of the single-reader Channel (1 producer)", Invariant($"{channel.MeanNs / stream.MeanNs:F2}x"), channel.MeanNs > stream.MeanNs);
+            }
+
+            if (Find("PriorityAsync_Post(Producers=2)") is { } stream2 && Find("Channel_SingleReader(Producers=2)") is { } channel2)
+            {
+                yield return ("streaming: ahead of the single-reader Channel (2 producers)", Invariant($"{channel2.MeanNs / stream2.MeanNs:F2}x"), channel2.MeanNs > stream2.MeanNs);
+            }
+        }
+
+        if (Find("PriorityAsync_PingPong") is { } pingPong)
+        {
+            yield return ("ping-pong: >= 10 M hops/s", Invariant($"{pingPong.OpsPerSecond / 1e6:F1} M hops/s"), pingPong.OpsPerSecond >= 10e6);
+            if (Find("ThreadPool_ChannelPingPong") is { } pool)
+            {
+                double ratio = pool.MeanNs / pingPong.MeanNs;
+                yield return ("ping-pong: >= 3x the thread-pool Channel", Invariant($"{ratio:F1}x"), ratio >= 3);
+            }
+        }
+
+        if (FindHarness("Wake-up", "PriorityContextThread Post (loop parked)") is { } wake)
+        {
+            yield return ("wake-up p50 <= 5 us", Invariant($"p50 {wake.P50Us:F1} us (p99 {wake.P99Us:F1} us)"), wake.P50Us <= 5);
+        }
+
+        if (FindHarness("Priority", "PriorityAsync 2 levels (high = 1)") is { } priority)
+        {
+            yield return (Invariant($"priority: high p99 wait <= one low item ({PriorityUnderLoad.ItemDurationUs} us)"), Invariant($"p99 {priority.P99Us:F1} us"), priority.P99Us <= PriorityUnderLoad.ItemDurationUs);
+            if (FindHarness("Priority", "PriorityAsync 1 level (FIFO)") is { } fifo)
+            {
+                double cost = 1 - (priority.ItemsPerSecond!.Value / fifo.ItemsPerSecond!.Value);
+                yield return ("priority: throughput cost <= 5% vs FIFO (one-level PriorityContext)", Invariant($"{cost * 100:F1}%"), cost <= 0.05);
+            }
+
+            if (FindHarness("Priority", "AsyncContextThread replica (FIFO)") is { } replica)
+            {
+                double cost = 1 - (priority.ItemsPerSecond!.Value / replica.ItemsPerSecond!.Value);
+                yield return ("priority: throughput cost <= 5% vs FIFO (AsyncContextThread replica)", Invariant($"{cost * 100:F1}%"), cost <= 0.05);
+            }
+        }
+
+        if (Find("PriorityAsync_StartNew") is { } startNew)
+        {
+            foreach (string key in new[] { "Default_StartNew", "Exclusive_StartNew", "AsyncContext_StartNew" })
+            {
+                if (Find(key) is { } other)
+                {
+                    yield return ($"TaskScheduler: ahead of {other.Description}", Invariant($"{other.MeanNs / startNew.MeanNs:F2}x"), other.MeanNs > startNew.MeanNs);
+                }
+            }
+        }
+    }
+
+    private static string FormatBytes(double? bytes) => bytes switch
+    {
+        null => "?",
+        < 0.005 => "0",
+        < 10 => Invariant($"{bytes:F2}"),
+        _ => Invariant($"{bytes:F0}"),
+    };
+
+    private static string Invariant(FormattableString value) => value.ToString(s_invariant);
+}

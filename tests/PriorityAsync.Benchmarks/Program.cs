@@ -1,0 +1,184 @@
+using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Linq;
+using BenchmarkDotNet.Columns;
+using BenchmarkDotNet.Configs;
+using BenchmarkDotNet.Diagnosers;
+using BenchmarkDotNet.Environments;
+using BenchmarkDotNet.Filters;
+using BenchmarkDotNet.Jobs;
+using BenchmarkDotNet.Reports;
+using BenchmarkDotNet.Running;
+using BenchmarkDotNet.Toolchains;
+using BenchmarkDotNet.Toolchains.CsProj;
+using BenchmarkDotNet.Toolchains.DotNetCli;
+using BenchmarkDotNet.Toolchains.InProcess.Emit;
+using Perfolizer.Horology;
+using PriorityAsync.Benchmarks;
+using PriorityAsync.Benchmarks.Harness;
+using PriorityAsync.Benchmarks.Infrastructure;
+using Measurement = PriorityAsync.Benchmarks.Infrastructure.Measurement;
+
+// Usage (from the repository root):
+//   dotnet run -c Release --project tests/PriorityAsync.Benchmarks                 full run (out-of-process, ~10-15 min on 2 cores)
+//   dotnet run -c Release --project tests/PriorityAsync.Benchmarks -- --quick      quick check (in-process, short job, ~2-3 min)
+// Options: --filter <glob> (BenchmarkDotNet filter, e.g. "*PingPong*"), --no-bdn, --no-harness, --svg <path> (default
+// docs/benchmarks.svg when run from the repository root), --samples <n> (latency samples per variant).
+var options = BenchOptions.Parse(args);
+
+var results = new List<Measurement>();
+if (options.RunBdn)
+{
+    IConfig config = BuildConfig(options);
+    Summary[] summaries = BenchmarkRunner.Run(
+        new[]
+        {
+            typeof(AwaitBenchmarks),
+            typeof(PostDrainBenchmarks),
+            typeof(StreamingBenchmarks),
+            typeof(PingPongBenchmarks),
+            typeof(SchedulerBenchmarks),
+        },
+        config);
+    results.AddRange(Measurement.FromSummaries(summaries));
+}
+
+var harness = new List<HarnessResult>();
+if (options.RunHarness)
+{
+    Console.WriteLine();
+    Console.WriteLine("== Custom harnesses (Stopwatch timestamps, in this process) ==");
+    harness.AddRange(WakeupLatency.Run(options.LatencySamples));
+    harness.AddRange(PriorityUnderLoad.Run(options.Quick));
+}
+
+var report = new KeyRatios(results, harness);
+report.Print(Console.Out);
+
+string artifacts = Path.Combine(Directory.GetCurrentDirectory(), "BenchmarkDotNet.Artifacts");
+Directory.CreateDirectory(artifacts);
+string markdownPath = Path.Combine(artifacts, options.Quick ? "key-ratios-quick.md" : "key-ratios.md");
+using (var writer = new StreamWriter(markdownPath))
+{
+    report.Print(writer);
+}
+
+Console.WriteLine($"Key ratios written to {markdownPath}");
+if (options.SvgPath is { } svgPath && results.Count > 0)
+{
+    Chart.Write(svgPath, report, options.Quick);
+    Console.WriteLine($"Chart written to {Path.GetFullPath(svgPath)}");
+}
+
+return 0;
+
+static IConfig BuildConfig(BenchOptions options)
+{
+    Job job;
+    if (options.Quick)
+    {
+        // In-process and short: a reviewer's check of the ratios, not the published figures.
+        job = Job.Default
+            .WithToolchain(InProcessEmitToolchain.Instance)
+            .WithLaunchCount(1)
+            .WithWarmupCount(2)
+            .WithIterationCount(3)
+            .WithIterationTime(TimeInterval.FromMilliseconds(80))
+            .WithId("Quick");
+    }
+    else
+    {
+        // BenchmarkDotNet 0.14.0 predates .NET 10: name the runtime and the target framework explicitly, so every benchmark
+        // runs in its own freshly built process on net10.0 (out-of-process toolchain). Its SDK validator throws for a runtime it
+        // does not recognise, so the csproj toolchain's generator, builder and executor are used as they are, without it.
+        var settings = new NetCoreAppSettings("net10.0", null, ".NET 10.0");
+        IToolchain csproj = CsProjCoreToolchain.From(settings);
+        var toolchain = new Toolchain("CsProjnet10.0", csproj.Generator, csproj.Builder, csproj.Executor);
+        job = Job.Default
+            .WithRuntime(CoreRuntime.CreateForNewVersion("net10.0", ".NET 10.0"))
+            .WithToolchain(toolchain)
+            .WithLaunchCount(1)
+            .WithWarmupCount(4)
+            .WithIterationCount(12)
+            .WithIterationTime(TimeInterval.FromMilliseconds(200))
+            .WithId("net10.0-oop");
+    }
+
+    ManualConfig config = ManualConfig.CreateEmpty()
+        .AddJob(job)
+        .AddDiagnoser(MemoryDiagnoser.Default)
+        .AddColumnProvider(DefaultColumnProviders.Instance)
+        .AddColumn(StatisticColumn.OperationsPerSecond)
+        .AddLogger(BenchmarkDotNet.Loggers.ConsoleLogger.Default)
+        .AddExporter(BenchmarkDotNet.Exporters.MarkdownExporter.GitHub)
+        .AddExporter(BenchmarkDotNet.Exporters.Json.JsonExporter.Brief)
+        .AddAnalyser(BenchmarkDotNet.Analysers.EnvironmentAnalyser.Default)
+        .AddValidator(BenchmarkDotNet.Validators.JitOptimizationsValidator.FailOnError)
+        .AddLogicalGroupRules(BenchmarkLogicalGroupRule.ByCategory)
+        .WithOrderer(new BenchmarkDotNet.Order.DefaultOrderer(BenchmarkDotNet.Order.SummaryOrderPolicy.Declared))
+        .WithOptions(ConfigOptions.JoinSummary);
+    if (options.Filter is { } filter)
+    {
+        config = config.AddFilter(new GlobFilter(new[] { filter }));
+    }
+
+    return config;
+}
+
+internal sealed class BenchOptions
+{
+    public bool Quick { get; private set; }
+
+    public bool RunBdn { get; private set; } = true;
+
+    public bool RunHarness { get; private set; } = true;
+
+    public string? Filter { get; private set; }
+
+    public string? SvgPath { get; private set; }
+
+    public int LatencySamples { get; private set; }
+
+    public static BenchOptions Parse(string[] args)
+    {
+        var options = new BenchOptions();
+        string? svg = null;
+        int? samples = null;
+        for (int i = 0; i < args.Length; i++)
+        {
+            switch (args[i])
+            {
+                case "--quick":
+                    options.Quick = true;
+                    break;
+                case "--no-bdn":
+                    options.RunBdn = false;
+                    break;
+                case "--no-harness":
+                    options.RunHarness = false;
+                    break;
+                case "--filter" when i + 1 < args.Length:
+                    options.Filter = args[++i];
+                    break;
+                case "--svg" when i + 1 < args.Length:
+                    svg = args[++i];
+                    break;
+                case "--samples" when i + 1 < args.Length:
+                    samples = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
+                    break;
+                default:
+                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick, --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>.");
+            }
+        }
+
+        options.LatencySamples = samples ?? (options.Quick ? 400 : 3000);
+
+        // The chart goes to docs/ when run from the repository root; a quick run writes it beside the artifacts, so a reviewer's
+        // check does not overwrite the published chart.
+        options.SvgPath = svg ?? (options.Quick
+            ? Path.Combine("BenchmarkDotNet.Artifacts", "benchmarks-quick.svg")
+            : (Directory.Exists("docs") ? Path.Combine("docs", "benchmarks.svg") : Path.Combine("BenchmarkDotNet.Artifacts", "benchmarks.svg")));
+        return options;
+    }
+}
