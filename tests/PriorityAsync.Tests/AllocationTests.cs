@@ -1,0 +1,147 @@
+using PriorityAsync.Tests.Infrastructure;
+using static PriorityAsync.Priority;
+
+namespace PriorityAsync.Tests;
+
+/// <summary>
+/// The hot path allocates nothing in steady state: Post + dispatch, cross-thread Post, Send, and <c>await Prioritize</c>.
+/// Bytes are measured with <see cref="GC.GetAllocatedBytesForCurrentThread"/> around a warm loop (vs-threading's CheckGCPressure);
+/// the budget is a few bytes per item, far below one object (24 B) per item.
+/// </summary>
+/// <remarks>
+/// Warm-up matters: each level's ConcurrentQueue grows by doubling segments until one segment holds the peak backlog
+/// (100k items posted before any runs), and keeps that segment as a ring buffer afterwards. Until then a burst allocates
+/// about 24 B per slot of the next segment; after it, nothing. So the steady state is "after the peak backlog was seen once",
+/// and the memory a level keeps is bounded by about 24 B times the largest backlog it has had (rounded up to a power of two).
+/// </remarks>
+public class AllocationTests
+{
+    private const int Items = 100_000;
+    private const double BudgetBytesPerItem = 2.0;
+
+    private static readonly SendOrPostCallback s_noop = static _ => { };
+
+    [Fact]
+    public async Task PostAndDispatch_FromLoopThread_AllocatesNothingPerItem()
+    {
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        double bytesPerItem = await loop.Context.RunOn(0, async () =>
+        {
+            var sc = new[] { loop.Context.GetSynchronizationContext(0), loop.Context.GetSynchronizationContext(1), loop.Context.GetSynchronizationContext(2) };
+            for (int warm = 0; warm < 3; warm++)
+            {
+                await PostAndDrain(sc); // warm-up: segments double until one holds the peak backlog
+            }
+
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            await PostAndDrain(sc);
+            long after = GC.GetAllocatedBytesForCurrentThread();
+            return (after - before) / (double)Items;
+        }).WithTimeout("the measurement");
+
+        bytesPerItem.Should().BeLessThan(BudgetBytesPerItem, "Post and dispatch allocate nothing per item (measured on the loop thread, which does both)");
+
+        static async Task PostAndDrain(PrioritySynchronizationContext[] sc)
+        {
+            for (int i = 0; i < Items; i++)
+            {
+                sc[i % 3].Post(s_noop, null);
+            }
+
+            await Yield(); // at level 0 this runs after every level-1 and level-2 item, and after the older level-0 items
+        }
+    }
+
+    [Fact]
+    public async Task Post_FromAnotherThread_AllocatesNothingPerItemOnTheProducer()
+    {
+        await using var loop = new PriorityContextThread();
+        var sc = loop.Context.GetSynchronizationContext(1);
+        double bytesPerItem = 0;
+        TestTimeout.OnOwnThread(() =>
+        {
+            for (int round = 0; round < 4; round++) // the first rounds grow the segments to the backlog; the last is measured
+            {
+                long before = GC.GetAllocatedBytesForCurrentThread();
+                for (int i = 0; i < Items; i++)
+                {
+                    sc.Post(s_noop, null);
+                }
+
+                long after = GC.GetAllocatedBytesForCurrentThread();
+                loop.Context.Drain();
+                bytesPerItem = (after - before) / (double)Items;
+            }
+        }, "producer");
+
+        bytesPerItem.Should().BeLessThan(BudgetBytesPerItem);
+    }
+
+    [Fact]
+    public async Task Send_FromAnotherThread_AllocatesNothingPerCallInSteadyState()
+    {
+        await using var loop = new PriorityContextThread();
+        var sc = loop.Context.GetSynchronizationContext(0);
+        double bytesPerCall = 0;
+        TestTimeout.OnOwnThread(() =>
+        {
+            const int Calls = 2_000;
+            sc.Send(s_noop, null); // warm-up: the thread's cached waiter
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            for (int i = 0; i < Calls; i++)
+            {
+                sc.Send(s_noop, null);
+            }
+
+            bytesPerCall = (GC.GetAllocatedBytesForCurrentThread() - before) / (double)Calls;
+        }, "sender");
+
+        bytesPerCall.Should().BeLessThan(BudgetBytesPerItem);
+    }
+
+    [Fact]
+    public async Task AwaitPrioritize_SynchronousSwitch_AllocatesNothing()
+    {
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        double bytesPerAwait = await loop.Context.RunOn(0, async () =>
+        {
+            await Switch(1_000);
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            await Switch(Items);
+            return (GC.GetAllocatedBytesForCurrentThread() - before) / (2.0 * Items);
+        }).WithTimeout("the measurement");
+
+        bytesPerAwait.Should().BeLessThan(BudgetBytesPerItem);
+
+        static async Task Switch(int n)
+        {
+            for (int i = 0; i < n; i++)
+            {
+                await Prioritize(2); // nothing queued above: completes synchronously
+                await Prioritize(1);
+            }
+        }
+    }
+
+    [Fact]
+    public async Task AwaitYield_QueuedEveryTime_AllocatesOnlyTheStateMachineBoxOnce()
+    {
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        double bytesPerAwait = await loop.Context.RunOn(1, async () =>
+        {
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            await YieldMany(Items); // one box for YieldMany, then every await reuses it
+            return (GC.GetAllocatedBytesForCurrentThread() - before) / (double)Items;
+        }).WithTimeout("the measurement");
+
+        bytesPerAwait.Should().BeLessThan(BudgetBytesPerItem, "each queued await reuses the method's box: 0 B per await");
+
+        static async Task YieldMany(int n)
+        {
+            for (int i = 0; i < n; i++)
+            {
+                await Yield();
+            }
+        }
+    }
+}
