@@ -326,7 +326,11 @@ public sealed partial class PriorityContext
             return;
         }
 
-        ObjectDisposedException.ThrowIf(IsFinished, this);
+        if (IsFinished)
+        {
+            throw new ObjectDisposedException(Name, $"The PriorityContext '{Name}' has finished ({State}), so Send at level {level} cannot run; the callback did not run. Send needs a running loop; Post is still accepted after the end (the callback is dropped and reported through WorkDropped).");
+        }
+
         SendWaiter waiter = SendWaiter.Rent(callback, state);
         Enqueue(level, SendWaiter.RunCallback, waiter);
         waiter.WaitAndRethrow(Name);

@@ -39,7 +39,21 @@ public sealed class PriorityTaskScheduler : TaskScheduler
 
     /// <summary>Queues <paramref name="task"/> at this scheduler's level.</summary>
     /// <param name="task">The task to run.</param>
-    protected override void QueueTask(Task task) => Context.Enqueue(Level, _executeTask, task);
+    /// <exception cref="ObjectDisposedException">The context has finished. <see cref="TaskFactory.StartNew(Action)"/> then throws a
+    /// <see cref="TaskSchedulerException"/> wrapping it and the task is faulted (a continuation task is faulted), instead of a task that
+    /// would never complete. A task queued while the context is finishing may still be dropped (reported through
+    /// <see cref="PriorityContext.WorkDropped"/> with the task as its state).</exception>
+    protected override void QueueTask(Task task)
+    {
+        if (Context.IsFinished)
+        {
+            // Unlike a late Post (dropped and counted: it may come from a timer thread that cannot handle an exception), a task has an
+            // owner that observes it: fault it through TaskSchedulerException rather than leave it waiting forever.
+            throw new ObjectDisposedException(Context.Name, $"The PriorityContext '{Context.Name}' has finished ({Context.State}), so a task cannot be queued at level {Level}; the task did not run.");
+        }
+
+        Context.Enqueue(Level, _executeTask, task);
+    }
 
     /// <summary>Runs <paramref name="task"/> inline when on the loop thread and no work is queued at a higher level.</summary>
     /// <param name="task">The task.</param>
