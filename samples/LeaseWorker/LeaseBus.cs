@@ -1,0 +1,192 @@
+using System;
+using System.Threading.Tasks;
+
+namespace LeaseWorker;
+
+/// <summary>The state of a leased message, as the bus records it.</summary>
+public enum LeaseState
+{
+    Active,
+    Completed,
+    Lost,
+}
+
+/// <summary>A message the bus delivered to the worker, with the bus's record of its lease. Only the bus changes it.</summary>
+public sealed class Lease
+{
+    internal Lease(int id, TimeSpan deliveredAt, TimeSpan expiry)
+    {
+        Id = id;
+        LastRenewal = deliveredAt;
+        Expiry = expiry;
+    }
+
+    public int Id { get; }
+
+    public LeaseState State { get; internal set; }
+
+    internal TimeSpan Expiry { get; set; }
+
+    internal TimeSpan LastRenewal { get; set; }
+
+    internal int Renewals { get; set; }
+}
+
+/// <summary>What the bus saw: the only source of the results (the worker never grades itself).</summary>
+public sealed record BusTotals(int Received, int Succeeded, int Lost, int FailedRefreshes, int RejectedAcks, TimeSpan WorstRefreshLateness);
+
+/// <summary>
+/// A message bus that hands out leases and is the authority on them. It records each lease's expiry; a refresh that reaches it after
+/// the expiry fails, and an acknowledgement after the expiry is rejected: the message is lost (a real bus would redeliver it).
+/// </summary>
+/// <remarks>
+/// <para>Each call is an I/O: the request reaches the bus at once and the bus decides then, by its own clock; the reply takes the
+/// call's duration. The bus's code runs on timer threads (<c>ConfigureAwait(false)</c>), never on the worker's thread, so how busy
+/// the worker is changes only when its requests arrive, not the bus's clock.</para>
+/// <para>Thread safety: every member may be called from any thread.</para>
+/// </remarks>
+public sealed class LeaseBus
+{
+    private readonly object _gate = new();
+    private readonly TimeProvider _time;
+    private readonly long _start;
+    private readonly TimeSpan _receive;
+    private readonly TimeSpan _refreshDuration;
+    private readonly TimeSpan _refreshDelay;
+    private readonly TimeSpan _leaseTimeout;
+    private int _remaining;
+    private int _received;
+    private int _succeeded;
+    private int _failedRefreshes;
+    private int _rejectedAcks;
+    private TimeSpan _worstLateness;
+
+    /// <summary>Creates a bus holding <paramref name="messages"/> messages. Durations are as they run (already scaled).</summary>
+    /// <param name="refreshDelay">The worker's refresh period; the bus uses it only to measure how late each refresh arrives.</param>
+    public LeaseBus(int messages, TimeSpan receive, TimeSpan refreshDuration, TimeSpan refreshDelay, TimeSpan leaseTimeout, TimeProvider? time = null)
+    {
+        _time = time ?? TimeProvider.System;
+        _start = _time.GetTimestamp();
+        _remaining = messages;
+        _receive = receive;
+        _refreshDuration = refreshDuration;
+        _refreshDelay = refreshDelay;
+        _leaseTimeout = leaseTimeout;
+    }
+
+    /// <summary>Creates the bus of a run.</summary>
+    public static LeaseBus For(Settings settings) => new(
+        settings.Messages,
+        settings.Scaled(settings.Receive),
+        settings.Scaled(settings.RefreshDuration),
+        settings.Scaled(settings.RefreshDelay),
+        settings.Scaled(settings.LeaseTimeout));
+
+    /// <summary>The bus's clock.</summary>
+    public TimeSpan Now => _time.GetElapsedTime(_start);
+
+    /// <summary>Receives a message: after the receive I/O, the bus delivers the next message and starts its lease, or returns null when empty.</summary>
+    public async Task<Lease?> ReceiveAsync()
+    {
+        await Task.Delay(_receive, _time).ConfigureAwait(false);
+        return Deliver();
+    }
+
+    /// <summary>Asks the bus to extend a lease. The bus decides when the request arrives; false if the lease had already expired.</summary>
+    public async Task<bool> RefreshAsync(Lease lease)
+    {
+        ArgumentNullException.ThrowIfNull(lease);
+        bool renewed = Renew(lease);
+        await Task.Delay(_refreshDuration, _time).ConfigureAwait(false);
+        return renewed;
+    }
+
+    /// <summary>Acknowledges a processed message. Rejected (false, the message is lost) if its lease had expired.</summary>
+    public async Task<bool> AckAsync(Lease lease)
+    {
+        ArgumentNullException.ThrowIfNull(lease);
+        bool accepted = Complete(lease);
+        await Task.Delay(_refreshDuration, _time).ConfigureAwait(false);
+        return accepted;
+    }
+
+    /// <summary>The results so far. A delivered message that was never acknowledged counts as lost: its lease ran out.</summary>
+    public BusTotals Totals()
+    {
+        lock (_gate)
+        {
+            return new BusTotals(_received, _succeeded, _received - _succeeded, _failedRefreshes, _rejectedAcks, _worstLateness);
+        }
+    }
+
+    internal Lease? Deliver()
+    {
+        lock (_gate)
+        {
+            if (_remaining == 0)
+            {
+                return null;
+            }
+
+            _remaining--;
+            _received++;
+            TimeSpan now = Now;
+            return new Lease(_received, now, now + _leaseTimeout);
+        }
+    }
+
+    internal bool Renew(Lease lease)
+    {
+        lock (_gate)
+        {
+            if (lease.State != LeaseState.Active)
+            {
+                return false;
+            }
+
+            // Lateness: how much longer than the worker's own refresh cycle this lease went without a renewal. The first cycle is
+            // the refresh delay alone (counted from delivery); later ones also include the previous refresh's reply.
+            TimeSpan now = Now;
+            TimeSpan cycle = lease.Renewals == 0 ? _refreshDelay : _refreshDelay + _refreshDuration;
+            TimeSpan lateness = now - lease.LastRenewal - cycle;
+            if (lateness > _worstLateness)
+            {
+                _worstLateness = lateness;
+            }
+
+            if (now > lease.Expiry)
+            {
+                lease.State = LeaseState.Lost;
+                _failedRefreshes++;
+                return false;
+            }
+
+            lease.Expiry = now + _leaseTimeout;
+            lease.LastRenewal = now;
+            lease.Renewals++;
+            return true;
+        }
+    }
+
+    internal bool Complete(Lease lease)
+    {
+        lock (_gate)
+        {
+            if (lease.State == LeaseState.Active && Now > lease.Expiry)
+            {
+                lease.State = LeaseState.Lost;
+                _rejectedAcks++;
+                return false;
+            }
+
+            if (lease.State != LeaseState.Active)
+            {
+                return lease.State == LeaseState.Completed;
+            }
+
+            lease.State = LeaseState.Completed;
+            _succeeded++;
+            return true;
+        }
+    }
+}

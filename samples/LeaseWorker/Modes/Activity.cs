@@ -1,0 +1,14 @@
+namespace LeaseWorker;
+
+/// <summary>The three kinds of work of the worker, most urgent first.</summary>
+public enum Activity
+{
+    /// <summary>Keeping a lease alive (and handling a fresh delivery, whose lease is already ticking).</summary>
+    Lease,
+
+    /// <summary>Processing a message.</summary>
+    Processing,
+
+    /// <summary>Taking a new message from the bus.</summary>
+    Receiving,
+}

@@ -1,0 +1,44 @@
+using System;
+using System.Threading.Tasks;
+
+namespace LeaseWorker;
+
+/// <summary>
+/// How the worker's continuations are scheduled. The worker's code is the same in every mode; a mode decides where it runs and what
+/// each of the worker's scheduling points does. A mode object holds the state of one run.
+/// </summary>
+public abstract class Mode
+{
+    /// <summary>The name on the command line and in the report.</summary>
+    public abstract string Name { get; }
+
+    /// <summary>What runs the continuations, for the report.</summary>
+    public abstract string RunsOn { get; }
+
+    /// <summary>How many threads can run CPU work of this kind at once, for the lower bound; null when there is no limit.</summary>
+    public abstract int? CpuThreads(CpuKind kind);
+
+    /// <summary>Runs the worker to completion on the calling thread (or on the threads the mode uses) and returns when it is done.</summary>
+    public abstract void Run(Func<Task> worker);
+
+    /// <summary>At the start of a concurrent activity (the seed starts each method with <c>await Task.Yield()</c>).</summary>
+    public abstract Gate Begin(Activity activity);
+
+    /// <summary>Before code of <paramref name="activity"/> that must wait for everything more urgent.</summary>
+    public abstract Gate MoveTo(Activity activity);
+
+    /// <summary>After every I/O await (the seed calls its <c>Prioritize</c> after every await, since its context forgets).</summary>
+    public abstract Gate Resumed(Activity activity);
+
+    /// <summary>Between two slices of a CPU part (only with --checkpoint).</summary>
+    public abstract Gate Checkpoint(Activity activity);
+
+    public static Mode Create(string name) => name switch
+    {
+        "threadpool" => new ThreadPoolMode(),
+        "single" => new SingleThreadMode(),
+        "seed-prioritize" => new SeedPrioritizeMode(),
+        "priority" => new PriorityMode(),
+        _ => throw new ArgumentOutOfRangeException(nameof(name), name, "The modes are threadpool, single, seed-prioritize and priority."),
+    };
+}

@@ -1,0 +1,45 @@
+using System;
+using System.Threading.Tasks;
+using PriorityAsync;
+
+namespace LeaseWorker;
+
+/// <summary>
+/// PriorityAsync: one thread, three levels. Lease work at 2 (highest), processing at 1, receiving at 0 (lowest: the worker takes a
+/// new message only when nothing more urgent waits). The level is carried across awaits, so there is nothing to do after I/O.
+/// </summary>
+public sealed class PriorityMode : Mode
+{
+    public const int LeaseLevel = 2;
+    public const int ProcessingLevel = 1;
+    public const int ReceivingLevel = 0;
+
+    public override string Name => "priority";
+
+    public override string RunsOn => "one thread, PriorityContext with 3 levels";
+
+    public override int? CpuThreads(CpuKind kind) => 1;
+
+    public override void Run(Func<Task> worker) =>
+        PriorityContext.Run(worker, new PriorityContextOptions { Levels = 3, Name = "lease-worker" });
+
+    /// <summary>Start concurrently: queue the rest at the back of the activity's level (the seed's Task.Yield, with a level).</summary>
+    public override Gate Begin(Activity activity) => Gate.From(Context.Yield(Level(activity)));
+
+    /// <summary><c>await Prioritize(level)</c>: free when nothing more urgent waits, otherwise queued behind it.</summary>
+    public override Gate MoveTo(Activity activity) => Gate.From(Priority.Prioritize(Level(activity)));
+
+    public override Gate Resumed(Activity activity) => Gate.Open;
+
+    public override Gate Checkpoint(Activity activity) => Gate.From(Priority.Prioritize(Level(activity)));
+
+    public static int Level(Activity activity) => activity switch
+    {
+        Activity.Lease => LeaseLevel,
+        Activity.Processing => ProcessingLevel,
+        _ => ReceivingLevel,
+    };
+
+    private static PriorityContext Context =>
+        PriorityContext.Current ?? throw new InvalidOperationException("The priority mode's worker runs inside PriorityContext.Run.");
+}

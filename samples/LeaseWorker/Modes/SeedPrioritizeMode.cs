@@ -1,0 +1,48 @@
+using System;
+using System.Threading.Tasks;
+using PriorityAsync.Baselines;
+
+namespace LeaseWorker;
+
+/// <summary>
+/// The seed's fix: its Guid-cookie <see cref="SeedPrioritizer.Prioritize"/> spin-yield protocol on the single FIFO thread
+/// (<see cref="AsyncContextReplica"/>, the stand-in for Nito.AsyncEx's AsyncContext). Seed priorities: lease 3, processing 2,
+/// receiving 1. Called after every await, as the seed does, because a FIFO context does not remember priorities.
+/// </summary>
+public sealed class SeedPrioritizeMode : Mode
+{
+    private readonly SeedPrioritizer _prioritizer = new();
+
+    public override string Name => "seed-prioritize";
+
+    public override string RunsOn => "one thread, FIFO (AsyncContextReplica) + the seed's Guid-cookie Prioritize";
+
+    /// <summary>Queue round trips spent inside the seed's Prioritize during the run.</summary>
+    public long Laps => _prioritizer.Laps;
+
+    public override int? CpuThreads(CpuKind kind) => 1;
+
+    public override void Run(Func<Task> worker) => AsyncContextReplica.Run(worker);
+
+    /// <summary>The seed's method prologue: <c>await Task.Yield(); await Prioritize(p);</c>.</summary>
+    public override Gate Begin(Activity activity) => Gate.From(BeginAsync(SeedPriority(activity)));
+
+    public override Gate MoveTo(Activity activity) => Gate.From(_prioritizer.Prioritize(SeedPriority(activity)));
+
+    public override Gate Resumed(Activity activity) => Gate.From(_prioritizer.Prioritize(SeedPriority(activity)));
+
+    public override Gate Checkpoint(Activity activity) => Gate.From(_prioritizer.Prioritize(SeedPriority(activity)));
+
+    public static int SeedPriority(Activity activity) => activity switch
+    {
+        Activity.Lease => 3,
+        Activity.Processing => 2,
+        _ => 1,
+    };
+
+    private async Task BeginAsync(int priority)
+    {
+        await Task.Yield();
+        await _prioritizer.Prioritize(priority);
+    }
+}

@@ -1,0 +1,60 @@
+// The lease worker of the seed article (shared/seeds/000), reproduced, and beaten with PriorityAsync.
+//
+// A worker takes messages from a bus that leases them. For each message it keeps the lease alive in the background (refreshing it
+// every 2 s, a 250 ms call) and processes the message in 20 steps of CPU work then I/O. The bus, not the worker, decides whether a
+// refresh came in time. The same worker runs four ways, side by side:
+//
+//   threadpool       plain async on the thread pool: it survives by running continuations on many threads;
+//   single           one thread, FIFO continuations (Nito.AsyncEx AsyncContext's design): processing starves the lease refreshes;
+//   seed-prioritize  the seed's fix on that thread: a Guid-cookie Prioritize protocol that spins through Task.Yield;
+//   priority         PriorityAsync: lease 2 > processing 1 > receiving 0, carried across awaits, no polling.
+//
+// Everything below is in the seed's time; --time-scale shrinks every duration by one factor so the run takes seconds.
+
+using System;
+using System.Collections.Generic;
+using LeaseWorker;
+
+// 1. The settings: the seed's numbers, changed by the command line. Bad arguments: one line on stderr, exit code 2.
+if (!CommandLine.TryParse(args, out Options? options, out string? error))
+{
+    Console.Error.WriteLine($"LeaseWorker: {error}");
+    return 2;
+}
+
+if (options.ShowHelp)
+{
+    Console.Out.Write(CommandLine.Usage);
+    return 0;
+}
+
+Settings settings = options.Settings;
+bool table = options.Format == OutputFormat.Table;
+if (table)
+{
+    Console.WriteLine($"Lease worker: {settings.Describe()}; time scale {settings.TimeScale}.");
+}
+
+// 2. Warm up: a tiny run of each mode, so JIT compilation is not charged to the measured runs.
+Simulation.WarmUp(settings, options.Modes);
+
+// 3. Run each mode against a fresh bus: makespan, CPU time and threads measured here, received / succeeded / lost counted by the bus.
+var results = new List<ModeResult>();
+foreach (string mode in options.Modes)
+{
+    if (table)
+    {
+        Console.Write($"  running {mode,-16}");
+    }
+
+    ModeResult result = Simulation.Run(mode, settings);
+    results.Add(result);
+    if (table)
+    {
+        Console.WriteLine($"{result.Makespan.TotalSeconds,6:0.0} s, lost {result.Bus.Lost} of {result.Bus.Received}");
+    }
+}
+
+// 4. The report. Exit code 0 whatever was lost: losing messages is a result, not an error.
+Report.Write(Console.Out, settings, results, options.Format);
+return 0;

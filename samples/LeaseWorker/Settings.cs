@@ -1,0 +1,127 @@
+using System;
+using System.Globalization;
+
+namespace LeaseWorker;
+
+/// <summary>How a CPU part of a processing step burns its time.</summary>
+public enum CpuKind
+{
+    /// <summary>Blocks the thread without using a core (the seed's <c>Thread.Sleep</c>).</summary>
+    Sleep,
+
+    /// <summary>Burns real CPU time on the thread: the honest case, where extra threads cannot help once the cores are busy.</summary>
+    Spin,
+}
+
+/// <summary>
+/// The experiment's parameters, in the seed's time (the article's numbers). Every duration runs scaled by <see cref="TimeScale"/>,
+/// so the seed's 35-minute run fits in seconds; ratios between durations, which decide what gets lost, do not change.
+/// </summary>
+public sealed record Settings
+{
+    /// <summary>The smallest scaled duration allowed: Task.Delay and the timers that complete I/O tick in milliseconds.</summary>
+    public static readonly TimeSpan TimerResolution = TimeSpan.FromMilliseconds(1);
+
+    public int Messages { get; init; } = 16;
+
+    public int Steps { get; init; } = 20;
+
+    public TimeSpan Receive { get; init; } = TimeSpan.FromMilliseconds(250);
+
+    public TimeSpan RefreshDelay { get; init; } = TimeSpan.FromSeconds(2);
+
+    public TimeSpan RefreshDuration { get; init; } = TimeSpan.FromMilliseconds(250);
+
+    public TimeSpan LeaseTimeout { get; init; } = TimeSpan.FromSeconds(5);
+
+    public TimeSpan Cpu { get; init; } = TimeSpan.FromSeconds(1);
+
+    public TimeSpan Io { get; init; } = TimeSpan.FromSeconds(1);
+
+    public CpuKind CpuKind { get; init; } = CpuKind.Sleep;
+
+    /// <summary>Slice length for CPU parts, with a checkpoint (<c>await Prioritize(level)</c>) between slices; null: whole parts.</summary>
+    public TimeSpan? Checkpoint { get; init; }
+
+    public double TimeScale { get; init; } = 0.05;
+
+    /// <summary>How many slices each CPU part is cut into (1 without checkpoints).</summary>
+    public int SlicesPerCpuPart =>
+        Checkpoint is { } slice && slice > TimeSpan.Zero && Cpu > slice ? (int)Math.Ceiling(Cpu / slice) : 1;
+
+    /// <summary>The longest time a lease may go without a renewal beyond the protocol's own refresh cycle before it is lost.</summary>
+    public TimeSpan LatenessLimit => LeaseTimeout - RefreshDelay - RefreshDuration;
+
+    /// <summary>A seed duration as it runs.</summary>
+    public TimeSpan Scaled(TimeSpan seedTime) => TimeSpan.FromTicks((long)Math.Round(seedTime.Ticks * TimeScale));
+
+    /// <summary>Checks the settings; returns a one-line reason when they cannot make a meaningful run.</summary>
+    public string? Validate()
+    {
+        if (Messages < 1)
+        {
+            return $"--messages must be at least 1 (got {Messages}).";
+        }
+
+        if (Steps < 1)
+        {
+            return $"--steps must be at least 1 (got {Steps}).";
+        }
+
+        if (double.IsNaN(TimeScale) || double.IsInfinity(TimeScale) || TimeScale <= 0)
+        {
+            return $"--time-scale must be a positive number (got {TimeScale.ToString(CultureInfo.InvariantCulture)}).";
+        }
+
+        foreach ((string option, TimeSpan value) in Durations())
+        {
+            if (value < TimeSpan.Zero)
+            {
+                return $"{option} must not be negative (got {Format.Duration(value)}).";
+            }
+        }
+
+        if (Checkpoint is { } checkpoint && checkpoint <= TimeSpan.Zero)
+        {
+            return $"--checkpoint must be positive, or 'off' (got {Format.Duration(checkpoint)}).";
+        }
+
+        if (LeaseTimeout <= RefreshDelay + RefreshDuration)
+        {
+            return $"--lease ({Format.Duration(LeaseTimeout)}) must be longer than a refresh cycle " +
+                   $"(--refresh-delay + --refresh = {Format.Duration(RefreshDelay + RefreshDuration)}), or every lease expires.";
+        }
+
+        foreach ((string option, TimeSpan value) in Durations())
+        {
+            TimeSpan scaled = Scaled(value);
+            if (value > TimeSpan.Zero && scaled < TimerResolution)
+            {
+                double needed = TimerResolution.Ticks / (double)value.Ticks;
+                return $"--time-scale {TimeScale.ToString(CultureInfo.InvariantCulture)} makes {option} {Format.Duration(value)} run as " +
+                       $"{Format.Duration(scaled)}, below the 1 ms timer resolution, so a lease could not outlast a refresh; " +
+                       $"use --time-scale {needed.ToString("0.####", CultureInfo.InvariantCulture)} or more.";
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>Describes the settings on one line, in the seed's time.</summary>
+    public string Describe() =>
+        $"{Messages} messages x {Steps} steps of CPU {Format.Duration(Cpu)} ({CpuKind.ToString().ToLowerInvariant()}) + I/O {Format.Duration(Io)}; " +
+        $"receive {Format.Duration(Receive)}; refresh every {Format.Duration(RefreshDelay)} taking {Format.Duration(RefreshDuration)}; " +
+        $"lease {Format.Duration(LeaseTimeout)}; checkpoints " +
+        (SlicesPerCpuPart > 1 ? $"every {Format.Duration(Checkpoint!.Value)} ({SlicesPerCpuPart} slices per CPU part)" : "off");
+
+    private (string Option, TimeSpan Value)[] Durations() =>
+    [
+        ("--receive", Receive),
+        ("--refresh-delay", RefreshDelay),
+        ("--refresh", RefreshDuration),
+        ("--lease", LeaseTimeout),
+        ("--cpu", Cpu),
+        ("--io", Io),
+        ("--checkpoint", Checkpoint ?? TimeSpan.Zero),
+    ];
+}

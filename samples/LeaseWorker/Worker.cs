@@ -1,0 +1,160 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace LeaseWorker;
+
+/// <summary>
+/// The seed's worker: receive a message, keep its lease alive in the background, process it in steps of CPU then I/O, acknowledge
+/// it. The same code runs in every mode; the <see cref="Mode"/> decides what each scheduling point (<c>await _mode....</c>) does.
+/// </summary>
+public sealed class Worker
+{
+    private readonly LeaseBus _bus;
+    private readonly Mode _mode;
+    private readonly CpuKind _cpuKind;
+    private readonly int _steps;
+    private readonly int _slices;
+    private readonly TimeSpan _slice;
+    private readonly TimeSpan _io;
+    private readonly TimeSpan _refreshDelay;
+    private int _busyThreads;
+    private int _peakBusyThreads;
+
+    public Worker(LeaseBus bus, Mode mode, Settings settings)
+    {
+        ArgumentNullException.ThrowIfNull(settings);
+        _bus = bus;
+        _mode = mode;
+        _cpuKind = settings.CpuKind;
+        _steps = settings.Steps;
+        _slices = settings.SlicesPerCpuPart;
+        _slice = settings.Scaled(settings.Cpu) / _slices;
+        _io = settings.Scaled(settings.Io);
+        _refreshDelay = settings.Scaled(settings.RefreshDelay);
+    }
+
+    /// <summary>The most threads that were inside a CPU part at the same time.</summary>
+    public int PeakBusyThreads => Volatile.Read(ref _peakBusyThreads);
+
+    /// <summary>The receive loop: runs until the bus is empty and every message it took is done.</summary>
+    public async Task RunAsync()
+    {
+        var inFlight = new List<Task>();
+        await _mode.Begin(Activity.Receiving);
+        while (true)
+        {
+            // Take a message only when nothing more urgent waits (in the priority modes): the back-pressure of the seed.
+            await _mode.MoveTo(Activity.Receiving);
+
+            // Once the bus delivers, the lease is ticking: the delivery is handled as lease work, at the most urgent level.
+            await _mode.MoveTo(Activity.Lease);
+            Lease? lease = await _bus.ReceiveAsync();
+            await _mode.Resumed(Activity.Lease);
+            if (lease is null)
+            {
+                break;
+            }
+
+            var message = new InFlightMessage(lease);
+            inFlight.Add(KeepLeaseAsync(message));
+            inFlight.Add(ProcessAsync(message));
+        }
+
+        await Task.WhenAll(inFlight);
+    }
+
+    /// <summary>Refreshes the lease every refresh delay until processing is done; stops when the bus says the lease is gone.</summary>
+    private async Task KeepLeaseAsync(InFlightMessage message)
+    {
+        await _mode.Begin(Activity.Lease);
+        while (true)
+        {
+            // Resume on the captured context even when processing finishes first and cancels the wait (no exception).
+            await Task.Delay(_refreshDelay, message.Done)
+                .ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
+            await _mode.Resumed(Activity.Lease);
+            if (message.Done.IsCancellationRequested)
+            {
+                return;
+            }
+
+            bool renewed = await _bus.RefreshAsync(message.Lease);
+            await _mode.Resumed(Activity.Lease);
+            if (!renewed)
+            {
+                message.LeaseLost = true; // the worker learns it from the bus; processing stops at its next step
+                return;
+            }
+        }
+    }
+
+    /// <summary>Processes the message: steps of CPU work then I/O, then the acknowledgement, which the bus may reject.</summary>
+    private async Task ProcessAsync(InFlightMessage message)
+    {
+        await _mode.Begin(Activity.Processing);
+        for (int step = 0; step < _steps && !message.LeaseLost; step++)
+        {
+            for (int slice = 0; slice < _slices; slice++)
+            {
+                if (slice > 0)
+                {
+                    await _mode.Checkpoint(Activity.Processing); // only with --checkpoint: let more urgent work in
+                }
+
+                RunCpuSlice();
+            }
+
+            await Task.Delay(_io);
+            await _mode.Resumed(Activity.Processing);
+        }
+
+        if (!message.LeaseLost)
+        {
+            message.Finish(); // stop refreshing; the bus judges the acknowledgement against the lease it recorded
+            await _bus.AckAsync(message.Lease);
+            await _mode.Resumed(Activity.Processing);
+        }
+
+        message.Finish();
+    }
+
+    private void RunCpuSlice()
+    {
+        int busy = Interlocked.Increment(ref _busyThreads);
+        int peak = Volatile.Read(ref _peakBusyThreads);
+        while (busy > peak && Interlocked.CompareExchange(ref _peakBusyThreads, busy, peak) != peak)
+        {
+            peak = Volatile.Read(ref _peakBusyThreads);
+        }
+
+        try
+        {
+            CpuWork.Run(_cpuKind, _slice);
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _busyThreads);
+        }
+    }
+
+    /// <summary>The worker's view of a message: the lease the bus gave it, and what it has learnt.</summary>
+    private sealed class InFlightMessage(Lease lease)
+    {
+        private readonly CancellationTokenSource _done = new();
+        private volatile bool _leaseLost;
+
+        public Lease Lease { get; } = lease;
+
+        public CancellationToken Done => _done.Token;
+
+        public bool LeaseLost
+        {
+            get => _leaseLost;
+            set => _leaseLost = value;
+        }
+
+        public void Finish() => _done.Cancel();
+    }
+}

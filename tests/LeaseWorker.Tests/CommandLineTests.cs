@@ -1,0 +1,99 @@
+namespace LeaseWorker.Tests;
+
+public class CommandLineTests
+{
+    [Fact]
+    public void TryParse_NoArguments_GivesTheSeedRatiosAndAllFourModes()
+    {
+        CommandLine.TryParse([], out Options? options, out string? error).Should().BeTrue(error);
+
+        options!.Modes.Should().Equal("threadpool", "single", "seed-prioritize", "priority");
+        Settings s = options.Settings;
+        (s.Steps, s.Cpu, s.Io, s.Receive, s.RefreshDelay, s.RefreshDuration, s.LeaseTimeout, s.CpuKind, s.Checkpoint).Should().Be(
+            (20, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1), TimeSpan.FromMilliseconds(250), TimeSpan.FromSeconds(2),
+             TimeSpan.FromMilliseconds(250), TimeSpan.FromSeconds(5), CpuKind.Sleep, (TimeSpan?)null));
+        options.Format.Should().Be(OutputFormat.Table);
+    }
+
+    [Fact]
+    public void TryParse_EveryOption_IsApplied()
+    {
+        string[] args =
+        [
+            "--modes", "priority,single", "--messages", "7", "--steps=3", "--cpu", "2s", "--io", "500ms", "--cpu-kind", "spin",
+            "--checkpoint", "250ms", "--receive", "100ms", "--refresh-delay", "1.5s", "--refresh", "50ms", "--lease", "4s",
+            "--time-scale", "0.1", "--format", "json",
+        ];
+
+        CommandLine.TryParse(args, out Options? options, out string? error).Should().BeTrue(error);
+
+        options!.Modes.Should().Equal("priority", "single");
+        options.Format.Should().Be(OutputFormat.Json);
+        options.Settings.Should().Be(new Settings
+        {
+            Messages = 7,
+            Steps = 3,
+            Cpu = TimeSpan.FromSeconds(2),
+            Io = TimeSpan.FromMilliseconds(500),
+            CpuKind = CpuKind.Spin,
+            Checkpoint = TimeSpan.FromMilliseconds(250),
+            Receive = TimeSpan.FromMilliseconds(100),
+            RefreshDelay = TimeSpan.FromSeconds(1.5),
+            RefreshDuration = TimeSpan.FromMilliseconds(50),
+            LeaseTimeout = TimeSpan.FromSeconds(4),
+            TimeScale = 0.1,
+        });
+        options.Settings.SlicesPerCpuPart.Should().Be(8);
+    }
+
+    [Theory]
+    [InlineData("--messages 0", "--messages must be at least 1")]
+    [InlineData("--messages -3", "--messages must be at least 1")]
+    [InlineData("--steps 0", "--steps must be at least 1")]
+    [InlineData("--cpu -1s", "--cpu must not be negative")]
+    [InlineData("--io -250ms", "--io must not be negative")]
+    [InlineData("--receive -1ms", "--receive must not be negative")]
+    [InlineData("--refresh-delay -2s", "--refresh-delay must not be negative")]
+    [InlineData("--lease -5s", "--lease must not be negative")]
+    [InlineData("--checkpoint 0ms", "--checkpoint must be positive")]
+    [InlineData("--modes threadpool,fifo", "unknown mode 'fifo'")]
+    [InlineData("--modes ,", "--modes needs at least one mode")]
+    [InlineData("--bogus 1", "unknown option '--bogus'")]
+    [InlineData("--cpu", "--cpu needs a value")]
+    [InlineData("--cpu 1", "--cpu must be a duration")]
+    [InlineData("--messages many", "--messages must be a whole number")]
+    [InlineData("--cpu-kind burn", "--cpu-kind must be sleep or spin")]
+    [InlineData("--format xml", "--format must be table or json")]
+    [InlineData("--time-scale 0", "--time-scale must be a positive number")]
+    [InlineData("--time-scale fast", "--time-scale must be a number")]
+    [InlineData("--lease 2s", "--lease (2 s) must be longer than a refresh cycle")]
+    [InlineData("--lease 2.25s", "must be longer than a refresh cycle")]
+    [InlineData("--time-scale 0.001", "below the 1 ms timer resolution")]
+    public void TryParse_BadArguments_FailsWithOneLineNamingTheProblem(string commandLine, string expected)
+    {
+        string[] args = commandLine.Split(' ', StringSplitOptions.RemoveEmptyEntries);
+
+        CommandLine.TryParse(args, out Options? options, out string? error).Should().BeFalse();
+
+        options.Should().BeNull();
+        error.Should().Contain(expected).And.NotContain("\n");
+    }
+
+    [Fact]
+    public void TryParse_TimeScaleTooSmall_SaysWhichScaleWouldDo()
+    {
+        CommandLine.TryParse(["--time-scale", "0.001"], out _, out string? error).Should().BeFalse();
+
+        error.Should().Contain("--time-scale 0.004 or more");
+    }
+
+    [Theory]
+    [InlineData("-h")]
+    [InlineData("--help")]
+    public void TryParse_Help_AsksForTheUsage(string flag)
+    {
+        CommandLine.TryParse([flag], out Options? options, out _).Should().BeTrue();
+
+        options!.ShowHelp.Should().BeTrue();
+    }
+}

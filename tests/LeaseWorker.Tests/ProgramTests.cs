@@ -1,0 +1,98 @@
+using System.IO;
+using System.Reflection;
+using System.Text.Json;
+
+namespace LeaseWorker.Tests;
+
+/// <summary>The program's real entry point (the top-level statements of Program.cs), run in-process with Console redirected.</summary>
+public class ProgramTests
+{
+    [Theory]
+    [InlineData("--messages", "0")]
+    [InlineData("--cpu", "-1s")]
+    [InlineData("--io", "-5ms")]
+    [InlineData("--modes", "single,asyncio")]
+    [InlineData("--lease", "1s")]
+    [InlineData("--time-scale", "0.0001")]
+    [InlineData("--frobnicate")]
+    public void Main_BadArguments_PrintsOneLineOnStderrAndExitsWith2(params string[] args)
+    {
+        (int exitCode, string stdout, string stderr) = RunMain(args);
+
+        exitCode.Should().Be(2);
+        stdout.Should().BeEmpty();
+        string[] lines = stderr.Split('\n', StringSplitOptions.RemoveEmptyEntries);
+        lines.Should().ContainSingle().Which.Should().StartWith("LeaseWorker: ");
+        stderr.Should().NotContain("Exception").And.NotContain("   at ");
+    }
+
+    [Fact]
+    public void Main_Help_PrintsUsageAndExitsWith0()
+    {
+        (int exitCode, string stdout, string stderr) = RunMain(["--help"]);
+
+        exitCode.Should().Be(0);
+        stdout.Should().Contain("--time-scale").And.Contain("--checkpoint");
+        stderr.Should().BeEmpty();
+    }
+
+    [Fact]
+    public void Main_JsonFormat_PrintsOneResultPerModeForScripts()
+    {
+        (int exitCode, string stdout, string stderr) = RunMain(
+            ["--messages", "2", "--steps", "2", "--time-scale", "0.01", "--format", "json"]);
+
+        exitCode.Should().Be(0, stderr);
+        using JsonDocument json = JsonDocument.Parse(stdout);
+        JsonElement results = json.RootElement.GetProperty("results");
+        results.EnumerateArray().Select(r => r.GetProperty("mode").GetString())
+            .Should().Equal("threadpool", "single", "seed-prioritize", "priority");
+        foreach (JsonElement r in results.EnumerateArray())
+        {
+            (r.GetProperty("succeeded").GetInt32() + r.GetProperty("lost").GetInt32()).Should().Be(r.GetProperty("received").GetInt32());
+            r.GetProperty("received").GetInt32().Should().Be(2);
+            r.GetProperty("makespanMs").GetDouble().Should().BePositive();
+            r.GetProperty("cpuBoundMs").GetDouble().Should().BePositive();
+            r.TryGetProperty("cpuTimeMs", out _).Should().BeTrue();
+            r.TryGetProperty("peakThreads", out _).Should().BeTrue();
+            r.TryGetProperty("worstRefreshLatenessMs", out _).Should().BeTrue();
+        }
+
+        json.RootElement.GetProperty("settings").GetProperty("timeScale").GetDouble().Should().Be(0.01);
+        json.RootElement.GetProperty("baselineNote").GetString().Should().Contain("Nito.AsyncEx");
+    }
+
+    [Fact]
+    public void Main_Table_HasOneRowPerModeWithEveryColumn()
+    {
+        (int exitCode, string stdout, _) = RunMain(["--messages", "2", "--steps", "2", "--time-scale", "0.01", "--modes", "single,priority"]);
+
+        exitCode.Should().Be(0);
+        stdout.Should().Contain("received").And.Contain("succeeded").And.Contain("lost").And.Contain("makespan")
+            .And.Contain("CPU bound").And.Contain("makespan/bound").And.Contain("CPU time").And.Contain("peak threads")
+            .And.Contain("worst refresh lateness").And.Contain("Nito.AsyncEx");
+        stdout.Split('\n').Should().Contain(l => l.StartsWith("single ", StringComparison.Ordinal))
+            .And.Contain(l => l.StartsWith("priority ", StringComparison.Ordinal));
+    }
+
+    private static (int ExitCode, string Stdout, string Stderr) RunMain(string[] args)
+    {
+        MethodInfo entry = typeof(Settings).Assembly.EntryPoint!;
+        TextWriter previousOut = Console.Out;
+        TextWriter previousError = Console.Error;
+        var stdout = new StringWriter();
+        var stderr = new StringWriter();
+        Console.SetOut(stdout);
+        Console.SetError(stderr);
+        try
+        {
+            object? exit = entry.Invoke(null, [args]);
+            return ((int)exit!, stdout.ToString(), stderr.ToString());
+        }
+        finally
+        {
+            Console.SetOut(previousOut);
+            Console.SetError(previousError);
+        }
+    }
+}
