@@ -13,8 +13,8 @@ namespace PriorityAsync.Tests.Reliability.Stress;
 /// <remarks>
 /// <para>What may legitimately stay: each level's <see cref="System.Collections.Concurrent.ConcurrentQueue{T}"/> keeps its current
 /// segment as a ring buffer. Segments double from 32 slots up to 1,048,576; a drained segment is unlinked, the tail one is kept. So a
-/// level keeps at most about twice its peak backlog (rounded up to a power of two, at most 1,048,576 slots) times 24 bytes per slot
-/// (a 16-byte WorkItem plus a sequence number). Here the backlog is capped by the producer (<see cref="Batch"/> items), so the warm-up
+/// level keeps one segment of fewer slots than its peak backlog + 32 (a power of two, at most 1,048,576) at 24 bytes per slot (a
+/// 16-byte WorkItem plus a sequence number). Here the backlog is capped by the producer (<see cref="Batch"/> items), so the warm-up
 /// reaches that size and the measured phase must add nothing. docs/reliability.md states the bound.</para>
 /// <para>The count is 10 million operations (half cross-thread posts, half awaits on the loop) at any stress budget, and grows with
 /// <c>PRIORITYASYNC_STRESS_SECONDS</c> beyond 20 s (500,000 more per second) for the long run.</para>
