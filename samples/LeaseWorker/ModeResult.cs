@@ -8,6 +8,7 @@ namespace LeaseWorker;
 /// <param name="CpuTime">Process CPU time (all threads but the stall monitor) consumed during the run.</param>
 /// <param name="PeakThreads">The most threads that were inside a CPU part at the same time.</param>
 /// <param name="MachineStall">The worst oversleep of a bystander thread during the run (see <see cref="StallMonitor"/>).</param>
+/// <param name="ThreadPoolDelay">The longest a thread-pool work item waited to start during the run (timers complete there).</param>
 /// <param name="SeedLaps">Queue round trips spent in the seed's Prioritize (seed-prioritize only).</param>
 public sealed record ModeResult(
     string Mode,
@@ -19,6 +20,7 @@ public sealed record ModeResult(
     TimeSpan CpuTime,
     int PeakThreads,
     TimeSpan MachineStall,
+    TimeSpan ThreadPoolDelay,
     long? SeedLaps)
 {
     public double MakespanOverBound => Makespan / Bound;

@@ -89,7 +89,7 @@ public static class Report
             string laps = r.SeedLaps is { } l ? $"; {l} queue laps inside the seed's Prioritize" : string.Empty;
             output.WriteLine(
                 $"  {r.Mode}: {r.RunsOn}; {r.Bus.FailedRefreshes} refreshes failed, {r.Bus.RejectedAcks} acks rejected{laps}; " +
-                $"the machine delayed a bystander thread by up to {Format.Duration(r.MachineStall)}.");
+                $"bystanders: a thread overslept by up to {Format.Duration(r.MachineStall)}, a thread-pool item waited up to {Format.Duration(r.ThreadPoolDelay)}.");
         }
 
         output.WriteLine($"  {BaselineNote}");
@@ -156,6 +156,7 @@ public static class Report
                 json.WriteNumber("peakThreads", r.PeakThreads);
                 json.WriteNumber("worstRefreshLatenessMs", Math.Round(r.Bus.WorstRefreshLateness.TotalMilliseconds, 3));
                 json.WriteNumber("machineStallMs", Math.Round(r.MachineStall.TotalMilliseconds, 3));
+                json.WriteNumber("threadPoolDelayMs", Math.Round(r.ThreadPoolDelay.TotalMilliseconds, 3));
                 if (r.SeedLaps is { } laps)
                 {
                     json.WriteNumber("seedPrioritizeLaps", laps);

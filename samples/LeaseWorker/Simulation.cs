@@ -1,78 +1,84 @@
 using System;
+using System.Collections.Generic;
 using System.Diagnostics;
 using System.Threading;
+using System.Threading.Tasks;
 
 namespace LeaseWorker;
 
 /// <summary>Runs one mode against a fresh bus and measures it.</summary>
 public static class Simulation
 {
-    /// <summary>Runs <paramref name="modeName"/> with <paramref name="settings"/> on a thread of its own and returns the measurements.</summary>
-    public static ModeResult Run(string modeName, Settings settings)
+    /// <summary>Runs <paramref name="modeName"/> with <paramref name="settings"/> and returns the measurements. Blocks the caller.</summary>
+    public static ModeResult Run(string modeName, Settings settings) => RunAsync(modeName, settings).GetAwaiter().GetResult();
+
+    /// <summary>
+    /// Runs <paramref name="modeName"/> on a thread of its own: the single-threaded modes turn their calling thread into their loop,
+    /// and the caller (a test runner) may have a SynchronizationContext of its own. Awaiting it, rather than blocking, keeps the
+    /// caller's thread free when it is a thread-pool thread: timers and the bus's replies complete on the thread pool, and a pool
+    /// short of threads delays every I/O completion by hundreds of milliseconds until it injects more.
+    /// </summary>
+    public static Task<ModeResult> RunAsync(string modeName, Settings settings)
     {
         ArgumentNullException.ThrowIfNull(settings);
         Mode mode = Mode.Create(modeName);
         LeaseBus bus = LeaseBus.For(settings);
         var worker = new Worker(bus, mode, settings);
+        var completion = new TaskCompletionSource<ModeResult>(TaskCreationOptions.RunContinuationsAsynchronously);
 
-        // Leave the previous run's garbage out of this run's CPU time.
-        GC.Collect();
-        GC.WaitForPendingFinalizers();
-        GC.Collect();
-
-        TimeSpan makespan = default;
-        TimeSpan cpuTime = default;
-        Exception? failure = null;
-        var monitor = new StallMonitor();
-
-        // A thread of its own: the single-threaded modes turn the calling thread into their loop, and the caller (a test runner)
-        // may have a SynchronizationContext of its own.
         var driver = new Thread(() =>
         {
             try
             {
+                // Leave the previous run's garbage out of this run's CPU time.
+                GC.Collect();
+                GC.WaitForPendingFinalizers();
+                GC.Collect();
+
+                using var monitor = new StallMonitor();
                 TimeSpan cpuBefore = Process.GetCurrentProcess().TotalProcessorTime;
                 long start = Stopwatch.GetTimestamp();
                 mode.Run(worker.RunAsync);
-                makespan = Stopwatch.GetElapsedTime(start);
-                cpuTime = Process.GetCurrentProcess().TotalProcessorTime - cpuBefore;
+                TimeSpan makespan = Stopwatch.GetElapsedTime(start);
+                TimeSpan cpuTime = Process.GetCurrentProcess().TotalProcessorTime - cpuBefore;
+                monitor.Dispose();
+
+                int? cpuThreads = mode.CpuThreads(settings.CpuKind);
+                completion.SetResult(new ModeResult(
+                    mode.Name,
+                    mode.RunsOn,
+                    bus.Totals(),
+                    makespan,
+                    LowerBound.For(settings, cpuThreads),
+                    cpuThreads,
+                    cpuTime - monitor.OwnCpuTime,
+                    worker.PeakBusyThreads,
+                    monitor.WorstStall,
+                    monitor.WorstThreadPoolDelay,
+                    (mode as SeedPrioritizeMode)?.Laps));
             }
             catch (Exception ex)
             {
-                failure = ex;
+                completion.SetException(new InvalidOperationException($"The {modeName} run failed: {ex.Message}", ex));
             }
         })
         { Name = $"LeaseWorker {modeName}", IsBackground = true };
         driver.Start();
-        driver.Join();
-        monitor.Dispose();
-        if (failure is not null)
-        {
-            throw new InvalidOperationException($"The {modeName} run failed: {failure.Message}", failure);
-        }
-
-        int? cpuThreads = mode.CpuThreads(settings.CpuKind);
-        return new ModeResult(
-            mode.Name,
-            mode.RunsOn,
-            bus.Totals(),
-            makespan,
-            LowerBound.For(settings, cpuThreads),
-            cpuThreads,
-            cpuTime - monitor.OwnCpuTime,
-            worker.PeakBusyThreads,
-            monitor.WorstStall,
-            (mode as SeedPrioritizeMode)?.Laps);
+        return completion.Task;
     }
 
     /// <summary>Runs each mode once on a tiny workload, so that JIT compilation is not charged to the measured runs.</summary>
-    public static void WarmUp(Settings settings, System.Collections.Generic.IEnumerable<string> modes)
+    public static async Task WarmUpAsync(Settings settings, IEnumerable<string> modes)
     {
+        ArgumentNullException.ThrowIfNull(settings);
         ArgumentNullException.ThrowIfNull(modes);
         Settings tiny = settings with { Messages = 2, Steps = 2 };
         foreach (string mode in modes)
         {
-            Run(mode, tiny);
+            await RunAsync(mode, tiny).ConfigureAwait(false);
         }
     }
+
+    /// <summary>Blocking <see cref="WarmUpAsync"/>, for the program's main thread.</summary>
+    public static void WarmUp(Settings settings, IEnumerable<string> modes) => WarmUpAsync(settings, modes).GetAwaiter().GetResult();
 }

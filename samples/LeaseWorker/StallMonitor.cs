@@ -16,6 +16,8 @@ public sealed class StallMonitor : IDisposable
     private readonly Thread _thread;
     private volatile bool _stop;
     private long _worstTicks;
+    private long _worstPoolTicks;
+    private long _probeQueuedAt;
     private TimeSpan _ownCpu;
 
     public StallMonitor()
@@ -26,6 +28,12 @@ public sealed class StallMonitor : IDisposable
 
     /// <summary>The longest oversleep seen so far.</summary>
     public TimeSpan WorstStall => TimeSpan.FromTicks(Interlocked.Read(ref _worstTicks));
+
+    /// <summary>
+    /// The longest a work item queued to the thread pool waited to start. Timers (Task.Delay) and the bus's replies complete on the
+    /// thread pool, so when the pool is short of threads (all blocked), I/O completions reach the worker late, whatever its scheduler.
+    /// </summary>
+    public TimeSpan WorstThreadPoolDelay => TimeSpan.FromTicks(Interlocked.Read(ref _worstPoolTicks));
 
     /// <summary>The CPU time the monitor itself used (valid after <see cref="Dispose"/>).</summary>
     public TimeSpan OwnCpuTime => _ownCpu;
@@ -41,6 +49,11 @@ public sealed class StallMonitor : IDisposable
         TimeSpan cpuStart = NativeTime.CurrentThreadCpuTime() ?? TimeSpan.Zero;
         while (!_stop)
         {
+            if (Interlocked.CompareExchange(ref _probeQueuedAt, Stopwatch.GetTimestamp(), 0) == 0)
+            {
+                ThreadPool.UnsafeQueueUserWorkItem(static monitor => monitor.OnProbe(), this, preferLocal: false);
+            }
+
             long start = Stopwatch.GetTimestamp();
             NativeTime.Sleep(s_period);
             long over = (Stopwatch.GetElapsedTime(start) - s_period).Ticks;
@@ -51,5 +64,16 @@ public sealed class StallMonitor : IDisposable
         }
 
         _ownCpu = (NativeTime.CurrentThreadCpuTime() ?? TimeSpan.Zero) - cpuStart;
+    }
+
+    private void OnProbe()
+    {
+        long delay = Stopwatch.GetElapsedTime(Interlocked.Read(ref _probeQueuedAt)).Ticks;
+        if (delay > Interlocked.Read(ref _worstPoolTicks))
+        {
+            Interlocked.Exchange(ref _worstPoolTicks, delay);
+        }
+
+        Interlocked.Exchange(ref _probeQueuedAt, 0);
     }
 }
