@@ -47,7 +47,7 @@ public class AwaitBenchmarks
         },
         Options);
 
-    [Benchmark(OperationsPerInvoke = Ops, Description = "PriorityAsync: Prioritize(0) with level-1 item pending (queued; runs that item too)")]
+    [Benchmark(OperationsPerInvoke = Ops, Description = "PriorityAsync: Prioritize down, higher item pending (queued)")]
     public void PriorityAsync_PrioritizeDownWithHigherPending() => PriorityContext.Run(
         static async () =>
         {

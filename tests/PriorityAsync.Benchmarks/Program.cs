@@ -82,9 +82,9 @@ static IConfig BuildConfig(BenchOptions options)
         job = Job.Default
             .WithToolchain(InProcessEmitToolchain.Instance)
             .WithLaunchCount(1)
-            .WithWarmupCount(2)
-            .WithIterationCount(3)
-            .WithIterationTime(TimeInterval.FromMilliseconds(80))
+            .WithWarmupCount(3)
+            .WithIterationCount(5)
+            .WithIterationTime(TimeInterval.FromMilliseconds(100))
             .WithId("Quick");
     }
     else
@@ -99,8 +99,8 @@ static IConfig BuildConfig(BenchOptions options)
             .WithRuntime(CoreRuntime.CreateForNewVersion("net10.0", ".NET 10.0"))
             .WithToolchain(toolchain)
             .WithLaunchCount(1)
-            .WithWarmupCount(4)
-            .WithIterationCount(12)
+            .WithWarmupCount(5)
+            .WithIterationCount(20)
             .WithIterationTime(TimeInterval.FromMilliseconds(200))
             .WithId("net10.0-oop");
     }

@@ -9,7 +9,8 @@ namespace PriorityAsync.Benchmarks.Harness;
 
 /// <summary>
 /// Priority under load: one producer keeps a loop saturated (a backlog of <see cref="Backlog"/> items) with items that each busy-run
-/// for <see cref="ItemDurationUs"/> us; every tenth post is a high-level item. Measured: the wait of each high item (post to start
+/// for <see cref="ItemDurationUs"/> us; every tenth post is a high-level item (one in flight at most, so high items never queue
+/// behind each other). Measured: the wait of each high item (post to start
 /// of its callback; p50/p99/max) and the loop's throughput. Compared: PriorityAsync with two levels (low 0, high 1) against the same
 /// workload on a one-level PriorityContext (a FIFO) and on the AsyncContextThread replica (a FIFO).
 /// </summary>
@@ -22,36 +23,49 @@ public static class PriorityUnderLoad
 {
     public const double ItemDurationUs = 5.0;
     public const int Backlog = 1024;
+    public const double GapThresholdUs = 20.0;
     private const string Group = "Priority";
 
     public static IEnumerable<HarnessResult> Run(bool quick)
     {
-        int items = quick ? 40_000 : 200_000;
-        int rounds = quick ? 2 : 3;
-        var byVariant = new Dictionary<string, List<(HarnessResult Result, long[] Waits, int Count)>>();
+        // Several short rounds, the variants interleaved, so a change in the machine's load hits all variants alike.
+        int items = quick ? 30_000 : 60_000;
+        int rounds = quick ? 2 : 6;
+        var byVariant = new Dictionary<string, List<(HarnessResult Result, long[] Waits, int Count, Explanation Why)>>();
         for (int round = 0; round < rounds; round++)
         {
             foreach (Variant variant in Variants())
             {
-                (HarnessResult result, long[] waits, int count) = RunOne(variant, items);
-                if (!byVariant.TryGetValue(result.Name, out List<(HarnessResult, long[], int)>? list))
+                (HarnessResult result, long[] waits, int count, Explanation why) = RunOne(variant, items);
+                if (!byVariant.TryGetValue(result.Name, out List<(HarnessResult, long[], int, Explanation)>? list))
                 {
-                    byVariant[result.Name] = list = new List<(HarnessResult, long[], int)>();
+                    byVariant[result.Name] = list = new List<(HarnessResult, long[], int, Explanation)>();
                 }
 
-                list.Add((result, waits, count));
+                list.Add((result, waits, count, why));
             }
         }
 
         // Percentiles over all rounds' high items pooled; throughput: the median round.
         var results = new List<HarnessResult>();
-        foreach ((string name, List<(HarnessResult Result, long[] Waits, int Count)> runs) in byVariant)
+        foreach ((string name, List<(HarnessResult Result, long[] Waits, int Count, Explanation Why)> runs) in byVariant)
         {
             long[] pooled = runs.SelectMany(r => r.Waits.Take(r.Count)).ToArray();
             double medianThroughput = runs.Select(r => r.Result.ItemsPerSecond!.Value).OrderBy(v => v).ElementAt(runs.Count / 2);
-            HarnessResult merged = HarnessResult.FromTicks(Group, name, pooled, pooled.Length, medianThroughput);
+            int over = runs.Sum(r => r.Why.WaitsOverD);
+            int overWithGap = runs.Sum(r => r.Why.WaitsOverDDuringGap);
+            int gaps = runs.Sum(r => r.Why.Gaps);
+            double gapMs = runs.Sum(r => r.Why.GapTicks) * 1000.0 / Stopwatch.Frequency;
+            long[] undisturbed = runs.SelectMany(r => r.Why.UndisturbedWaits).ToArray();
+            HarnessResult clean = HarnessResult.FromTicks(Group, name, undisturbed, undisturbed.Length, null);
+            double runSeconds = runs.Sum(r => items / r.Result.ItemsPerSecond!.Value);
+            string note = FormattableString.Invariant(
+                $"{over} of {pooled.Length} high waits > D; {overWithGap} of those overlapped a descheduling of the loop thread (a gap > {GapThresholdUs} us: {gaps} gaps, {gapMs:F0} ms = {gapMs / 10 / runSeconds:F0}% of the {runSeconds:F1} s run). ") +
+                FormattableString.Invariant($"The {undisturbed.Length} waits that overlapped no descheduling: p50 {clean.P50Us:F1} us, p99 {clean.P99Us:F1} us, max {clean.MaxUs:F1} us.");
+            HarnessResult merged = HarnessResult.FromTicks(Group, name, pooled, pooled.Length, medianThroughput, note);
             results.Add(merged);
             Console.WriteLine($"{Group,-10} {name,-48} high wait p50 {merged.P50Us,8:F1} us  p99 {merged.P99Us,9:F1} us  max {merged.MaxUs,9:F1} us  throughput {medianThroughput / 1e3,8:F1} k items/s (D = {ItemDurationUs} us)");
+            Console.WriteLine($"{"",-10} {"",-48} {note}");
         }
 
         return results;
@@ -64,7 +78,7 @@ public static class PriorityUnderLoad
         yield return new Variant("AsyncContextThread replica (FIFO)", () => new ReplicaLoop());
     }
 
-    private static (HarnessResult Result, long[] Waits, int Count) RunOne(Variant variant, int items)
+    private static (HarnessResult Result, long[] Waits, int Count, Explanation Why) RunOne(Variant variant, int items)
     {
         var state = new LoadState(items);
         using ILoop loop = variant.Create();
@@ -78,18 +92,19 @@ public static class PriorityUnderLoad
 
         SendOrPostCallback low = s =>
         {
-            SpinFor(durationTicks);
-            state.Ran++;
-            Volatile.Write(ref state.RanPublished, state.Ran);
+            state.ItemStarted(Stopwatch.GetTimestamp());
+            state.SpinFor(durationTicks);
+            state.ItemEnded();
         };
         SendOrPostCallback high = s =>
         {
             long now = Stopwatch.GetTimestamp();
+            state.ItemStarted(now);
             int id = (int)s!;
+            state.WaitStarts[state.HighCount] = state.PostedAt[id];
             state.Waits[state.HighCount++] = now - state.PostedAt[id];
-            SpinFor(durationTicks);
-            state.Ran++;
-            Volatile.Write(ref state.RanPublished, state.Ran);
+            state.SpinFor(durationTicks);
+            state.ItemEnded();
         };
 
         // Warm up the loop and the callbacks.
@@ -102,6 +117,7 @@ public static class PriorityUnderLoad
         state.Reset();
 
         long start = Stopwatch.GetTimestamp();
+        int highsPosted = 0;
         for (int i = 0; i < items; i++)
         {
             var spinner = default(SpinWait);
@@ -110,8 +126,12 @@ public static class PriorityUnderLoad
                 spinner.SpinOnce(sleep1Threshold: -1);
             }
 
-            if (i % 10 == 9)
+            // Every tenth post is high, with one high item in flight at most: the first Backlog posts (filling the queue) and a post
+            // while the previous high item still waits are low. Otherwise a burst of posts (after the producer lost its core) would
+            // queue high items behind each other, which measures the burst, not what low-level work does to high-level work.
+            if (i >= Backlog && i % 10 == 9 && Volatile.Read(ref state.HighCount) == highsPosted)
             {
+                highsPosted++;
                 SpinFor((long)(random.NextDouble() * durationTicks)); // arrive at a random point of the running item
                 state.PostedAt[i] = Stopwatch.GetTimestamp();
                 loop.Post(true, high, boxedIds[i]);
@@ -125,7 +145,7 @@ public static class PriorityUnderLoad
         WaitFor(state, items);
         double seconds = (Stopwatch.GetTimestamp() - start) / (double)Stopwatch.Frequency;
         var result = new HarnessResult(Group, variant.Name, state.HighCount, 0, 0, 0, 0, items / seconds);
-        return (result, state.Waits, state.HighCount);
+        return (result, state.Waits, state.HighCount, state.Explain(durationTicks));
     }
 
     private static void WaitFor(LoadState state, long count)
@@ -146,21 +166,120 @@ public static class PriorityUnderLoad
         }
     }
 
+    private readonly record struct Explanation(int WaitsOverD, int WaitsOverDDuringGap, int Gaps, long GapTicks, long[] UndisturbedWaits);
+
     private sealed record Variant(string Name, Func<ILoop> Create);
 
+    /// <summary>Loop-side state. Besides the waits it records every time the loop thread lost its core for more than
+    /// <see cref="GapThresholdUs"/> (a jump between two consecutive timestamps inside an item, or between one item's end and the
+    /// next one's start while work was queued), so a long wait can be told apart from a scheduling decision of the loop.</summary>
     private sealed class LoadState(int items)
     {
         public readonly long[] PostedAt = new long[items];
-        public readonly long[] Waits = new long[items / 10 + 1];
+        public readonly long[] Waits = new long[(items / 10) + 1];
+        public readonly long[] WaitStarts = new long[(items / 10) + 1];
         public long Ran;
         public long RanPublished;
         public int HighCount;
+        private readonly List<(long From, long To)> _gaps = new(capacity: 100_000);
+        private readonly long _gapThreshold = (long)(GapThresholdUs * Stopwatch.Frequency / 1_000_000.0);
+        private long _lastEnd;
 
         public void Reset()
         {
             Ran = 0;
             HighCount = 0;
+            _gaps.Clear();
+            _lastEnd = 0;
             Volatile.Write(ref RanPublished, 0);
+        }
+
+        public void ItemStarted(long now)
+        {
+            if (_lastEnd != 0 && now - _lastEnd > _gapThreshold)
+            {
+                AddGap(_lastEnd, now);
+            }
+        }
+
+        public void ItemEnded()
+        {
+            Ran++;
+            Volatile.Write(ref RanPublished, Ran);
+            _lastEnd = Stopwatch.GetTimestamp();
+        }
+
+        public void SpinFor(long ticks)
+        {
+            long previous = Stopwatch.GetTimestamp();
+            long end = previous + ticks;
+            while (true)
+            {
+                long now = Stopwatch.GetTimestamp();
+                if (now - previous > _gapThreshold)
+                {
+                    AddGap(previous, now);
+                }
+
+                if (now >= end)
+                {
+                    return;
+                }
+
+                previous = now;
+                Thread.SpinWait(1);
+            }
+        }
+
+        public Explanation Explain(long durationTicks)
+        {
+            int over = 0;
+            int overWithGap = 0;
+            var undisturbed = new List<long>(HighCount);
+            for (int i = 0; i < HighCount; i++)
+            {
+                long from = WaitStarts[i];
+                long to = from + Waits[i];
+                bool disturbed = false;
+                foreach ((long gapFrom, long gapTo) in _gaps)
+                {
+                    if (gapFrom < to && gapTo > from)
+                    {
+                        disturbed = true;
+                        break;
+                    }
+                }
+
+                if (!disturbed)
+                {
+                    undisturbed.Add(Waits[i]);
+                }
+
+                if (Waits[i] > durationTicks)
+                {
+                    over++;
+                    if (disturbed)
+                    {
+                        overWithGap++;
+                    }
+                }
+            }
+
+            long gapTicks = 0;
+            foreach ((long gapFrom, long gapTo) in _gaps)
+            {
+                gapTicks += gapTo - gapFrom;
+            }
+
+            return new Explanation(over, overWithGap, _gaps.Count, gapTicks, undisturbed.ToArray());
+        }
+
+        private void AddGap(long from, long to)
+        {
+            if (_gaps.Count < _gaps.Capacity)
+            {
+                _gaps.Add((from, to));
+            }
         }
     }
 

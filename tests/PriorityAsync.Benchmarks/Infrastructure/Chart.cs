@@ -12,9 +12,9 @@ namespace PriorityAsync.Benchmarks.Infrastructure;
 /// <summary>Writes the run's results as a self-contained SVG: one panel per benchmark, shorter bars are better.</summary>
 public static class Chart
 {
-    private const int Width = 980;
-    private const int LabelWidth = 400;
-    private const int BarArea = 400;
+    private const int Width = 1120;
+    private const int LabelWidth = 430;
+    private const int BarArea = 420;
     private const int RowHeight = 20;
     private const int PanelGap = 16;
     private const string Ours = "#e8710a";
@@ -22,7 +22,7 @@ public static class Chart
 
     public static void Write(string path, KeyRatios report, bool quick)
     {
-        var panels = new List<(string Title, string Unit, List<(string Label, double Value, string Text, bool IsOurs)> Bars)>();
+        var panels = new List<(string Title, string Unit, double? Goal, List<(string Label, double Value, string Text, bool IsOurs)> Bars)>();
         foreach (IGrouping<string, Measurement> group in report.Measurements.GroupBy(m => m.Category + "|" + m.Parameters))
         {
             Measurement first = group.First();
@@ -35,15 +35,23 @@ public static class Chart
                 "TaskScheduler" => "TaskScheduler adapter: StartNew + await (ns/op)",
                 _ => first.Category,
             };
-            panels.Add((title, "ns", group
-                .Select(m => (m.Description, m.MeanNs, F($"{m.MeanNs:F1} ns, {FormatBytes(m.BytesPerOp)} B"), m.Description.StartsWith("PriorityAsync", StringComparison.Ordinal)))
+            double? goal = first.Category switch
+            {
+                "Await" => 30,              // <= 30 ns/op
+                "PostDrain" => 1e9 / 30e6,  // >= 30 M items/s
+                "Streaming" => 1e9 / 10e6,  // >= 10 M items/s
+                "PingPong" => 1e9 / 10e6,   // >= 10 M hops/s
+                _ => null,
+            };
+            panels.Add((title, "ns", goal, group
+                .Select(m => (m.Description, m.MedianNs, F($"{m.MedianNs:F1} ns, {FormatBytes(m.BytesPerOp)} B"), m.Description.StartsWith("PriorityAsync", StringComparison.Ordinal)))
                 .ToList()));
         }
 
         List<HarnessResult> wake = report.Harness.Where(h => h.Group == "Wake-up").ToList();
         if (wake.Count > 0)
         {
-            panels.Add(("Wake-up latency of a parked receiver, p50 (us)", "us", wake
+            panels.Add(("Wake-up latency of a parked receiver, p50 (us)", "us", 5.0, wake
                 .Select(h => (h.Name, h.P50Us, F($"p50 {h.P50Us:F1} us, p99 {h.P99Us:F1} us"), h.Name.StartsWith("PriorityContext", StringComparison.Ordinal)))
                 .ToList()));
         }
@@ -51,7 +59,7 @@ public static class Chart
         List<HarnessResult> load = report.Harness.Where(h => h.Group == "Priority").ToList();
         if (load.Count > 0)
         {
-            panels.Add((F($"Priority under load: high-level p99 wait (us; one low item = {PriorityUnderLoad.ItemDurationUs} us, log scale)"), "us-log", load
+            panels.Add((F($"Priority under load: high-level p99 wait (us; one low item = {PriorityUnderLoad.ItemDurationUs} us, log scale)"), "us-log", PriorityUnderLoad.ItemDurationUs, load
                 .Select(h => (h.Name, h.P99Us, F($"p99 {h.P99Us:F1} us, {h.ItemsPerSecond / 1e3:F0} k items/s"), h.Name.StartsWith("PriorityAsync 2", StringComparison.Ordinal)))
                 .ToList()));
         }
@@ -61,20 +69,29 @@ public static class Chart
         svg.AppendLine(F($"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{Width}\" height=\"{height}\" viewBox=\"0 0 {Width} {height}\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">"));
         svg.AppendLine(F($"<rect width=\"{Width}\" height=\"{height}\" fill=\"white\"/>"));
         svg.AppendLine(F($"<text x=\"16\" y=\"26\" font-size=\"17\" font-weight=\"bold\">PriorityAsync vs baselines, one run{(quick ? " (--quick: in-process, short job; indicative only)" : "")}</text>"));
-        svg.AppendLine(F($"<text x=\"16\" y=\"46\" fill=\"#444\">Shorter bars are better. <tspan fill=\"{Ours}\" font-weight=\"bold\">PriorityAsync</tspan> vs <tspan fill=\"{Baseline}\" font-weight=\"bold\">baselines</tspan>; each panel has its own scale. {Environment.ProcessorCount} cores, .NET {Environment.Version}, {DateTime.UtcNow:yyyy-MM-dd}.</text>"));
+        svg.AppendLine(F($"<text x=\"16\" y=\"46\" fill=\"#444\">Shorter bars are better (medians). <tspan fill=\"{Ours}\" font-weight=\"bold\">PriorityAsync</tspan> vs <tspan fill=\"{Baseline}\" font-weight=\"bold\">baselines</tspan>; each panel has its own scale; <tspan fill=\"#c0392b\">dashed: issue 3's goal</tspan>. {Environment.ProcessorCount} cores, .NET {Environment.Version}, {DateTime.UtcNow:yyyy-MM-dd}.</text>"));
         int y = 70;
-        foreach ((string title, string unit, List<(string Label, double Value, string Text, bool IsOurs)> bars) in panels)
+        foreach ((string title, string unit, double? goal, List<(string Label, double Value, string Text, bool IsOurs)> bars) in panels)
         {
             svg.AppendLine(F($"<text x=\"16\" y=\"{y + 14}\" font-size=\"13\" font-weight=\"bold\">{Escape(title)}</text>"));
             y += 26;
             bool log = unit == "us-log";
-            double max = bars.Max(b => b.Value);
-            double min = Math.Max(bars.Min(b => b.Value), 1e-3);
+            double max = Math.Max(bars.Max(b => b.Value), goal ?? 0);
+            double min = Math.Max(Math.Min(bars.Min(b => b.Value), goal ?? double.MaxValue), 1e-3);
+            double Fraction(double value) => log
+                ? (Math.Log10(value / (min / 2)) / Math.Log10(max / (min / 2)))
+                : value / max;
+            if (goal is { } goalValue)
+            {
+                double x = LabelWidth + (Fraction(goalValue) * BarArea);
+                int bottom = y + (bars.Count * RowHeight);
+                svg.AppendLine(F($"<line x1=\"{x:F1}\" y1=\"{y - 4}\" x2=\"{x:F1}\" y2=\"{bottom}\" stroke=\"#c0392b\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"/>"));
+                svg.AppendLine(F($"<text x=\"{x + 4:F1}\" y=\"{y - 6}\" fill=\"#c0392b\" font-size=\"11\">goal</text>"));
+            }
+
             foreach ((string label, double value, string text, bool isOurs) in bars)
             {
-                double fraction = log
-                    ? (Math.Log10(value / (min / 2)) / Math.Log10(max / (min / 2)))
-                    : value / max;
+                double fraction = Fraction(value);
                 double barWidth = Math.Max(2, fraction * BarArea);
                 string color = isOurs ? Ours : Baseline;
                 svg.AppendLine(F($"<text x=\"{LabelWidth - 8}\" y=\"{y + 14}\" text-anchor=\"end\"{(isOurs ? " font-weight=\"bold\"" : "")}>{Escape(label)}</text>"));

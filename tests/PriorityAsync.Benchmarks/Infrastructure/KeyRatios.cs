@@ -43,12 +43,12 @@ public sealed class KeyRatios
         {
             writer.WriteLine("## Measurements (BenchmarkDotNet, per operation)");
             writer.WriteLine();
-            writer.WriteLine("| group | case | ns/op | ± sd | M ops/s | B/op |");
-            writer.WriteLine("|---|---|---:|---:|---:|---:|");
+            writer.WriteLine("| group | case | median ns/op | mean ns/op | ± sd | M ops/s (median) | B/op |");
+            writer.WriteLine("|---|---|---:|---:|---:|---:|---:|");
             foreach (Measurement m in Measurements)
             {
                 string name = m.Parameters.Length == 0 ? m.Description : $"{m.Description} [{m.Parameters}]";
-                writer.WriteLine(Invariant($"| {m.Category} | {name} | {m.MeanNs:F1} | {m.StdDevNs:F1} | {m.OpsPerSecond / 1e6:F2} | {FormatBytes(m.BytesPerOp)} |"));
+                writer.WriteLine(Invariant($"| {m.Category} | {name} | {m.MedianNs:F1} | {m.MeanNs:F1} | {m.StdDevNs:F1} | {m.OpsPerSecond / 1e6:F2} | {FormatBytes(m.BytesPerOp)} |"));
             }
 
             writer.WriteLine();
@@ -66,10 +66,16 @@ public sealed class KeyRatios
                 writer.WriteLine(Invariant($"| {h.Group} | {h.Name} | {h.Samples} | {h.P50Us:F1} | {h.P90Us:F1} | {h.P99Us:F1} | {h.MaxUs:F1} | {throughput} |"));
             }
 
+            foreach (HarnessResult h in Harness.Where(h => h.Note is not null))
+            {
+                writer.WriteLine();
+                writer.WriteLine($"- {h.Name}: {h.Note}");
+            }
+
             writer.WriteLine();
         }
 
-        writer.WriteLine("## Key ratios (baseline time / PriorityAsync time; > 1 means PriorityAsync is faster)");
+        writer.WriteLine("## Key ratios (baseline median time / PriorityAsync median time; > 1 means PriorityAsync is faster)");
         writer.WriteLine();
         writer.WriteLine("| benchmark | PriorityAsync | baseline | ratio |");
         writer.WriteLine("|---|---|---|---:|");
@@ -115,7 +121,7 @@ public sealed class KeyRatios
             {
                 if (Find(baselineKey) is { } baseline)
                 {
-                    yield return (benchmark, ours.Description, baseline.Description, baseline.MeanNs / ours.MeanNs);
+                    yield return (benchmark, ours.Description, baseline.Description, baseline.MedianNs / ours.MedianNs);
                 }
             }
         }
@@ -148,11 +154,11 @@ public sealed class KeyRatios
         {
             if (Find(key) is { } m)
             {
-                yield return ($"{label}: <= 30 ns/op", Invariant($"{m.MeanNs:F1} ns/op"), m.MeanNs <= 30);
+                yield return ($"{label}: <= 30 ns/op", Invariant($"{m.MedianNs:F1} ns/op"), m.MedianNs <= 30);
                 yield return ($"{label}: 0 B/op", $"{FormatBytes(m.BytesPerOp)} B/op", m.BytesPerOp < 0.5);
                 if (Find("TaskYield_OnAsyncContext") is { } asyncContext)
                 {
-                    double ratio = asyncContext.MeanNs / m.MeanNs;
+                    double ratio = asyncContext.MedianNs / m.MedianNs;
                     yield return ($"{label}: >= 10x faster than AsyncContext", Invariant($"{ratio:F1}x"), ratio >= 10);
                 }
             }
@@ -169,12 +175,12 @@ public sealed class KeyRatios
             yield return ("streaming: >= 10 M items/s from one producer", Invariant($"{stream.OpsPerSecond / 1e6:F1} M items/s"), stream.OpsPerSecond >= 10e6);
             if (Find("Channel_SingleReader(Producers=1)") is { } channel)
             {
-                yield return ("streaming: ahead of the single-reader Channel (1 producer)", Invariant($"{channel.MeanNs / stream.MeanNs:F2}x"), channel.MeanNs > stream.MeanNs);
+                yield return ("streaming: ahead of the single-reader Channel (1 producer)", Invariant($"{channel.MedianNs / stream.MedianNs:F2}x"), channel.MedianNs > stream.MedianNs);
             }
 
             if (Find("PriorityAsync_Post(Producers=2)") is { } stream2 && Find("Channel_SingleReader(Producers=2)") is { } channel2)
             {
-                yield return ("streaming: ahead of the single-reader Channel (2 producers)", Invariant($"{channel2.MeanNs / stream2.MeanNs:F2}x"), channel2.MeanNs > stream2.MeanNs);
+                yield return ("streaming: ahead of the single-reader Channel (2 producers)", Invariant($"{channel2.MedianNs / stream2.MedianNs:F2}x"), channel2.MedianNs > stream2.MedianNs);
             }
         }
 
@@ -183,7 +189,7 @@ public sealed class KeyRatios
             yield return ("ping-pong: >= 10 M hops/s", Invariant($"{pingPong.OpsPerSecond / 1e6:F1} M hops/s"), pingPong.OpsPerSecond >= 10e6);
             if (Find("ThreadPool_ChannelPingPong") is { } pool)
             {
-                double ratio = pool.MeanNs / pingPong.MeanNs;
+                double ratio = pool.MedianNs / pingPong.MedianNs;
                 yield return ("ping-pong: >= 3x the thread-pool Channel", Invariant($"{ratio:F1}x"), ratio >= 3);
             }
         }
@@ -215,7 +221,7 @@ public sealed class KeyRatios
             {
                 if (Find(key) is { } other)
                 {
-                    yield return ($"TaskScheduler: ahead of {other.Description}", Invariant($"{other.MeanNs / startNew.MeanNs:F2}x"), other.MeanNs > startNew.MeanNs);
+                    yield return ($"TaskScheduler: ahead of {other.Description}", Invariant($"{other.MedianNs / startNew.MedianNs:F2}x"), other.MedianNs > startNew.MedianNs);
                 }
             }
         }

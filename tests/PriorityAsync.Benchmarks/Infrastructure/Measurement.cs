@@ -5,9 +5,10 @@ using BenchmarkDotNet.Reports;
 namespace PriorityAsync.Benchmarks.Infrastructure;
 
 /// <summary>One BenchmarkDotNet result, per operation (OperationsPerInvoke already divided out).</summary>
-public sealed record Measurement(string Category, string Method, string Description, string Parameters, double MeanNs, double StdDevNs, double? BytesPerOp)
+public sealed record Measurement(string Category, string Method, string Description, string Parameters, double MeanNs, double MedianNs, double StdDevNs, double? BytesPerOp)
 {
-    public double OpsPerSecond => 1e9 / MeanNs;
+    /// <summary>Per second, from the median (robust against the other tenants of a shared machine).</summary>
+    public double OpsPerSecond => 1e9 / MedianNs;
 
     public string Key => Parameters.Length == 0 ? Method : $"{Method}({Parameters})";
 
@@ -32,6 +33,7 @@ public sealed record Measurement(string Category, string Method, string Descript
                     descriptor.WorkloadMethodDisplayInfo.Trim('\''),
                     string.Join(",", report.BenchmarkCase.Parameters.Items.Select(p => $"{p.Name}={p.Value}")),
                     statistics.Mean,
+                    statistics.Median,
                     statistics.StandardDeviation,
                     exactBytes);
             }
