@@ -38,7 +38,7 @@ public static class Report
             $"times below are as measured. A lease is lost when a refresh is more than {Format.Duration(settings.Scaled(settings.LatenessLimit))} late.");
         output.WriteLine();
 
-        string[] header = ["mode", "received", "succeeded", "lost", "makespan", "CPU bound", "makespan/bound", "CPU time", "peak threads", "worst refresh lateness"];
+        string[] header = ["mode", "received", "succeeded", "lost", "makespan", "CPU bound", "makespan/bound", "CPU time", "loop thread CPU", "peak threads", "worst refresh lateness"];
         var rows = new List<string[]> { header };
         foreach (ModeResult r in results)
         {
@@ -52,6 +52,7 @@ public static class Report
                 Seconds(r.Bound) + (r.CpuThreads is { } t ? $" ({t} thr)" : " (no limit)"),
                 r.MakespanOverBound.ToString("0.000", CultureInfo.InvariantCulture),
                 Seconds(r.CpuTime),
+                r.LoopCpuTime is { } loop ? Seconds(loop) : "n/a",
                 r.PeakThreads.ToString(CultureInfo.InvariantCulture),
                 Format.Duration(r.Bus.WorstRefreshLateness),
             ]);
@@ -153,6 +154,15 @@ public static class Report
 
                 json.WriteNumber("makespanOverBound", Math.Round(r.MakespanOverBound, 4));
                 json.WriteNumber("cpuTimeMs", Math.Round(r.CpuTime.TotalMilliseconds, 3));
+                if (r.LoopCpuTime is { } loop)
+                {
+                    json.WriteNumber("loopThreadCpuMs", Math.Round(loop.TotalMilliseconds, 3));
+                }
+                else
+                {
+                    json.WriteNull("loopThreadCpuMs");
+                }
+
                 json.WriteNumber("peakThreads", r.PeakThreads);
                 json.WriteNumber("worstRefreshLatenessMs", Math.Round(r.Bus.WorstRefreshLateness.TotalMilliseconds, 3));
                 json.WriteNumber("machineStallMs", Math.Round(r.MachineStall.TotalMilliseconds, 3));

@@ -37,9 +37,11 @@ public static class Simulation
 
                 using var monitor = new StallMonitor();
                 TimeSpan cpuBefore = Process.GetCurrentProcess().TotalProcessorTime;
+                TimeSpan? loopCpuBefore = NativeTime.CurrentThreadCpuTime();
                 long start = Stopwatch.GetTimestamp();
                 mode.Run(worker.RunAsync);
                 TimeSpan makespan = Stopwatch.GetElapsedTime(start);
+                TimeSpan? loopCpu = NativeTime.CurrentThreadCpuTime() - loopCpuBefore;
                 TimeSpan cpuTime = Process.GetCurrentProcess().TotalProcessorTime - cpuBefore;
                 monitor.Dispose();
 
@@ -52,6 +54,7 @@ public static class Simulation
                     LowerBound.For(settings, cpuThreads),
                     cpuThreads,
                     cpuTime - monitor.OwnCpuTime,
+                    mode.CpuThreads(CpuKind.Spin) == 1 ? loopCpu : null,
                     worker.PeakBusyThreads,
                     monitor.WorstStall,
                     monitor.WorstThreadPoolDelay,
@@ -72,7 +75,8 @@ public static class Simulation
     {
         ArgumentNullException.ThrowIfNull(settings);
         ArgumentNullException.ThrowIfNull(modes);
-        Settings tiny = settings with { Messages = 2, Steps = 2 };
+        // Long enough for the hot methods to reach tier-1 JIT (30 calls each), at a scale where it takes a fraction of a second.
+        Settings tiny = settings with { Messages = 4, Steps = 10, TimeScale = Math.Min(settings.TimeScale, 0.005) };
         foreach (string mode in modes)
         {
             await RunAsync(mode, tiny).ConfigureAwait(false);

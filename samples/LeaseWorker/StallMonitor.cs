@@ -47,9 +47,11 @@ public sealed class StallMonitor : IDisposable
     private void Watch()
     {
         TimeSpan cpuStart = NativeTime.CurrentThreadCpuTime() ?? TimeSpan.Zero;
+        long laps = 0;
         while (!_stop)
         {
-            if (Interlocked.CompareExchange(ref _probeQueuedAt, Stopwatch.GetTimestamp(), 0) == 0)
+            // One probe in flight at a time, queued every fourth lap (20 ms): enough to see a starved pool, little extra pool traffic.
+            if (++laps % 4 == 0 && Interlocked.CompareExchange(ref _probeQueuedAt, Stopwatch.GetTimestamp(), 0) == 0)
             {
                 ThreadPool.UnsafeQueueUserWorkItem(static monitor => monitor.OnProbe(), this, preferLocal: false);
             }

@@ -87,18 +87,20 @@ public class ScenarioTests
     }
 
     [Fact]
-    public async Task SeedPrioritize_SeedRatio_LosesNothingButBurnsMoreCpuThanPriority()
+    public async Task SeedPrioritize_SeedRatio_LosesNothingButBurnsMoreSchedulingCpuThanPriority()
     {
+        // With sleeping CPU parts, the loop thread's own CPU time is the cost of scheduling alone. The process-wide CPU time is
+        // dominated by the timers and the thread pool, the same in both modes, so the comparison is made on the loop thread.
         Settings settings = s_seedRatios with { Messages = 10, Steps = 6 };
-        await Simulation.WarmUpAsync(settings with { TimeScale = 0.01 }, ["seed-prioritize", "priority"]);
+        await Simulation.WarmUpAsync(settings, ["seed-prioritize", "priority"]);
 
         (ModeResult Seed, ModeResult Priority) passed = await RunUntil<(ModeResult Seed, ModeResult Priority)>(
             async () => (await Simulation.RunAsync("seed-prioritize", settings), await Simulation.RunAsync("priority", settings)),
-            p => p.Seed.Bus.Lost == 0 && p.Priority.Bus.Lost == 0 && p.Seed.CpuTime >= 1.3 * p.Priority.CpuTime,
-            "seed-prioritize: 0 lost, and at least 1.3 x the CPU time of priority (0 lost) for the same work",
+            p => p.Seed.Bus.Lost == 0 && p.Priority.Bus.Lost == 0 && p.Seed.LoopCpuTime >= 1.5 * p.Priority.LoopCpuTime,
+            "seed-prioritize: 0 lost, and at least 1.5 x the loop-thread CPU time of priority (0 lost) for the same work",
             p => $"seed-prioritize: {Describe(p.Seed)}\n    priority: {Describe(p.Priority)}");
 
-        passed.Seed.SeedLaps.Should().BeGreaterThan(settings.Messages * settings.Steps, "it polls: at least a lap per step");
+        passed.Seed.SeedLaps.Should().BeGreaterThan(settings.Messages * settings.Steps, "it polls: at least a queue lap per step");
     }
 
     private async Task<T> RunUntil<T>(Func<Task<T>> run, Func<T, bool> passes, string claim, Func<T, string>? describe = null)
@@ -122,7 +124,7 @@ public class ScenarioTests
 
     private static string Describe(object result) => result is ModeResult r
         ? $"{r.Mode}: received {r.Bus.Received}, lost {r.Bus.Lost}, makespan/bound {r.MakespanOverBound:0.000}, " +
-          $"CPU time {r.CpuTime.TotalMilliseconds:0} ms, worst refresh lateness {r.Bus.WorstRefreshLateness.TotalMilliseconds:0.0} ms, " +
+          $"CPU time {r.CpuTime.TotalMilliseconds:0} ms (loop thread {r.LoopCpuTime?.TotalMilliseconds:0.0} ms), worst refresh lateness {r.Bus.WorstRefreshLateness.TotalMilliseconds:0.0} ms, " +
           $"bystander stall {r.MachineStall.TotalMilliseconds:0.0} ms, thread-pool delay {r.ThreadPoolDelay.TotalMilliseconds:0.0} ms"
         : result.ToString() ?? string.Empty;
 }
