@@ -6,7 +6,7 @@ using Xunit.Abstractions;
 namespace PriorityAsync.Tests.Reliability.Faults;
 
 /// <summary>
-/// Complete, Dispose or DisposeAsync while other threads Post, Send and <c>await context.Prioritize(level)</c>. Per round, checked by
+/// Complete, Dispose, DisposeAsync or a fault while other threads Post, Send and <c>await context.Prioritize(level)</c>. Per round, checked by
 /// accounting, not timing: every posted item ran exactly once or was dropped exactly once (never both, never neither); every Send
 /// either returned after its callback ran once or threw <see cref="ObjectDisposedException"/> and its callback never ran; every
 /// Prioritize either resumed on the loop thread or resumed elsewhere with <see cref="ObjectDisposedException"/>; the dropped count
@@ -65,7 +65,8 @@ public sealed class ShutdownRaceTests(ITestOutputHelper output)
         int postsBeforeShutdown = random.Next(0, 2_000);
         int postedSoFar = 0;
         using var start = new ManualResetEventSlim(false);
-        int shutdownKind = random.Next(3);
+        int shutdownKind = random.Next(4); // Complete, Dispose, DisposeAsync, or a fault (an unhandled exception stops the loop)
+        var fault = new InvalidOperationException($"round {seed}: fault");
         long sendsRan = 0, sendsRejected = 0, prioritizedOnLoop = 0, prioritizedRejected = 0;
 
         var threads = new List<Thread>();
@@ -154,8 +155,11 @@ public sealed class ShutdownRaceTests(ITestOutputHelper output)
                 case 1:
                     loop.Dispose();
                     break;
-                default:
+                case 2:
                     loop.DisposeAsync().AsTask().Wait(TestTimeout.Unexpected);
+                    break;
+                default:
+                    context.GetSynchronizationContext(2).Post(_ => throw fault, null);
                     break;
             }
         });
@@ -174,7 +178,15 @@ public sealed class ShutdownRaceTests(ITestOutputHelper output)
         }
 
         prioritizer.WithTimeout($"round {seed}: the prioritizer").GetAwaiter().GetResult();
-        loop.Completion.WithTimeout($"round {seed}: the loop to stop").GetAwaiter().GetResult();
+        Exception? stopped = loop.Completion.WithTimeout($"round {seed}: the loop to stop").ContinueWith(t => t.Exception?.InnerException, TaskScheduler.Default).GetAwaiter().GetResult();
+        if (shutdownKind == 3)
+        {
+            stopped.Should().BeSameAs(fault, $"round {seed}: the loop stops with the fault, unwrapped");
+        }
+        else
+        {
+            stopped.Should().BeNull($"round {seed}");
+        }
 
         // Every Post above has returned, and a Post that drops raises WorkDropped before it returns: the accounting is final.
         errors.Should().BeEmpty($"round {seed}");
@@ -190,7 +202,7 @@ public sealed class ShutdownRaceTests(ITestOutputHelper output)
         droppedCount.Should().Be(Volatile.Read(ref dropEvents), $"round {seed}: every drop is counted and reported");
         droppedCount.Should().BeGreaterThanOrEqualTo(dropped);
         (Volatile.Read(ref prioritizedOnLoop) + Volatile.Read(ref prioritizedRejected)).Should().Be(200, $"round {seed}: every Prioritize resumed once");
-        context.State.Should().Be(PriorityContextState.Completed);
+        context.State.Should().Be(shutdownKind == 3 ? PriorityContextState.Faulted : PriorityContextState.Completed);
 
         totals.Add(ran, dropped, sendsRan, sendsRejected, prioritizedOnLoop, prioritizedRejected);
     }
