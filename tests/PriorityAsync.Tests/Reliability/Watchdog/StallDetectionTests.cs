@@ -61,6 +61,74 @@ public sealed class StallDetectionTests
     }
 
     [Fact]
+    public void Run_ResultOnLoopThreadForItsOwnContinuation_StallReported()
+    {
+        // The same deadlock under PriorityContext.Run: the entry point blocks (as .Result would) the loop it runs on.
+        StallDetectedEventArgs? stall = null;
+        TestTimeout.OnOwnThread(
+            () => PriorityContext.Run(
+                () =>
+                {
+                    using var escape = new CancellationTokenSource(TestTimeout.Unexpected);
+                    PriorityContext.Current!.StallDetected += (_, e) =>
+                    {
+                        stall = e;
+                        escape.Cancel();
+                    };
+
+                    Task<int> value = ValueAfterDelayAsync();
+                    Action result = () => value.Wait(escape.Token); // what value.Result does, with a way out for the test
+                    result.Should().Throw<OperationCanceledException>();
+                },
+                new PriorityContextOptions { Levels = 2, DefaultLevel = 1, StallTimeout = s_shortTimeout }),
+            nameof(Run_ResultOnLoopThreadForItsOwnContinuation_StallReported));
+
+        stall.Should().NotBeNull();
+        stall!.Level.Should().Be(1, "the continuation of ValueAfterDelayAsync waits at the entry point's level");
+    }
+
+    [Fact]
+    public async Task TaskWait_SchedulerRefusesToInlineOverMoreUrgentWork_StallReportedAtTheUrgentLevel()
+    {
+        // StartNew(...).Wait() on the loop is inlined only when nothing more urgent waits; here a level-2 item waits, so the task stays
+        // queued behind it and Wait blocks the only thread that could run either.
+        var options = new PriorityContextOptions { Levels = 3, Name = NewName(), StallTimeout = s_shortTimeout };
+        await using var loop = new PriorityContextThread(options);
+        using var escape = new CancellationTokenSource(TestTimeout.Unexpected);
+        var reported = new TaskCompletionSource<StallDetectedEventArgs>(TaskCreationOptions.RunContinuationsAsynchronously);
+        loop.Context.StallDetected += (_, e) =>
+        {
+            reported.TrySetResult(e);
+            escape.Cancel();
+        };
+
+        int urgentRan = 0;
+        int taskRan = 0;
+        Task<bool> blocked = loop.Context.GetTaskFactory(0).StartNew(() =>
+        {
+            PriorityContext.Current!.GetSynchronizationContext(2).Post(_ => urgentRan++, null);
+            Task task = PriorityContext.Current.GetTaskFactory(0).StartNew(() => taskRan++);
+            try
+            {
+                task.Wait(escape.Token);
+                return false;
+            }
+            catch (OperationCanceledException)
+            {
+                return true;
+            }
+        });
+
+        StallDetectedEventArgs stall = await reported.Task.WithTimeout("the stall report");
+        stall.Level.Should().Be(2, "the most urgent waiting item is the level-2 one");
+        stall.PendingCount.Should().Be(2);
+        (await blocked.WithTimeout("the blocked item")).Should().BeTrue("Wait was released by the handler, not by the task completing");
+        await loop.Context.GetTaskFactory(0).StartNew(() => { }).WithTimeout("the loop to run the rest");
+        urgentRan.Should().Be(1);
+        taskRan.Should().Be(1);
+    }
+
+    [Fact]
     public async Task Stall_Reported_RecordedOnPriorityAsyncMeterWithContextAndLevelTags()
     {
         string name = NewName();
@@ -202,6 +270,12 @@ public sealed class StallDetectionTests
     private static async Task DelayOnThisLevelAsync()
     {
         await Task.Delay(1); // captures the level's SynchronizationContext; the continuation is posted back to it
+    }
+
+    private static async Task<int> ValueAfterDelayAsync()
+    {
+        await Task.Delay(1);
+        return 42;
     }
 
     private static string NewName() => "stall-" + Guid.NewGuid().ToString("N")[..8];
