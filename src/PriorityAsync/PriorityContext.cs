@@ -340,9 +340,30 @@ public sealed partial class PriorityContext
 
     internal void OperationCompleted()
     {
-        int remaining = Interlocked.Decrement(ref _outstanding); // full fence before reading _parked
-        Debug.Assert(remaining >= 0, "OperationCompleted without a matching OperationStarted.");
-        if (remaining == 0)
+        // A compare-exchange loop rather than Decrement, so that an unmatched OperationCompleted (public on the synchronization
+        // context) throws instead of pushing the count below zero, where the loop would take "<= 0" as "nothing outstanding" for good
+        // (a Debug.Assert here used to fail the process in Debug builds). CompareExchange is a full fence, as the wake-up protocol needs
+        // before WakeIfParked reads _parked. Not on the hot path: once per async void method.
+        int current = Volatile.Read(ref _outstanding);
+        while (true)
+        {
+            if (current <= 0)
+            {
+                throw new InvalidOperationException(
+                    $"OperationCompleted was called on PriorityContext '{Name}' with no operation outstanding (count {current}): each " +
+                    "OperationCompleted must match an earlier OperationStarted.");
+            }
+
+            int seen = Interlocked.CompareExchange(ref _outstanding, current - 1, current);
+            if (seen == current)
+            {
+                break;
+            }
+
+            current = seen;
+        }
+
+        if (current == 1)
         {
             WakeIfParked();
         }

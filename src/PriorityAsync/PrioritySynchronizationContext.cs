@@ -58,6 +58,7 @@ public sealed class PrioritySynchronizationContext : SynchronizationContext
     public override void OperationStarted() => Context.OperationStarted();
 
     /// <summary>Ends an operation started with <see cref="OperationStarted"/>.</summary>
+    /// <exception cref="InvalidOperationException">No operation is outstanding (more calls than to <see cref="OperationStarted"/>).</exception>
     public override void OperationCompleted() => Context.OperationCompleted();
 
     /// <summary>Describes the context and the level.</summary>

@@ -197,6 +197,16 @@ public sealed class BadInputTests
     }
 
     [Fact]
+    public async Task OperationCompleted_WithoutMatchingOperationStarted_ThrowsAndLeavesTheCountAlone()
+    {
+        var loop = new PriorityContextThread(new PriorityContextOptions { Name = "unmatched" });
+        await loop.DisposeAsync();
+        Exception? caught = Record(() => loop.Context.GetSynchronizationContext(0).OperationCompleted());
+        caught.Should().BeOfType<InvalidOperationException>().Which.Message.Should().Contain("'unmatched'").And.Contain("OperationStarted");
+        loop.Context.GetSnapshot().OutstandingOperations.Should().Be(0);
+    }
+
+    [Fact]
     public async Task Dispose_Twice_AndCompleteAfterDispose_AreNoOps()
     {
         var loop = new PriorityContextThread();
