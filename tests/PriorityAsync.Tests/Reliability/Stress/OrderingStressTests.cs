@@ -22,7 +22,8 @@ namespace PriorityAsync.Tests.Reliability.Stress;
 /// least the snapshot's <c>published[p, H]</c>. Items whose Post was still in flight at the snapshot are correctly not required.</para>
 /// <para>Producers are throttled (at most <see cref="MaxInFlightPerProducer"/> items not yet run) so the queues stay bounded and hold a
 /// changing mix of levels. A small share of the items goes through the level's TaskScheduler and through Send instead of Post: they share
-/// the level's FIFO queue, so the same checks apply.</para>
+/// the level's FIFO queue, so the same checks apply. The loop itself posts too (about one item in five), as a fourth source under the
+/// same checks: its unfenced enqueue path races the producers' enqueues and its own bit clearing.</para>
 /// </remarks>
 [Collection(StressCollection.Name)]
 [Trait("Category", "Stress")]
@@ -30,6 +31,11 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
 {
     private const int Levels = 4;
     private const int Producers = 3;
+
+    // Source Producers (the last one) is the loop itself: items posted from the loop thread (LevelQueues.EnqueueFromConsumer, no fence)
+    // race the producers' enqueues and the consumer's bit clearing just the same.
+    private const int Sources = Producers + 1;
+    private const int LoopSource = Producers;
     private const int MaxInFlightPerProducer = 32 * 1024;
 
     // Producer p's markers for level L live at [p * Stride + L]: one cache line pair per producer, no false sharing.
@@ -38,9 +44,9 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
     [Fact]
     public async Task Post_ManyProducersRandomLevels_ExactlyOnceFifoAndStrictPriority()
     {
-        var checker = new Checker();
         var options = new PriorityContextOptions { Levels = Levels, Name = nameof(OrderingStressTests) };
         var loop = new PriorityContextThread(options);
+        var checker = new Checker(loop.Context);
         long dropped = 0;
         loop.Context.WorkDropped += (_, _) => Interlocked.Increment(ref dropped);
 
@@ -78,13 +84,13 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
         failures.Where(f => f is not null).Should().BeEmpty();
         long posted = 0;
         long ran = 0;
-        for (int p = 0; p < Producers; p++)
+        for (int p = 0; p < Sources; p++)
         {
             for (int level = 0; level < Levels; level++)
             {
                 long sent = Volatile.Read(ref checker.Published[(p * Stride) + level]);
                 long done = checker.Ran[(p * Stride) + level];
-                done.Should().Be(sent, $"every item of producer {p} at level {level} must run exactly once");
+                done.Should().Be(sent, $"every item of source {p} at level {level} must run exactly once");
                 posted += sent;
                 ran += done;
             }
@@ -96,7 +102,7 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
         loop.Context.GetSnapshot().DroppedCount.Should().Be(0);
         posted.Should().BeGreaterThan(100_000, "the stress must have exercised something");
         output.WriteLine(
-            $"{posted:N0} items from {Producers} producers at {Levels} levels in {stopwatch.Elapsed.TotalSeconds:F1} s " +
+            $"{posted:N0} items ({checker.LoopPosts:N0} of them posted by the loop itself) from {Producers} producers at {Levels} levels in {stopwatch.Elapsed.TotalSeconds:F1} s " +
             $"({posted / stopwatch.Elapsed.TotalSeconds:N0} items/s); {checker.ChoicesOverLowerWork:N0} items ran " +
             $"while published lower-level work waited; throttled waits: {Volatile.Read(ref checker.ThrottleWaits):N0}");
     }
@@ -159,16 +165,25 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
     /// <summary>State touched by the loop thread only, except the markers (written by producers) and RanTotal (read by producers).</summary>
     private sealed class Checker
     {
-        public readonly long[] Published = new long[Producers * Stride];
-        public readonly long[] Ran = new long[Producers * Stride];
-        public readonly long[] RanTotal = new long[Producers * Stride];
+        public readonly long[] Published = new long[Sources * Stride];
+        public readonly long[] Ran = new long[Sources * Stride];
+        public readonly long[] RanTotal = new long[Sources * Stride];
         public readonly List<string> FirstViolations = new();
         public long ThrottleWaits;
         public long Violations;
         public long ChoicesOverLowerWork;
 
         // The markers as read at the end of the previous item: all of these had been published before the current item was dequeued.
-        private readonly long[] _snapshot = new long[Producers * Stride];
+        private readonly long[] _snapshot = new long[Sources * Stride];
+        private readonly PrioritySynchronizationContext[] _syncContexts;
+        private readonly Random _random = new(4242);
+
+        public Checker(PriorityContext context)
+        {
+            _syncContexts = Enumerable.Range(0, Levels).Select(context.GetSynchronizationContext).ToArray();
+        }
+
+        public long LoopPosts { get; private set; }
 
         public void OnRun(int producer, int level, long sequence)
         {
@@ -186,7 +201,7 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
 
             // Strict priority against everything published before this item was dequeued.
             bool lowerWasWaiting = false;
-            for (int p = 0; p < Producers; p++)
+            for (int p = 0; p < Sources; p++)
             {
                 for (int lower = 0; lower < level; lower++)
                 {
@@ -214,8 +229,19 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
             Ran[index] = sequence + 1;
             Volatile.Write(ref RanTotal[producer * Stride], RanTotal[producer * Stride] + 1);
 
+            // Now and then the loop posts too (about one item in five; each such item posts again with the same odds, so chains die out).
+            if (_random.Next(5) == 0)
+            {
+                int loopLevel = _random.Next(Levels);
+                int loopIndex = (LoopSource * Stride) + loopLevel;
+                long loopSequence = Published[loopIndex];
+                _syncContexts[loopLevel].Post(StressItem.Callback, new StressItem(this, LoopSource, loopLevel, loopSequence));
+                Volatile.Write(ref Published[loopIndex], loopSequence + 1);
+                LoopPosts++;
+            }
+
             // Last: snapshot the markers. The loop dequeues the next item after this.
-            for (int p = 0; p < Producers; p++)
+            for (int p = 0; p < Sources; p++)
             {
                 for (int l = 0; l < Levels; l++)
                 {
