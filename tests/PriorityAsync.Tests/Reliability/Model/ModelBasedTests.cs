@@ -24,13 +24,30 @@ public sealed class ModelBasedTests
 {
     private static readonly Regex s_callSegment = new(@"/c\d+", RegexOptions.Compiled);
 
+    /// <summary>Set to FsCheck's "seed,gamma" (printed with a failure) to replay that case: <c>PRIORITYASYNC_FSCHECK_REPLAY=123,456 dotnet test --filter ...</c>.</summary>
+    public const string ReplayVariable = "PRIORITYASYNC_FSCHECK_REPLAY";
+
     [Fact]
     public void SingleProducer_RandomOps_LogEqualsModelExactly() =>
-        Check.One(Config.QuickThrowOnFailure.WithMaxTest(100).WithEndSize(40), Prop.ForAll(ScriptGen.SingleProducer, RunSingleProducer));
+        Check.One(WithReplay(Config.QuickThrowOnFailure.WithMaxTest(100).WithEndSize(40)), Prop.ForAll(ScriptGen.SingleProducer, RunSingleProducer));
 
     [Fact]
     public void ThreeProducers_RandomOpsRacingTheLoop_InvariantsHold() =>
-        Check.One(Config.QuickThrowOnFailure.WithMaxTest(25), Prop.ForAll(ScriptGen.ThreePlans, RunThreeProducers));
+        Check.One(WithReplay(Config.QuickThrowOnFailure.WithMaxTest(25)), Prop.ForAll(ScriptGen.ThreePlans, RunThreeProducers));
+
+    private static Config WithReplay(Config config)
+    {
+        string? replay = Environment.GetEnvironmentVariable(ReplayVariable);
+        if (string.IsNullOrWhiteSpace(replay))
+        {
+            return config;
+        }
+
+        ulong[] parts = replay.Trim('(', ')', ' ').Split(',').Select(p => ulong.Parse(p.Trim(), System.Globalization.CultureInfo.InvariantCulture)).ToArray();
+        var rnd = new Rnd(parts[0], parts[1]);
+        Microsoft.FSharp.Core.FSharpOption<int> size = parts.Length > 2 ? (int)parts[2] : Microsoft.FSharp.Core.FSharpOption<int>.None;
+        return config.WithReplay(new Replay(rnd, size));
+    }
 
     /// <summary>Both properties for a share of the stress budget, with fresh seeds each round.</summary>
     internal static void StressRounds(ITestOutputHelper output)
