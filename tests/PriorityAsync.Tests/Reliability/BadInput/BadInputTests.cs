@@ -152,6 +152,14 @@ public sealed class BadInputTests
     }
 
     [Fact]
+    public async Task Run_OnTheLoopThreadOfAPriorityContextThread_ThrowsNamingTheRunningContext()
+    {
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { Name = "thread-loop" });
+        Exception? caught = await loop.Context.GetTaskFactory(0).StartNew(() => Record(() => PriorityContext.Run(() => { }))).WithTimeout("the nested Run");
+        caught.Should().BeOfType<InvalidOperationException>().Which.Message.Should().Contain("'thread-loop'").And.Contain("await the work instead");
+    }
+
+    [Fact]
     public async Task Send_ToFinishedContext_ThrowsObjectDisposedNamingContextAndAlternative()
     {
         var loop = new PriorityContextThread(new PriorityContextOptions { Name = "finished-send" });
