@@ -13,6 +13,7 @@
 
 using System;
 using System.Collections.Generic;
+using System.Globalization;
 using LeaseWorker;
 
 // 1. The settings: the seed's numbers, changed by the command line. Bad arguments: one line on stderr, exit code 2.
@@ -32,7 +33,7 @@ Settings settings = options.Settings;
 bool table = options.Format == OutputFormat.Table;
 if (table)
 {
-    Console.WriteLine($"Lease worker: {settings.Describe()}; time scale {settings.TimeScale}.");
+    Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"Lease worker: {settings.Describe()}; time scale {settings.TimeScale}."));
 }
 
 // 2. Warm up: a tiny run of each mode, so JIT compilation is not charged to the measured runs.
@@ -51,7 +52,7 @@ foreach (string mode in options.Modes)
     results.Add(result);
     if (table)
     {
-        Console.WriteLine($"{result.Makespan.TotalSeconds,6:0.0} s, lost {result.Bus.Lost} of {result.Bus.Received}");
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{result.Makespan.TotalSeconds,6:0.0} s, lost {result.Bus.Lost} of {result.Bus.Received}"));
     }
 }
 

@@ -81,6 +81,11 @@ public sealed record Settings
             }
         }
 
+        if (RefreshDelay == TimeSpan.Zero)
+        {
+            return "--refresh-delay must be positive (0 would refresh the lease in a tight loop).";
+        }
+
         if (Checkpoint is { } checkpoint && checkpoint <= TimeSpan.Zero)
         {
             return $"--checkpoint must be positive, or 'off' (got {Format.Duration(checkpoint)}).";

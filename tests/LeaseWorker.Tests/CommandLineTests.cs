@@ -56,6 +56,8 @@ public class CommandLineTests
     [InlineData("--refresh-delay -2s", "--refresh-delay must not be negative")]
     [InlineData("--lease -5s", "--lease must not be negative")]
     [InlineData("--checkpoint 0ms", "--checkpoint must be positive")]
+    [InlineData("--checkpoint -1ms", "--checkpoint must not be negative")]
+    [InlineData("--refresh-delay 0s", "--refresh-delay must be positive")]
     [InlineData("--modes threadpool,fifo", "unknown mode 'fifo'")]
     [InlineData("--modes ,", "--modes needs at least one mode")]
     [InlineData("--bogus 1", "unknown option '--bogus'")]
