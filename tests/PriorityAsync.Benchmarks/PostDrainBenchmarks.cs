@@ -1,3 +1,4 @@
+using System;
 using System.Collections.Concurrent;
 using System.Threading;
 using BenchmarkDotNet.Attributes;
@@ -97,7 +98,10 @@ public class PostDrainBenchmarks
     {
         _done.Reset();
         context.Post(s_postBatch, this);
-        _done.Wait();
+        if (!_done.Wait(TimeSpan.FromSeconds(60)))
+        {
+            throw new TimeoutException($"The loop did not run the batch within 60 s; it has stopped.");
+        }
     }
 
     /// <summary>One cached work item queued many times: the pool's cheapest, allocation-free path.</summary>

@@ -1,3 +1,4 @@
+using System;
 using System.Collections.Concurrent;
 using System.Threading;
 using System.Threading.Channels;
@@ -130,7 +131,11 @@ public class StreamingBenchmarks
         Volatile.Write(ref _ran, 0);
         Volatile.Write(ref _target, Items);
         _producers!.Run(Producers, produce);
-        _done.Wait();
+        if (!_done.Wait(TimeSpan.FromSeconds(60)))
+        {
+            // Fail loudly rather than hang the run: a consumer that stopped (see docs/benchmarks.md, "Observations") never finishes.
+            throw new TimeoutException($"The consumer ran {Volatile.Read(ref _ran)} of {Items} items within 60 s; it has stopped.");
+        }
     }
 
     private void OnItem()

@@ -16,7 +16,7 @@ public static class Chart
     private const int LabelWidth = 430;
     private const int BarArea = 420;
     private const int RowHeight = 20;
-    private const int PanelGap = 16;
+    private const int PanelGap = 22;
     private const string Ours = "#e8710a";
     private const string Baseline = "#6b8fb3";
 
@@ -56,11 +56,11 @@ public static class Chart
                 .ToList()));
         }
 
-        List<HarnessResult> load = report.Harness.Where(h => h.Group == "Priority").ToList();
+        List<HarnessResult> load = report.Harness.Where(h => h.Group is "Priority" or PriorityUnderLoad.UndisturbedGroup).ToList();
         if (load.Count > 0)
         {
             panels.Add((F($"Priority under load: high-level p99 wait (us; one low item = {PriorityUnderLoad.ItemDurationUs} us, log scale)"), "us-log", PriorityUnderLoad.ItemDurationUs, load
-                .Select(h => (h.Name, h.P99Us, F($"p99 {h.P99Us:F1} us, {h.ItemsPerSecond / 1e3:F0} k items/s"), h.Name.StartsWith("PriorityAsync 2", StringComparison.Ordinal)))
+                .Select(h => (h.Name, h.P99Us, h.ItemsPerSecond is { } ips ? F($"p99 {h.P99Us:F1} us, {ips / 1e3:F0} k items/s") : F($"p99 {h.P99Us:F1} us (n={h.Samples})"), h.Name.StartsWith("PriorityAsync 2", StringComparison.Ordinal)))
                 .ToList()));
         }
 
@@ -86,7 +86,7 @@ public static class Chart
                 double x = LabelWidth + (Fraction(goalValue) * BarArea);
                 int bottom = y + (bars.Count * RowHeight);
                 svg.AppendLine(F($"<line x1=\"{x:F1}\" y1=\"{y - 4}\" x2=\"{x:F1}\" y2=\"{bottom}\" stroke=\"#c0392b\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"/>"));
-                svg.AppendLine(F($"<text x=\"{x + 4:F1}\" y=\"{y - 6}\" fill=\"#c0392b\" font-size=\"11\">goal</text>"));
+                svg.AppendLine(F($"<text x=\"{x + 4:F1}\" y=\"{bottom + 10}\" fill=\"#c0392b\" font-size=\"11\">goal</text>"));
             }
 
             foreach ((string label, double value, string text, bool isOurs) in bars)
@@ -96,7 +96,7 @@ public static class Chart
                 string color = isOurs ? Ours : Baseline;
                 svg.AppendLine(F($"<text x=\"{LabelWidth - 8}\" y=\"{y + 14}\" text-anchor=\"end\"{(isOurs ? " font-weight=\"bold\"" : "")}>{Escape(label)}</text>"));
                 svg.AppendLine(F($"<rect x=\"{LabelWidth}\" y=\"{y + 3}\" width=\"{barWidth:F1}\" height=\"{RowHeight - 6}\" fill=\"{color}\"/>"));
-                svg.AppendLine(F($"<text x=\"{LabelWidth + barWidth + 6:F1}\" y=\"{y + 14}\" fill=\"#222\">{Escape(text)}</text>"));
+                svg.AppendLine(F($"<text x=\"{LabelWidth + barWidth + 6:F1}\" y=\"{y + 14}\" fill=\"#222\" stroke=\"white\" stroke-width=\"3\" paint-order=\"stroke\">{Escape(text)}</text>"));
                 y += RowHeight;
             }
 

@@ -202,6 +202,11 @@ public sealed class KeyRatios
         if (FindHarness("Priority", "PriorityAsync 2 levels (high = 1)") is { } priority)
         {
             yield return (Invariant($"priority: high p99 wait <= one low item ({PriorityUnderLoad.ItemDurationUs} us)"), Invariant($"p99 {priority.P99Us:F1} us"), priority.P99Us <= PriorityUnderLoad.ItemDurationUs);
+            if (Harness.FirstOrDefault(h => h.Group == PriorityUnderLoad.UndisturbedGroup) is { } undisturbed)
+            {
+                yield return ("(diagnostic, not the goal) the same p99 over the waits during which the loop thread kept its core", Invariant($"p99 {undisturbed.P99Us:F1} us (n={undisturbed.Samples})"), null);
+            }
+
             if (FindHarness("Priority", "PriorityAsync 1 level (FIFO)") is { } fifo)
             {
                 double cost = 1 - (priority.ItemsPerSecond!.Value / fifo.ItemsPerSecond!.Value);
