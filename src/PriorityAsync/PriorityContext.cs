@@ -39,7 +39,11 @@ public sealed partial class PriorityContext
     //
     // Invariant: every queued item is either run exactly once by the loop, or dropped exactly once (counted, reported through
     // WorkDropped; a dropped Send releases its sender with ObjectDisposedException; a dropped Prioritize continuation resumes on the
-    // thread pool, where GetResult throws ObjectDisposedException).
+    // thread pool, where GetResult throws ObjectDisposedException). Dropping never stops early: a throwing WorkDropped handler
+    // is rethrown only after every remaining item was dropped (DropRemaining).
+    //
+    // Watchdog (optional, PriorityContext.Stall.cs): a timer thread reads _runPerLevel and the queue counts and writes nothing the
+    // loop or the producers read, so it takes no part in the protocols above and costs the hot path nothing.
 
     private const int StateNotStarted = 0;
     private const int StateRunning = 1;

@@ -22,6 +22,19 @@ public static class StressSettings
     public static TimeSpan Fraction(double fraction, double minimumSeconds = 1) =>
         TimeSpan.FromSeconds(Math.Max(minimumSeconds, Seconds * fraction));
 
+    /// <summary>Waits for <paramref name="task"/> for the whole stress budget plus the usual unexpected-timeout, then fails loudly:
+    /// for waits that legitimately last as long as the budget (a long run does proportionally more work).</summary>
+    public static async Task WithinBudget(this Task task, string what)
+    {
+        TimeSpan limit = Duration + Infrastructure.TestTimeout.Unexpected;
+        if (await Task.WhenAny(task, Task.Delay(limit)).ConfigureAwait(false) != task)
+        {
+            throw new TimeoutException($"Timed out after {limit.TotalSeconds} s (the stress budget plus {Infrastructure.TestTimeout.Unexpected.TotalSeconds} s) waiting for: {what} (a deadlock or a lost item).");
+        }
+
+        await task.ConfigureAwait(false);
+    }
+
     private static int Parse(string? value)
     {
         if (string.IsNullOrWhiteSpace(value))
