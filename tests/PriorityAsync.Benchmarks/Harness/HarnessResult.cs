@@ -4,7 +4,7 @@ using System.Diagnostics;
 namespace PriorityAsync.Benchmarks.Harness;
 
 /// <summary>One variant of a custom (Stopwatch) harness: percentiles of a latency in microseconds, and a throughput where it applies.</summary>
-public sealed record HarnessResult(string Group, string Name, int Samples, double P50Us, double P90Us, double P99Us, double MaxUs, double? ItemsPerSecond, string? Note = null)
+public sealed record HarnessResult(string Group, string Name, int Samples, double P50Us, double P90Us, double P99Us, double MaxUs, double? ItemsPerSecond, string? Note = null, double? OnCpuItemsPerSecond = null)
 {
     public static HarnessResult FromTicks(string group, string name, long[] ticks, int count, double? itemsPerSecond, string? note = null)
     {
