@@ -6,16 +6,6 @@ using System.Linq;
 
 namespace LeaseWorker;
 
-/// <summary>The output format.</summary>
-public enum OutputFormat
-{
-    Table,
-    Json,
-}
-
-/// <summary>What the command line asked for.</summary>
-public sealed record Options(Settings Settings, IReadOnlyList<string> Modes, OutputFormat Format, bool ShowHelp);
-
 /// <summary>Parses the command line. Never throws for bad input: it returns a one-line error instead.</summary>
 public static class CommandLine
 {

@@ -3,38 +3,6 @@ using System.Threading.Tasks;
 
 namespace LeaseWorker;
 
-/// <summary>The state of a leased message, as the bus records it.</summary>
-public enum LeaseState
-{
-    Active,
-    Completed,
-    Lost,
-}
-
-/// <summary>A message the bus delivered to the worker, with the bus's record of its lease. Only the bus changes it.</summary>
-public sealed class Lease
-{
-    internal Lease(int id, TimeSpan deliveredAt, TimeSpan expiry)
-    {
-        Id = id;
-        LastRenewal = deliveredAt;
-        Expiry = expiry;
-    }
-
-    public int Id { get; }
-
-    public LeaseState State { get; internal set; }
-
-    internal TimeSpan Expiry { get; set; }
-
-    internal TimeSpan LastRenewal { get; set; }
-
-    internal int Renewals { get; set; }
-}
-
-/// <summary>What the bus saw: the only source of the results (the worker never grades itself).</summary>
-public sealed record BusTotals(int Received, int Succeeded, int Lost, int FailedRefreshes, int RejectedAcks, TimeSpan WorstRefreshLateness);
-
 /// <summary>
 /// A message bus that hands out leases and is the authority on them. It records each lease's expiry; a refresh that reaches it after
 /// the expiry fails, and an acknowledgement after the expiry is rejected: the message is lost (a real bus would redeliver it).

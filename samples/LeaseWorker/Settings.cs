@@ -3,16 +3,6 @@ using System.Globalization;
 
 namespace LeaseWorker;
 
-/// <summary>How a CPU part of a processing step burns its time.</summary>
-public enum CpuKind
-{
-    /// <summary>Blocks the thread without using a core (the seed's <c>Thread.Sleep</c>).</summary>
-    Sleep,
-
-    /// <summary>Burns real CPU time on the thread: the honest case, where extra threads cannot help once the cores are busy.</summary>
-    Spin,
-}
-
 /// <summary>
 /// The experiment's parameters, in the seed's time (the article's numbers). Every duration runs scaled by <see cref="TimeScale"/>,
 /// so the seed's 35-minute run fits in seconds; ratios between durations, which decide what gets lost, do not change.

@@ -1,0 +1,8 @@
+namespace LeaseWorker;
+
+/// <summary>The output format.</summary>
+public enum OutputFormat
+{
+    Table,
+    Json,
+}
