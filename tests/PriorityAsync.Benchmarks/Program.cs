@@ -21,36 +21,51 @@ using PriorityAsync.Benchmarks.Infrastructure;
 using Measurement = PriorityAsync.Benchmarks.Infrastructure.Measurement;
 
 // Usage (from the repository root):
-//   dotnet run -c Release --project tests/PriorityAsync.Benchmarks                 full run (out-of-process, ~10-15 min on 2 cores)
-//   dotnet run -c Release --project tests/PriorityAsync.Benchmarks -- --quick      quick check (in-process, short job, ~2-3 min)
+//   dotnet run -c Release --project tests/PriorityAsync.Benchmarks                 full run (out-of-process, ~3-4 min on 2 cores)
+//   dotnet run -c Release --project tests/PriorityAsync.Benchmarks -- --quick      quick check (in-process, short job, ~1 min)
 // Options: --filter <glob> (BenchmarkDotNet filter, e.g. "*PingPong*"), --no-bdn, --no-harness, --svg <path> (default
-// docs/benchmarks.svg when run from the repository root), --samples <n> (latency samples per variant).
+// docs/benchmarks.svg when run from the repository root), --samples <n> (latency samples per variant), --results-from <json>
+// (print the tables and redraw the chart from a saved run's BenchmarkDotNet.Artifacts/results.json, measuring nothing).
 var options = BenchOptions.Parse(args);
 
 var results = new List<Measurement>();
-if (options.RunBdn)
-{
-    IConfig config = BuildConfig(options);
-    Summary[] summaries = BenchmarkRunner.Run(
-        new[]
-        {
-            typeof(AwaitBenchmarks),
-            typeof(PostDrainBenchmarks),
-            typeof(StreamingBenchmarks),
-            typeof(PingPongBenchmarks),
-            typeof(SchedulerBenchmarks),
-        },
-        config);
-    results.AddRange(Measurement.FromSummaries(summaries));
-}
-
 var harness = new List<HarnessResult>();
-if (options.RunHarness)
+DateTime runAt = DateTime.UtcNow;
+bool quick = options.Quick;
+if (options.ResultsFrom is { } savedPath)
 {
-    Console.WriteLine();
-    Console.WriteLine("== Custom harnesses (Stopwatch timestamps, in this process) ==");
-    harness.AddRange(WakeupLatency.Run(options.LatencySamples));
-    harness.AddRange(PriorityUnderLoad.Run(options.Quick));
+    // Print the tables and draw the chart again from a saved run; nothing is measured.
+    SavedResults saved = SavedResults.Load(savedPath);
+    results.AddRange(saved.Measurements);
+    harness.AddRange(saved.Harness);
+    runAt = saved.RunAtUtc;
+    quick = saved.Quick;
+}
+else
+{
+    if (options.RunBdn)
+    {
+        IConfig config = BuildConfig(options);
+        Summary[] summaries = BenchmarkRunner.Run(
+            new[]
+            {
+                typeof(AwaitBenchmarks),
+                typeof(PostDrainBenchmarks),
+                typeof(StreamingBenchmarks),
+                typeof(PingPongBenchmarks),
+                typeof(SchedulerBenchmarks),
+            },
+            config);
+        results.AddRange(Measurement.FromSummaries(summaries));
+    }
+
+    if (options.RunHarness)
+    {
+        Console.WriteLine();
+        Console.WriteLine("== Custom harnesses (Stopwatch timestamps, in this process) ==");
+        harness.AddRange(WakeupLatency.Run(options.LatencySamples));
+        harness.AddRange(PriorityUnderLoad.Run(options.Quick));
+    }
 }
 
 var report = new KeyRatios(results, harness);
@@ -65,9 +80,16 @@ using (var writer = new StreamWriter(markdownPath))
 }
 
 Console.WriteLine($"Key ratios written to {markdownPath}");
+if (options.ResultsFrom is null)
+{
+    string jsonPath = Path.Combine(artifacts, options.Quick ? "results-quick.json" : "results.json");
+    new SavedResults(runAt, options.Quick, results, harness).Save(jsonPath);
+    Console.WriteLine($"Results written to {jsonPath} (redraw with --results-from {jsonPath})");
+}
+
 if (options.SvgPath is { } svgPath && results.Count > 0)
 {
-    Chart.Write(svgPath, report, options.Quick);
+    Chart.Write(svgPath, report, quick, runAt);
     Console.WriteLine($"Chart written to {Path.GetFullPath(svgPath)}");
 }
 
@@ -138,6 +160,8 @@ internal sealed class BenchOptions
 
     public string? SvgPath { get; private set; }
 
+    public string? ResultsFrom { get; private set; }
+
     public int LatencySamples { get; private set; }
 
     public static BenchOptions Parse(string[] args)
@@ -164,11 +188,14 @@ internal sealed class BenchOptions
                 case "--svg" when i + 1 < args.Length:
                     svg = args[++i];
                     break;
+                case "--results-from" when i + 1 < args.Length:
+                    options.ResultsFrom = args[++i];
+                    break;
                 case "--samples" when i + 1 < args.Length:
                     samples = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     break;
                 default:
-                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick, --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>.");
+                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick, --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>.");
             }
         }
 

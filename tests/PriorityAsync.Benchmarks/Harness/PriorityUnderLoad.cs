@@ -74,7 +74,7 @@ public static class PriorityUnderLoad
             if (name.StartsWith("PriorityAsync 2", StringComparison.Ordinal))
             {
                 // The part of the figure the library controls: waits during which the loop thread kept its core.
-                results.Add(clean with { Group = UndisturbedGroup, Name = $"{name}: waits the OS did not interrupt" });
+                results.Add(clean with { Group = UndisturbedGroup, Name = "PriorityAsync 2 levels: OS-undisturbed waits" });
             }
 
             Console.WriteLine($"{Group,-10} {name,-48} high wait p50 {merged.P50Us,8:F1} us  p99 {merged.P99Us,9:F1} us  max {merged.MaxUs,9:F1} us  throughput {medianThroughput / 1e3,8:F1} k items/s ({medianOnCpu / 1e3:F1} k on CPU; D = {ItemDurationUs} us)");

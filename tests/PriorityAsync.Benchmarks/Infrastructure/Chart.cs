@@ -20,7 +20,7 @@ public static class Chart
     private const string Ours = "#e8710a";
     private const string Baseline = "#6b8fb3";
 
-    public static void Write(string path, KeyRatios report, bool quick)
+    public static void Write(string path, KeyRatios report, bool quick, DateTime runAtUtc)
     {
         var panels = new List<(string Title, string Unit, double? Goal, List<(string Label, double Value, string Text, bool IsOurs)> Bars)>();
         foreach (IGrouping<string, Measurement> group in report.Measurements.GroupBy(m => m.Category + "|" + m.Parameters))
@@ -69,7 +69,7 @@ public static class Chart
         svg.AppendLine(F($"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{Width}\" height=\"{height}\" viewBox=\"0 0 {Width} {height}\" font-family=\"DejaVu Sans, Arial, sans-serif\" font-size=\"12\">"));
         svg.AppendLine(F($"<rect width=\"{Width}\" height=\"{height}\" fill=\"white\"/>"));
         svg.AppendLine(F($"<text x=\"16\" y=\"26\" font-size=\"17\" font-weight=\"bold\">PriorityAsync vs baselines, one run{(quick ? " (--quick: in-process, short job; indicative only)" : "")}</text>"));
-        svg.AppendLine(F($"<text x=\"16\" y=\"46\" fill=\"#444\">Shorter bars are better (medians). <tspan fill=\"{Ours}\" font-weight=\"bold\">PriorityAsync</tspan> vs <tspan fill=\"{Baseline}\" font-weight=\"bold\">baselines</tspan>; each panel has its own scale; <tspan fill=\"#c0392b\">dashed: issue 3's goal</tspan>. {Environment.ProcessorCount} cores, .NET {Environment.Version}, {DateTime.UtcNow:yyyy-MM-dd}.</text>"));
+        svg.AppendLine(F($"<text x=\"16\" y=\"46\" fill=\"#444\">Shorter bars are better (medians). <tspan fill=\"{Ours}\" font-weight=\"bold\">PriorityAsync</tspan> vs <tspan fill=\"{Baseline}\" font-weight=\"bold\">baselines</tspan>; each panel has its own scale; <tspan fill=\"#c0392b\">dashed: issue 3's goal</tspan>. {Environment.ProcessorCount} cores, .NET {Environment.Version}, {runAtUtc:yyyy-MM-dd HH:mm} UTC.</text>"));
         int y = 70;
         foreach ((string title, string unit, double? goal, List<(string Label, double Value, string Text, bool IsOurs)> bars) in panels)
         {

@@ -1,5 +1,6 @@
 using System.Collections.Generic;
 using System.Linq;
+using System.Text.Json.Serialization;
 using BenchmarkDotNet.Reports;
 
 namespace PriorityAsync.Benchmarks.Infrastructure;
@@ -8,8 +9,10 @@ namespace PriorityAsync.Benchmarks.Infrastructure;
 public sealed record Measurement(string Category, string Method, string Description, string Parameters, double MeanNs, double MedianNs, double StdDevNs, double? BytesPerOp)
 {
     /// <summary>Per second, from the median (robust against the other tenants of a shared machine).</summary>
+    [JsonIgnore]
     public double OpsPerSecond => 1e9 / MedianNs;
 
+    [JsonIgnore]
     public string Key => Parameters.Length == 0 ? Method : $"{Method}({Parameters})";
 
     public static IEnumerable<Measurement> FromSummaries(IEnumerable<Summary> summaries)
