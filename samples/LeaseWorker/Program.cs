@@ -10,6 +10,7 @@
 //   priority         PriorityAsync: lease 2 > processing 1 > receiving 0, carried across awaits, no polling.
 //
 // Everything below is in the seed's time; --time-scale shrinks every duration by one factor so the run takes seconds.
+// The worker is Worker.cs, the bus LeaseBus.cs, and what each mode does at the worker's scheduling points is in Modes/.
 
 using System;
 using System.Collections.Generic;
