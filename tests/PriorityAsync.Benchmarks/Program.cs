@@ -105,8 +105,8 @@ static IConfig BuildConfig(BenchOptions options)
             .WithToolchain(InProcessEmitToolchain.Instance)
             .WithLaunchCount(1)
             .WithWarmupCount(3)
-            .WithIterationCount(5)
-            .WithIterationTime(TimeInterval.FromMilliseconds(100))
+            .WithIterationCount(10)
+            .WithIterationTime(TimeInterval.FromMilliseconds(120))
             .WithId("Quick");
     }
     else
