@@ -18,8 +18,8 @@ public static class CommandLine
         --time-scale.
 
           --modes LIST        comma-separated: threadpool,single,seed-prioritize,priority (default: all four)
-          --messages N        messages on the bus (default 16; the seed had 100)
-          --steps N           processing steps per message, each a CPU part then an I/O part (default 20)
+          --messages N        messages on the bus (default 12; the seed had 100)
+          --steps N           processing steps per message, each a CPU part then an I/O part (default 10; the seed had 20)
           --cpu D             CPU part of a step (default 1s; the seed also ran 100ms)
           --io D              I/O part of a step (default 1s)
           --cpu-kind K        sleep (block the thread, as the seed) or spin (burn real CPU time) (default sleep)
@@ -28,7 +28,7 @@ public static class CommandLine
           --refresh-delay D   time between lease refreshes (default 2s)
           --refresh D         I/O of a lease refresh, and of the final acknowledgement (default 250ms)
           --lease D           lease timeout (default 5s)
-          --time-scale F      factor applied to every duration (default 0.05: 1 s runs as 50 ms)
+          --time-scale F      factor applied to every duration (default 0.1: 1 s runs as 100 ms)
           --format F          table or json (default table)
           -h, --help          this text
 

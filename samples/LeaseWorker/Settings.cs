@@ -12,9 +12,9 @@ public sealed record Settings
     /// <summary>The smallest scaled duration allowed: Task.Delay and the timers that complete I/O tick in milliseconds.</summary>
     public static readonly TimeSpan TimerResolution = TimeSpan.FromMilliseconds(1);
 
-    public int Messages { get; init; } = 16;
+    public int Messages { get; init; } = 12;
 
-    public int Steps { get; init; } = 20;
+    public int Steps { get; init; } = 10;
 
     public TimeSpan Receive { get; init; } = TimeSpan.FromMilliseconds(250);
 
@@ -33,7 +33,7 @@ public sealed record Settings
     /// <summary>Slice length for CPU parts, with a checkpoint (<c>await Prioritize(level)</c>) between slices; null: whole parts.</summary>
     public TimeSpan? Checkpoint { get; init; }
 
-    public double TimeScale { get; init; } = 0.05;
+    public double TimeScale { get; init; } = 0.1;
 
     /// <summary>How many slices each CPU part is cut into (1 without checkpoints).</summary>
     public int SlicesPerCpuPart =>

@@ -10,7 +10,7 @@ public class CommandLineTests
         options!.Modes.Should().Equal("threadpool", "single", "seed-prioritize", "priority");
         Settings s = options.Settings;
         (s.Steps, s.Cpu, s.Io, s.Receive, s.RefreshDelay, s.RefreshDuration, s.LeaseTimeout, s.CpuKind, s.Checkpoint).Should().Be(
-            (20, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1), TimeSpan.FromMilliseconds(250), TimeSpan.FromSeconds(2),
+            (10, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1), TimeSpan.FromMilliseconds(250), TimeSpan.FromSeconds(2),
              TimeSpan.FromMilliseconds(250), TimeSpan.FromSeconds(5), CpuKind.Sleep, (TimeSpan?)null));
         options.Format.Should().Be(OutputFormat.Table);
     }

@@ -3,7 +3,7 @@ namespace LeaseWorker.Tests;
 public class LowerBoundTests
 {
     // Unscaled (time scale 1), so the numbers are the seed's.
-    private static readonly Settings s_seed = new() { Messages = 100, TimeScale = 1 };
+    private static readonly Settings s_seed = new() { Messages = 100, Steps = 20, TimeScale = 1 };
 
     [Fact]
     public void For_OneThread_IsAllCpuBackToBackPlusTheFirstReceiveAndTheLastIoAndAck()
