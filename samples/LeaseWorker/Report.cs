@@ -102,7 +102,7 @@ public static class Report
         ArgumentNullException.ThrowIfNull(settings);
         ArgumentNullException.ThrowIfNull(results);
         using var stream = new MemoryStream();
-        using (var json = new Utf8JsonWriter(stream, new JsonWriterOptions { Indented = true }))
+        using (var json = new Utf8JsonWriter(stream, new JsonWriterOptions { Indented = true, Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping }))
         {
             json.WriteStartObject();
             json.WriteStartObject("settings");
