@@ -27,6 +27,13 @@ using Measurement = PriorityAsync.Benchmarks.Infrastructure.Measurement;
 // docs/benchmarks.svg when run from the repository root), --samples <n> (latency samples per variant), --results-from <json>
 // (print the tables and redraw the chart from a saved run's BenchmarkDotNet.Artifacts/results.json, measuring nothing).
 var options = BenchOptions.Parse(args);
+if (options.Design)
+{
+    // The design measurements behind docs/design.md (not part of the published comparison).
+    BenchmarkRunner.Run<PriorityAsync.Benchmarks.Design.SendWaiterPoolBenchmarks>(BuildConfig(options));
+    return 0;
+}
+
 
 var results = new List<Measurement>();
 var harness = new List<HarnessResult>();
@@ -152,6 +159,8 @@ internal sealed class BenchOptions
 {
     public bool Quick { get; private set; }
 
+    public bool Design { get; private set; }
+
     public bool RunBdn { get; private set; } = true;
 
     public bool RunHarness { get; private set; } = true;
@@ -176,6 +185,9 @@ internal sealed class BenchOptions
                 case "--quick":
                     options.Quick = true;
                     break;
+                case "--design":
+                    options.Design = true;
+                    break;
                 case "--no-bdn":
                     options.RunBdn = false;
                     break;
@@ -195,7 +207,7 @@ internal sealed class BenchOptions
                     samples = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     break;
                 default:
-                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick, --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>.");
+                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick, --design, --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>.");
             }
         }
 
