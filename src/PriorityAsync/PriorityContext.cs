@@ -375,7 +375,7 @@ public sealed partial class PriorityContext
 
     /// <summary>Whether code that wants to run at <paramref name="level"/> may go on at once: on the loop thread, nothing queued above.</summary>
     internal bool CanRunInlineAt(int level) =>
-        Environment.CurrentManagedThreadId == _loopThreadId && !_queues.HasWorkAbove(level);
+        Environment.CurrentManagedThreadId == _loopThreadId && !_queues.HasWorkAbove(level); // HasWorkAbove: consumer only, and we are it
 
     /// <summary>The end of an <c>await Prioritize</c>: make the level current, or report that the context finished.</summary>
     internal void EnterLevel(int level)

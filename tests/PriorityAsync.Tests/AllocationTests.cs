@@ -60,15 +60,23 @@ public class AllocationTests
         double bytesPerItem = 0;
         TestTimeout.OnOwnThread(() =>
         {
-            for (int round = 0; round < 4; round++) // the first rounds grow the segments to the backlog; the last is measured
+            // The loop is held at a gate during every round, so the backlog is exactly Items whatever the scheduling: the first
+            // rounds grow the segment to it, the last one is measured.
+            for (int round = 0; round < 4; round++)
             {
-                long before = GC.GetAllocatedBytesForCurrentThread();
-                for (int i = 0; i < Items; i++)
+                long before;
+                long after;
+                using (loop.Context.PauseLoop())
                 {
-                    sc.Post(s_noop, null);
+                    before = GC.GetAllocatedBytesForCurrentThread();
+                    for (int i = 0; i < Items; i++)
+                    {
+                        sc.Post(s_noop, null);
+                    }
+
+                    after = GC.GetAllocatedBytesForCurrentThread();
                 }
 
-                long after = GC.GetAllocatedBytesForCurrentThread();
                 loop.Context.Drain();
                 bytesPerItem = (after - before) / (double)Items;
             }

@@ -51,6 +51,29 @@ public class PrioritizeTests
     }
 
     [Fact]
+    public async Task Prioritize_LastItemOfAHigherLevelSwitchingDown_CompletesSynchronously()
+    {
+        // The running item was the last one at level 2, so level 2's bit is still set (a stale bit, allowed by I1):
+        // nothing is really pending above level 1, so the switch down must not queue behind the waiting level-1 item.
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var ran = new List<string>();
+        await loop.Context.RunOn(2, async () =>
+        {
+            loop.Context.GetSynchronizationContext(1).Post(_ => ran.Add("level 1 item"), null);
+            Prioritize(1).GetAwaiter().IsCompleted.Should().BeTrue("nothing is queued above level 1 (level 2's bit is stale)");
+            await Prioritize(1);
+            ran.Add("switched down");
+            PriorityContext.CurrentLevel.Should().Be(1);
+
+            loop.Context.GetSynchronizationContext(2).Post(_ => ran.Add("level 2 item"), null);
+            Prioritize(0).GetAwaiter().IsCompleted.Should().BeFalse("level 2 really has work");
+        }).WithTimeout("the body");
+
+        loop.Context.Drain();
+        ran.Should().Equal("switched down", "level 2 item", "level 1 item");
+    }
+
+    [Fact]
     public async Task Yield_AlwaysQueuesAtCurrentLevel()
     {
         await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });

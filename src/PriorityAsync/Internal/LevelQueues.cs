@@ -51,8 +51,43 @@ internal sealed class LevelQueues
     /// <summary>The levels that may hold work; bit L is level L.</summary>
     public ulong NonEmptyMask => (ulong)Volatile.Read(ref _nonEmptyMask);
 
-    /// <summary>Whether a level strictly above <paramref name="level"/> may hold work.</summary>
-    public bool HasWorkAbove(int level) => (NonEmptyMask >> level >> 1) != 0; // two shifts: level 63 must give 0, not mask >> 0
+    /// <summary>
+    /// Consumer only: whether a level strictly above <paramref name="level"/> holds work. Unlike the mask alone, it is not fooled by a
+    /// stale bit (the bit of a level whose last item is the one running now stays set until the next dequeue finds it empty).
+    /// </summary>
+    public bool HasWorkAbove(int level)
+    {
+        // Fast path: no bit above. Two shifts, so that level 63 gives 0 rather than mask >> 0.
+        return (NonEmptyMask >> level >> 1) != 0 && HasWorkAboveSlow(level);
+    }
+
+    private bool HasWorkAboveSlow(int level)
+    {
+        ulong above = NonEmptyMask & (~0UL << level << 1);
+        while (above != 0)
+        {
+            int candidate = HighestLevel(above);
+            ConcurrentQueue<WorkItem> queue = _queues[candidate];
+            if (!queue.IsEmpty)
+            {
+                return true;
+            }
+
+            // A stale bit: clear it (a full fence), then look again, exactly as TryDequeue does, so I1 holds for an item a producer
+            // published after our first look while it still saw the bit set.
+            long bit = 1L << candidate;
+            Interlocked.And(ref _nonEmptyMask, ~bit);
+            if (!queue.IsEmpty)
+            {
+                Interlocked.Or(ref _nonEmptyMask, bit);
+                return true;
+            }
+
+            above &= ~(1UL << candidate);
+        }
+
+        return false;
+    }
 
     /// <summary>Enqueues from any thread other than the consumer.</summary>
     public void Enqueue(int level, in WorkItem item)

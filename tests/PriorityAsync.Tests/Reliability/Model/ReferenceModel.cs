@@ -7,8 +7,8 @@ namespace PriorityAsync.Tests.Reliability.Model;
 /// </summary>
 /// <remarks>
 /// The model also tracks the non-empty bitmask the way the real queues do (invariant I1 allows a stale set bit: the bit of a level
-/// stays set after its last item was taken until the loop next finds the level empty). <c>Prioritize</c> looks at that mask, so an
-/// exact-order comparison must see the same stale bits; see <see cref="HasWorkAbove"/>.
+/// stays set after its last item was taken until the loop next finds the level empty). <c>Prioritize</c> is not fooled by a stale
+/// bit: it checks the levels above for real (see <see cref="HasWorkAbove"/>).
 /// </remarks>
 internal sealed class ReferenceModel
 {
@@ -50,7 +50,21 @@ internal sealed class ReferenceModel
         _mask |= 1UL << level;
     }
 
-    private bool HasWorkAbove(int level) => (_mask >> level >> 1) != 0;
+    /// <summary>As the real loop: true emptiness of the levels above, clearing the stale bits it finds (they do not change the order).</summary>
+    private bool HasWorkAbove(int level)
+    {
+        for (int above = _queues.Length - 1; above > level; above--)
+        {
+            if (_queues[above].Count > 0)
+            {
+                return true;
+            }
+
+            _mask &= ~(1UL << above);
+        }
+
+        return false;
+    }
 
     private void StartTopLevel(string id, Op.PostScript op)
     {
