@@ -24,7 +24,7 @@ using Measurement = PriorityAsync.Benchmarks.Infrastructure.Measurement;
 //   dotnet run -c Release --project tests/PriorityAsync.Benchmarks                 full run (out-of-process, ~3-4 min on 2 cores)
 //   dotnet run -c Release --project tests/PriorityAsync.Benchmarks -- --quick      quick check (in-process, short job, ~1 min)
 // Options: --filter <glob> (BenchmarkDotNet filter, e.g. "*PingPong*"), --no-bdn, --no-harness, --svg <path> (default
-// docs/benchmarks.svg when run from the repository root), --samples <n> (latency samples per variant), --results-from <json>
+// docs/benchmarks.svg for a full run from the repository root; quick and partial runs write BenchmarkDotNet.Artifacts/), --samples <n> (latency samples per variant), --results-from <json>
 // (print the tables and redraw the chart from a saved run's BenchmarkDotNet.Artifacts/results.json, measuring nothing).
 var options = BenchOptions.Parse(args);
 if (options.Design)
@@ -213,10 +213,12 @@ internal sealed class BenchOptions
 
         options.LatencySamples = samples ?? (options.Quick ? 400 : 3000);
 
-        // The chart goes to docs/ when run from the repository root; a quick run writes it beside the artifacts, so a reviewer's
-        // check does not overwrite the published chart.
-        options.SvgPath = svg ?? (options.Quick
-            ? Path.Combine("BenchmarkDotNet.Artifacts", "benchmarks-quick.svg")
+        // The chart goes to docs/ when a full run starts from the repository root; a quick or partial run writes it beside the
+        // artifacts, so a reviewer's check does not overwrite the published chart.
+        // A partial run (--filter, --no-bdn, --no-harness) must not overwrite the published chart either.
+        bool partial = options.Filter is not null || !options.RunBdn || !options.RunHarness;
+        options.SvgPath = svg ?? (options.Quick || partial
+            ? Path.Combine("BenchmarkDotNet.Artifacts", options.Quick ? "benchmarks-quick.svg" : "benchmarks-partial.svg")
             : (Directory.Exists("docs") ? Path.Combine("docs", "benchmarks.svg") : Path.Combine("BenchmarkDotNet.Artifacts", "benchmarks.svg")));
         return options;
     }
