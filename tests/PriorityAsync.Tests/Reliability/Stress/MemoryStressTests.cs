@@ -26,7 +26,10 @@ public sealed class MemoryStressTests(ITestOutputHelper output)
     private const int Levels = 3;
     private const int Batch = 50_000;
     private const int WarmUpOperations = 1_000_000;
-    private const long AllowedGrowthBytes = 2 * 1024 * 1024;
+    // One-off runtime allocations (tiered JIT, thread-pool threads) land in the measured phase too: 0.3 MB in CI's 20 s runs, but
+    // 1.2-1.6 MB seen in 60 s runs on a loaded machine, too close to a 2 MB limit. 4 MB over at least 9 M measured operations is
+    // 0.44 B/op: a leak of one byte per operation (9 MB) still fails, and retained state machines fail the weak-reference check.
+    private const long AllowedGrowthBytes = 4 * 1024 * 1024;
     private const int Chains = 4;
     private const int SamplesPerChain = 250;
 
