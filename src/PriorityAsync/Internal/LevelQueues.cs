@@ -67,19 +67,10 @@ internal sealed class LevelQueues
         while (above != 0)
         {
             int candidate = HighestLevel(above);
-            ConcurrentQueue<WorkItem> queue = _queues[candidate];
-            if (!queue.IsEmpty)
-            {
-                return true;
-            }
 
-            // A stale bit: clear it (a full fence), then look again, exactly as TryDequeue does, so I1 holds for an item a producer
-            // published after our first look while it still saw the bit set.
-            long bit = 1L << candidate;
-            Interlocked.And(ref _nonEmptyMask, ~bit);
-            if (!queue.IsEmpty)
+            // A set bit over an empty queue is stale (the running item's own level keeps its bit until the next dequeue).
+            if (!_queues[candidate].IsEmpty || !TryClearBit(candidate))
             {
-                Interlocked.Or(ref _nonEmptyMask, bit);
                 return true;
             }
 
@@ -124,26 +115,26 @@ internal sealed class LevelQueues
             return true;
         }
 
-        // Empty: clear the bit (a full fence), then look once more, because a producer may have published an item
-        // after our failed dequeue and skipped setting the bit since it was still set.
+        // Empty: clear the bit, unless an item was published meanwhile; then take it (we are the only consumer, so it is still there).
+        return !TryClearBit(level) && queue.TryDequeue(out item);
+    }
+
+    /// <summary>
+    /// Consumer only, for a level that looked empty: clears its bit and returns <see langword="true"/>, or, if an item turns out to be
+    /// there after all, leaves the bit set and returns <see langword="false"/>. This is the one place a bit is cleared (I1): the clear
+    /// is a full fence, then the queue is looked at again, because a producer may have published an item after our first look and
+    /// skipped setting the bit since it was still set.
+    /// </summary>
+    private bool TryClearBit(int level)
+    {
         long bit = 1L << level;
         Interlocked.And(ref _nonEmptyMask, ~bit);
-        if (queue.TryDequeue(out item))
+        if (_queues[level].IsEmpty)
         {
-            if (!queue.IsEmpty)
-            {
-                Interlocked.Or(ref _nonEmptyMask, bit);
-            }
-
             return true;
         }
 
-        // Re-check after the second empty dequeue: an item published in between must keep its bit (I1).
-        if (!queue.IsEmpty)
-        {
-            Interlocked.Or(ref _nonEmptyMask, bit);
-        }
-
+        Interlocked.Or(ref _nonEmptyMask, bit);
         return false;
     }
 
