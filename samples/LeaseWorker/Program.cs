@@ -1,4 +1,4 @@
-// The lease worker of the seed article (shared/seeds/000), reproduced, and beaten with PriorityAsync.
+// The lease worker of the seed article (Async Wandering, part 15), reproduced, and beaten with PriorityAsync.
 //
 // A worker takes messages from a bus that leases them. For each message it keeps the lease alive in the background (refreshing it
 // every 2 s, a 250 ms call) and processes the message in 20 steps of CPU work then I/O. The bus, not the worker, decides whether a
