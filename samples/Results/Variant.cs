@@ -1,7 +1,7 @@
 namespace Results;
 
 /// <summary>The ways of processing the results, side by side.</summary>
-internal enum Variant
+public enum Variant
 {
     /// <summary>Await each call in the order they were made, process its result.</summary>
     OneByOne,
