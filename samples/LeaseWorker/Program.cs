@@ -5,7 +5,7 @@
 // refresh came in time. The same worker runs four ways, side by side:
 //
 //   threadpool       plain async on the thread pool: it survives by running continuations on many threads;
-//   single           one thread, FIFO continuations (Nito.AsyncEx AsyncContext's design): processing starves the lease refreshes;
+//   single           one thread, FIFO continuations (Nito.AsyncEx's AsyncContext): processing starves the lease refreshes;
 //   seed-prioritize  the seed's fix on that thread: a Guid-cookie Prioritize protocol that spins through Task.Yield;
 //   priority         PriorityAsync: lease 2 > processing 1 > receiving 0, carried across awaits, no polling.
 //

@@ -10,8 +10,7 @@ namespace LeaseWorker;
 public static class Report
 {
     public const string BaselineNote =
-        "single and seed-prioritize run on AsyncContextReplica (samples/Baselines): the package registry copy holds no Nito.AsyncEx, " +
-        "so this replica of AsyncContext's design stands in for it.";
+        "single and seed-prioritize run on Nito.AsyncEx's AsyncContext (package Nito.AsyncEx.Context 5.1.2).";
 
     public static void Write(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results, OutputFormat format)
     {

@@ -93,7 +93,10 @@ public sealed partial class PriorityContext
         {
             _syncContexts[level] = new PrioritySynchronizationContext(this, level);
             _schedulers[level] = new PriorityTaskScheduler(this, level);
-            _factories[level] = new TaskFactory(_schedulers[level]);
+            // The scheduler is hidden inside the tasks (as AsyncEx and Task.Run do): a StartNew or ContinueWith without a scheduler
+            // in such a task goes to the thread pool, not onto the loop. The level is carried by await (the SynchronizationContext).
+            _factories[level] = new TaskFactory(
+                CancellationToken.None, TaskCreationOptions.HideScheduler, TaskContinuationOptions.HideScheduler, _schedulers[level]);
         }
     }
 
@@ -229,6 +232,12 @@ public sealed partial class PriorityContext
     public PriorityTaskScheduler GetScheduler(int level) => _schedulers[ValidateLevel(level)];
 
     /// <summary>Gets a cached <see cref="TaskFactory"/> whose tasks run at <paramref name="level"/>.</summary>
+    /// <remarks>The factory hides its scheduler (<see cref="TaskCreationOptions.HideScheduler"/>,
+    /// <see cref="TaskContinuationOptions.HideScheduler"/>), as Nito.AsyncEx's <c>AsyncContext.Factory</c> and <see cref="Task.Run(Action)"/>
+    /// do: inside its tasks <see cref="TaskScheduler.Current"/> is <see cref="TaskScheduler.Default"/>, so a nested
+    /// <c>Task.Factory.StartNew</c> or <c>ContinueWith</c> without a scheduler runs on the thread pool, not on the loop. An <c>await</c>
+    /// in such a task still resumes at <paramref name="level"/> (the level travels with the <see cref="SynchronizationContext"/>); nested
+    /// work that belongs on the loop asks for it with <see cref="GetTaskFactory(int)"/> or <see cref="GetScheduler(int)"/>.</remarks>
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
     /// <returns>The same instance for every call with the same level.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
@@ -572,6 +581,10 @@ public sealed partial class PriorityContext
         {
             // Resume the awaiting method elsewhere; its GetResult throws ObjectDisposedException, so it does not hang forever.
             ThreadPool.UnsafeQueueUserWorkItem(static action => action(), (Action)item.State!, preferLocal: false);
+        }
+        else if (item.Callback == IInvokeOperation.RunCallback)
+        {
+            ((IInvokeOperation)item.State!).Abandon(); // InvokeAsync: its task faults, it does not hang
         }
 
         WorkDropped?.Invoke(this, new WorkDroppedEventArgs(level, item.Callback, item.State, reason));

@@ -1,7 +1,7 @@
 using System.Threading;
 using System.Threading.Tasks;
 using BenchmarkDotNet.Attributes;
-using PriorityAsync.Baselines;
+using Nito.AsyncEx;
 using static PriorityAsync.Priority;
 
 namespace PriorityAsync.Benchmarks;
@@ -9,10 +9,10 @@ namespace PriorityAsync.Benchmarks;
 /// <summary>
 /// Same-thread awaits inside a single-threaded context: <c>await Prioritize(level)</c> switching between two levels (completes
 /// synchronously when nothing more urgent is queued), the forced-queue cases (<c>Yield</c>, and a switch down while a more urgent
-/// item is pending), and <c>await Task.Yield()</c> on our context, on the thread pool and on the AsyncContext replica.
+/// item is pending), and <c>await Task.Yield()</c> on our context, on the thread pool and on the AsyncContext (Nito.AsyncEx.Context 5.1.2).
 /// </summary>
 /// <remarks>
-/// Each invocation runs <see cref="Ops"/> awaits inside a fresh context (<c>PriorityContext.Run</c> / <c>AsyncContextReplica.Run</c>
+/// Each invocation runs <see cref="Ops"/> awaits inside a fresh context (<c>PriorityContext.Run</c> / <c>AsyncContext.Run</c>
 /// / <c>Task.Run</c>); the cost of creating the context is included and amortized over the awaits (about 0.1 ns and 0.1 B per op).
 /// </remarks>
 [BenchmarkCategory("Await")]
@@ -84,8 +84,8 @@ public class AwaitBenchmarks
             }
         }).GetAwaiter().GetResult();
 
-    [Benchmark(Baseline = true, OperationsPerInvoke = Ops, Description = "Task.Yield() on AsyncContext (replica)")]
-    public void TaskYield_OnAsyncContext() => AsyncContextReplica.Run(
+    [Benchmark(Baseline = true, OperationsPerInvoke = Ops, Description = "Task.Yield() on AsyncContext")]
+    public void TaskYield_OnAsyncContext() => AsyncContext.Run(
         static async () =>
         {
             for (int i = 0; i < Ops; i++)

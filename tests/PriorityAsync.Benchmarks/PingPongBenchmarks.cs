@@ -1,7 +1,7 @@
 using System.Threading.Channels;
 using System.Threading.Tasks;
 using BenchmarkDotNet.Attributes;
-using PriorityAsync.Baselines;
+using Nito.AsyncEx;
 using PriorityAsync.Benchmarks.Infrastructure;
 
 namespace PriorityAsync.Benchmarks;
@@ -47,8 +47,8 @@ public class PingPongBenchmarks
         Task.WaitAll(ping, pong);
     }
 
-    [Benchmark(OperationsPerInvoke = 2 * Rounds, Description = "AsyncContext (replica): two loops, LoopChannel")]
-    public void AsyncContext_PingPong() => AsyncContextReplica.Run(static () => PingPongOnContext());
+    [Benchmark(OperationsPerInvoke = 2 * Rounds, Description = "AsyncContext: two loops, LoopChannel")]
+    public void AsyncContext_PingPong() => AsyncContext.Run(static () => PingPongOnContext());
 
     private static Task PingPongOnContext()
     {

@@ -2,17 +2,17 @@ using System;
 using System.Collections.Concurrent;
 using System.Threading;
 using BenchmarkDotNet.Attributes;
-using PriorityAsync.Baselines;
+using Nito.AsyncEx;
 
 namespace PriorityAsync.Benchmarks;
 
 /// <summary>
 /// Post + drain of <see cref="Items"/> callbacks from the loop thread: the loop posts a batch to itself and runs it. Baselines: a raw
-/// <see cref="ConcurrentQueue{T}"/> enqueue+dequeue+invoke on one thread (the floor), the AsyncContext replica's Post, and
+/// <see cref="ConcurrentQueue{T}"/> enqueue+dequeue+invoke on one thread (the floor), the AsyncContext (Nito.AsyncEx.Context 5.1.2)'s Post, and
 /// <see cref="ThreadPool.UnsafeQueueUserWorkItem(IThreadPoolWorkItem, bool)"/>.
 /// </summary>
 /// <remarks>
-/// The loops are long-lived (<see cref="PriorityContextThread"/>, <see cref="AsyncContextThreadReplica"/>), so their queues are warm
+/// The loops are long-lived (<see cref="PriorityContextThread"/>, <see cref="AsyncContextThread"/>), so their queues are warm
 /// and steady-state allocation shows. Each invocation hands the batch to the loop thread and waits for its last item: one
 /// cross-thread wake-up (~10-50 us) per invocation, about 1-3 ns per item at this batch size, charged to the contexts only.
 /// </remarks>
@@ -41,21 +41,21 @@ public class PostDrainBenchmarks
     private readonly ConcurrentQueue<(SendOrPostCallback Callback, object? State)> _rawQueue = new();
     private readonly CountingWorkItem _poolItem = new();
     private PriorityContextThread? _priorityThread;
-    private AsyncContextThreadReplica? _replicaThread;
+    private AsyncContextThread? _asyncContextThread;
     private long _ran;
 
     [GlobalSetup]
     public void Setup()
     {
         _priorityThread = new PriorityContextThread(new PriorityContextOptions { Levels = 3, Name = "bench" });
-        _replicaThread = new AsyncContextThreadReplica();
+        _asyncContextThread = new AsyncContextThread();
     }
 
     [GlobalCleanup]
     public void Cleanup()
     {
         _priorityThread?.Dispose();
-        _replicaThread?.Dispose();
+        _asyncContextThread?.Dispose();
     }
 
     [Benchmark(OperationsPerInvoke = Items, Description = "PriorityAsync: Post+drain from the loop thread")]
@@ -78,8 +78,8 @@ public class PostDrainBenchmarks
         return _ran;
     }
 
-    [Benchmark(Baseline = true, OperationsPerInvoke = Items, Description = "AsyncContext (replica): Post+drain from the loop thread")]
-    public void AsyncContext_PostDrain() => RunBatchOn(_replicaThread!.Context.SynchronizationContext);
+    [Benchmark(Baseline = true, OperationsPerInvoke = Items, Description = "AsyncContext: Post+drain from the loop thread")]
+    public void AsyncContext_PostDrain() => RunBatchOn(_asyncContextThread!.Context.SynchronizationContext);
 
     [Benchmark(OperationsPerInvoke = Items, Description = "ThreadPool.UnsafeQueueUserWorkItem (IThreadPoolWorkItem)")]
     public void ThreadPool_UnsafeQueueUserWorkItem()

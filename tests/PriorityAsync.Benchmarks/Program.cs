@@ -10,9 +10,7 @@ using BenchmarkDotNet.Filters;
 using BenchmarkDotNet.Jobs;
 using BenchmarkDotNet.Reports;
 using BenchmarkDotNet.Running;
-using BenchmarkDotNet.Toolchains;
 using BenchmarkDotNet.Toolchains.CsProj;
-using BenchmarkDotNet.Toolchains.DotNetCli;
 using BenchmarkDotNet.Toolchains.InProcess.Emit;
 using Perfolizer.Horology;
 using PriorityAsync.Benchmarks;
@@ -118,15 +116,11 @@ static IConfig BuildConfig(BenchOptions options)
     }
     else
     {
-        // BenchmarkDotNet 0.14.0 predates .NET 10: name the runtime and the target framework explicitly, so every benchmark
-        // runs in its own freshly built process on net10.0 (out-of-process toolchain). Its SDK validator throws for a runtime it
-        // does not recognise, so the csproj toolchain's generator, builder and executor are used as they are, without it.
-        var settings = new NetCoreAppSettings("net10.0", null, ".NET 10.0");
-        IToolchain csproj = CsProjCoreToolchain.From(settings);
-        var toolchain = new Toolchain("CsProjnet10.0", csproj.Generator, csproj.Builder, csproj.Executor);
+        // Every benchmark runs in its own freshly built process on net10.0 (BenchmarkDotNet's csproj toolchain, out of process).
+        // BenchmarkDotNet 0.15.8 knows .NET 10, so its own runtime moniker and toolchain are used as they are.
         job = Job.Default
-            .WithRuntime(CoreRuntime.CreateForNewVersion("net10.0", ".NET 10.0"))
-            .WithToolchain(toolchain)
+            .WithRuntime(CoreRuntime.Core10_0)
+            .WithToolchain(CsProjCoreToolchain.NetCoreApp10_0)
             .WithLaunchCount(1)
             .WithWarmupCount(5)
             .WithIterationCount(20)

@@ -2,7 +2,7 @@ using System;
 using System.Threading;
 using System.Threading.Tasks;
 using BenchmarkDotNet.Attributes;
-using PriorityAsync.Baselines;
+using Nito.AsyncEx;
 
 namespace PriorityAsync.Benchmarks;
 
@@ -10,7 +10,7 @@ namespace PriorityAsync.Benchmarks;
 /// The TaskScheduler adapter: <c>await factory.StartNew(work)</c> in a loop, with the awaiting method running on the scheduler's own
 /// home (inside the context, or on the pool / the exclusive scheduler), so both the task and the continuation go through it.
 /// Baselines: <see cref="TaskScheduler.Default"/>, <see cref="ConcurrentExclusiveSchedulerPair.ExclusiveScheduler"/> and the
-/// AsyncContext replica's scheduler.
+/// AsyncContext (Nito.AsyncEx.Context 5.1.2)'s scheduler.
 /// </summary>
 /// <remarks>Every variant allocates the Task that StartNew creates (a runtime cost no scheduler can avoid).</remarks>
 [BenchmarkCategory("TaskScheduler")]
@@ -53,11 +53,11 @@ public class SchedulerBenchmarks
             exclusive).Unwrap().GetAwaiter().GetResult();
     }
 
-    [Benchmark(OperationsPerInvoke = Ops, Description = "AsyncContext (replica) scheduler: StartNew + await")]
-    public void AsyncContext_StartNew() => AsyncContextReplica.Run(
+    [Benchmark(OperationsPerInvoke = Ops, Description = "AsyncContext scheduler: StartNew + await")]
+    public void AsyncContext_StartNew() => AsyncContext.Run(
         static async () =>
         {
-            TaskFactory factory = AsyncContextReplica.Current!.Factory;
+            TaskFactory factory = AsyncContext.Current!.Factory;
             for (int i = 0; i < Ops; i++)
             {
                 await factory.StartNew(s_work);

@@ -4,7 +4,7 @@ using System.Threading;
 using System.Threading.Channels;
 using System.Threading.Tasks;
 using BenchmarkDotNet.Attributes;
-using PriorityAsync.Baselines;
+using Nito.AsyncEx;
 using PriorityAsync.Benchmarks.Infrastructure;
 
 namespace PriorityAsync.Benchmarks;
@@ -13,7 +13,7 @@ namespace PriorityAsync.Benchmarks;
 /// Cross-thread streaming: 1 or 2 producer threads post <see cref="Items"/> callbacks in all (split evenly) to one consumer loop, which
 /// runs them. PriorityAsync: <c>context.GetSynchronizationContext(level).Post</c> to a <see cref="PriorityContextThread"/>.
 /// Baselines: a single-reader unbounded <see cref="Channel{T}"/> drained by an async loop on the thread pool, a
-/// <see cref="BlockingCollection{T}"/> drained by a dedicated thread, and the AsyncContextThread replica's Post.
+/// <see cref="BlockingCollection{T}"/> drained by a dedicated thread, and the AsyncContextThread's Post.
 /// </summary>
 /// <remarks>
 /// Every consumer runs the same callback (a counter increment) for every item. The producers are long-lived threads. With two
@@ -29,7 +29,7 @@ public class StreamingBenchmarks
     private readonly ManualResetEventSlim _done = new(false);
     private ProducerGang? _producers;
     private PriorityContextThread? _priorityThread;
-    private AsyncContextThreadReplica? _replicaThread;
+    private AsyncContextThread? _asyncContextThread;
     private Channel<(SendOrPostCallback Callback, object? State)>? _channel;
     private BlockingCollection<(SendOrPostCallback Callback, object? State)>? _blocking;
     private Thread? _blockingConsumer;
@@ -47,7 +47,7 @@ public class StreamingBenchmarks
     {
         _producers = new ProducerGang(2);
         _priorityThread = new PriorityContextThread(new PriorityContextOptions { Levels = 3, Name = "bench" });
-        _replicaThread = new AsyncContextThreadReplica();
+        _asyncContextThread = new AsyncContextThread();
         _channel = Channel.CreateUnbounded<(SendOrPostCallback Callback, object? State)>(
             new UnboundedChannelOptions { SingleReader = true, SingleWriter = Producers == 1 });
         _channelConsumer = Task.Run(() => ConsumeChannel(_channel.Reader));
@@ -64,7 +64,7 @@ public class StreamingBenchmarks
         _blocking!.CompleteAdding();
         _blockingConsumer!.Join();
         _priorityThread!.Dispose();
-        _replicaThread!.Dispose();
+        _asyncContextThread!.Dispose();
         _producers!.Dispose();
     }
 
@@ -110,10 +110,10 @@ public class StreamingBenchmarks
         });
     }
 
-    [Benchmark(OperationsPerInvoke = Items, Description = "AsyncContextThread (replica): producers Post")]
+    [Benchmark(OperationsPerInvoke = Items, Description = "AsyncContextThread: producers Post")]
     public void AsyncContextThread_Post()
     {
-        SynchronizationContext target = _replicaThread!.Context.SynchronizationContext;
+        SynchronizationContext target = _asyncContextThread!.Context.SynchronizationContext;
         int count = ItemsPerProducer;
         Stream(producer =>
         {

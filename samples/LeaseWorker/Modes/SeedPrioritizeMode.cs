@@ -1,12 +1,12 @@
 using System;
 using System.Threading.Tasks;
-using PriorityAsync.Baselines;
+using Nito.AsyncEx;
 
 namespace LeaseWorker;
 
 /// <summary>
 /// The seed's fix: its Guid-cookie <see cref="SeedPrioritizer.Prioritize"/> spin-yield protocol on the single FIFO thread
-/// (<see cref="AsyncContextReplica"/>, the stand-in for Nito.AsyncEx's AsyncContext). Seed priorities: lease 3, processing 2,
+/// (Nito.AsyncEx's <see cref="AsyncContext"/>). Seed priorities: lease 3, processing 2,
 /// receiving 1. Called after every await, as the seed does, because a FIFO context does not remember priorities.
 /// </summary>
 public sealed class SeedPrioritizeMode : Mode
@@ -15,14 +15,14 @@ public sealed class SeedPrioritizeMode : Mode
 
     public override string Name => "seed-prioritize";
 
-    public override string RunsOn => "one thread, FIFO (AsyncContextReplica) + the seed's Guid-cookie Prioritize";
+    public override string RunsOn => "one thread, FIFO (Nito.AsyncEx AsyncContext) + the seed's Guid-cookie Prioritize";
 
     /// <summary>Queue round trips spent inside the seed's Prioritize during the run.</summary>
     public long Laps => _prioritizer.Laps;
 
     public override int? CpuThreads(CpuKind kind) => 1;
 
-    public override void Run(Func<Task> worker) => AsyncContextReplica.Run(worker);
+    public override void Run(Func<Task> worker) => AsyncContext.Run(worker);
 
     /// <summary>The seed's method prologue: <c>await Task.Yield(); await Prioritize(p);</c>.</summary>
     public override Gate Begin(Activity activity) => Gate.From(BeginAsync(SeedPriority(activity)));

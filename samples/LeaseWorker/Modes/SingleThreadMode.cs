@@ -1,22 +1,22 @@
 using System;
 using System.Threading.Tasks;
-using PriorityAsync.Baselines;
+using Nito.AsyncEx;
 
 namespace LeaseWorker;
 
 /// <summary>
-/// One thread, first-in-first-out continuations: Nito.AsyncEx's <c>AsyncContext</c>, the seed's WinForms / asyncio emulation. The
-/// registry copy holds no Nito.AsyncEx, so this runs <see cref="AsyncContextReplica"/> (samples/Baselines), the same design.
+/// One thread, first-in-first-out continuations: Nito.AsyncEx's <see cref="AsyncContext"/> (package Nito.AsyncEx.Context 5.1.2),
+/// the seed's WinForms / asyncio emulation.
 /// </summary>
 public sealed class SingleThreadMode : Mode
 {
     public override string Name => "single";
 
-    public override string RunsOn => "one thread, FIFO (AsyncContextReplica, stand-in for Nito.AsyncEx AsyncContext)";
+    public override string RunsOn => "one thread, FIFO (Nito.AsyncEx AsyncContext)";
 
     public override int? CpuThreads(CpuKind kind) => 1;
 
-    public override void Run(Func<Task> worker) => AsyncContextReplica.Run(worker);
+    public override void Run(Func<Task> worker) => AsyncContext.Run(worker);
 
     public override Gate Begin(Activity activity) => Gate.Yield;
 

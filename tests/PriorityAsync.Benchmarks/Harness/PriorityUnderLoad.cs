@@ -3,7 +3,7 @@ using System.Collections.Generic;
 using System.Diagnostics;
 using System.Linq;
 using System.Threading;
-using PriorityAsync.Baselines;
+using Nito.AsyncEx;
 
 namespace PriorityAsync.Benchmarks.Harness;
 
@@ -12,7 +12,7 @@ namespace PriorityAsync.Benchmarks.Harness;
 /// for <see cref="ItemDurationUs"/> us; every tenth post is a high-level item (one in flight at most, so high items never queue
 /// behind each other). Measured: the wait of each high item (post to start
 /// of its callback; p50/p99/max) and the loop's throughput. Compared: PriorityAsync with two levels (low 0, high 1) against the same
-/// workload on a one-level PriorityContext (a FIFO) and on the AsyncContextThread replica (a FIFO).
+/// workload on a one-level PriorityContext (a FIFO) and on the AsyncContextThread (a FIFO).
 /// </summary>
 /// <remarks>
 /// High items are posted at a random point within a low item (the producer waits a random 0..D before each high post), so their
@@ -88,7 +88,7 @@ public static class PriorityUnderLoad
     {
         yield return new Variant("PriorityAsync 2 levels (high = 1)", () => new PriorityLoop(levels: 2, highLevel: 1));
         yield return new Variant("PriorityAsync 1 level (FIFO)", () => new PriorityLoop(levels: 1, highLevel: 0));
-        yield return new Variant("AsyncContextThread replica (FIFO)", () => new ReplicaLoop());
+        yield return new Variant("AsyncContextThread (FIFO)", () => new AsyncContextLoop());
     }
 
     private static (HarnessResult Result, long[] Waits, int Count, Explanation Why) RunOne(Variant variant, int items)
@@ -319,9 +319,9 @@ public static class PriorityUnderLoad
         public void Dispose() => _thread.Dispose();
     }
 
-    private sealed class ReplicaLoop : ILoop
+    private sealed class AsyncContextLoop : ILoop
     {
-        private readonly AsyncContextThreadReplica _thread = new();
+        private readonly AsyncContextThread _thread = new();
 
         public void Post(bool high, SendOrPostCallback callback, object? state) => _thread.Context.SynchronizationContext.Post(callback, state);
 

@@ -2,7 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.Threading;
-using PriorityAsync.Baselines;
+using Nito.AsyncEx;
 
 namespace PriorityAsync.Benchmarks.Harness;
 
@@ -85,12 +85,12 @@ public static class WakeupLatency
 
     private static HarnessResult AsyncContextThreadVariant(int samples)
     {
-        using var loop = new AsyncContextThreadReplica();
+        using var loop = new AsyncContextThread();
         var probe = new Probe(samples);
         SynchronizationContext target = loop.Context.SynchronizationContext;
         SendOrPostCallback callback = static state => ((Probe)state!).Arrived();
         probe.Measure(() => target.Post(callback, probe));
-        return HarnessResult.FromTicks(Group, "AsyncContextThread (replica) Post", probe.Latencies, samples, null);
+        return HarnessResult.FromTicks(Group, "AsyncContextThread Post", probe.Latencies, samples, null);
     }
 
     private sealed class Probe(int samples)

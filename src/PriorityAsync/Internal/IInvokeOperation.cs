@@ -1,0 +1,16 @@
+using System.Threading;
+
+namespace PriorityAsync.Internal;
+
+/// <summary>A delegate queued by <see cref="PriorityContext.InvokeAsync(System.Func{System.Threading.Tasks.Task}, int)"/>.</summary>
+internal interface IInvokeOperation
+{
+    /// <summary>The queued callback; recognisable by reference, so a dropped operation can fault its task instead of leaving it pending.</summary>
+    static readonly SendOrPostCallback RunCallback = static state => ((IInvokeOperation)state!).Run();
+
+    /// <summary>Runs the delegate on the loop thread.</summary>
+    void Run();
+
+    /// <summary>The operation will never run (the context finished): fault its task.</summary>
+    void Abandon();
+}
