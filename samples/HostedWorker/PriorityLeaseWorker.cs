@@ -58,6 +58,8 @@ public sealed partial class PriorityLeaseWorker(IMessageBus bus, WorkerSettings 
 
     private async Task HandleAsync(Lease lease, CancellationToken stoppingToken)
     {
+        LogReceived(lease.MessageId, lease.DeliveryCount);
+
         // Cancelled when the host stops or when the lease is lost: either way, stop working on this message.
         using var work = CancellationTokenSource.CreateLinkedTokenSource(stoppingToken);
         using var stopRenewing = new CancellationTokenSource();
@@ -123,6 +125,9 @@ public sealed partial class PriorityLeaseWorker(IMessageBus bus, WorkerSettings 
 
         return true;
     }
+
+    [LoggerMessage(Level = LogLevel.Debug, Message = "Received message {Id} (delivery {DeliveryCount}).")]
+    private partial void LogReceived(long id, int deliveryCount);
 
     [LoggerMessage(Level = LogLevel.Information, Message = "{Completed} messages completed.")]
     private partial void LogProgress(int completed);

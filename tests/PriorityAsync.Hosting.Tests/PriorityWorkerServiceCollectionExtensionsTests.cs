@@ -48,6 +48,21 @@ public sealed class PriorityWorkerServiceCollectionExtensionsTests
         await host.StopAsync().Within("host stop");
     }
 
+    [Fact]
+    public void AddPriorityWorker_EmptyStallTimeout_TurnsStallDetectionOff()
+    {
+        var logs = new TestLoggerProvider();
+        using IHost host = TestHost.Build(
+            logs,
+            (worker, token) => Task.CompletedTask,
+            configuration: new() { [$"{Section}:StallTimeout"] = "" });
+
+        PriorityWorkerOptions options = host.Services.GetRequiredService<IOptionsMonitor<PriorityWorkerOptions>>().Get(nameof(ScriptedWorker));
+
+        options.StallTimeout.Should().BeNull();
+        new PriorityWorkerOptions().StallTimeout.Should().Be(TimeSpan.FromSeconds(10), "the default is on");
+    }
+
     [Theory]
     [InlineData("Levels", "0", "PriorityAsync:Workers:ScriptedWorker:Levels is 0; it must be between 1 and 64.")]
     [InlineData("Levels", "65", "PriorityAsync:Workers:ScriptedWorker:Levels is 65; it must be between 1 and 64.")]
