@@ -101,7 +101,8 @@ public sealed class HostedWorkerProcessTests
 
     private static async Task SigtermAsync(Process worker)
     {
-        using Process kill = Process.Start("kill", ["-TERM", worker.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+        // The shell's own kill: present wherever /bin/sh is, unlike the procps binary.
+        using Process kill = Process.Start("/bin/sh", ["-c", $"kill -TERM {worker.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)}"]);
         await kill.WaitForExitAsync().Within("kill");
         kill.ExitCode.Should().Be(0);
     }
