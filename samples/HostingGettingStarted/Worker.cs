@@ -1,0 +1,42 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using Microsoft.Extensions.Logging;
+using PriorityAsync.Hosting;
+
+namespace HostingGettingStarted;
+
+// was: public class Worker(ILogger<Worker> logger) : BackgroundService
+public sealed partial class Worker(ILogger<Worker> logger) : PriorityBackgroundService
+{
+    protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+    {
+        Task heartbeat = HeartbeatAsync(stoppingToken);         // level 2: never waits behind the work below
+        while (!stoppingToken.IsCancellationRequested)
+        {
+            Thread.Sleep(200);                                  // CPU-bound work at level 0, on the worker's own loop thread
+            await Context.Yield(0);                             // a checkpoint: anything more urgent runs now
+        }
+
+        await heartbeat;                                        // the loop ends when ExecuteAsync returns: await what you started
+    }
+
+    private async Task HeartbeatAsync(CancellationToken stoppingToken)
+    {
+        await Context.Prioritize(2);
+        while (!stoppingToken.IsCancellationRequested)
+        {
+            LogHeartbeat(PriorityAsync.PriorityContext.CurrentLevel);
+            try
+            {
+                await Task.Delay(1000, stoppingToken);          // resumes at level 2, ahead of queued level-0 work
+            }
+            catch (OperationCanceledException)
+            {
+            }
+        }
+    }
+
+    [LoggerMessage(Level = LogLevel.Information, Message = "Heartbeat at level {Level}")]
+    private partial void LogHeartbeat(int level);
+}

@@ -1,0 +1,60 @@
+using System;
+
+namespace PriorityAsync.Hosting;
+
+/// <summary>
+/// Settings of one priority worker registered with
+/// <see cref="PriorityWorkerServiceCollectionExtensions.AddPriorityWorker{TWorker}(Microsoft.Extensions.DependencyInjection.IServiceCollection, string, Action{PriorityWorkerOptions}?)"/>.
+/// Bound from the configuration section <c>PriorityAsync:Workers:&lt;name&gt;</c> and validated when the host starts.
+/// </summary>
+/// <remarks>The worker reads the values once, when it is created; changing them afterwards has no effect.</remarks>
+public sealed class PriorityWorkerOptions
+{
+    /// <summary>The configuration section that holds one subsection per worker, named after the worker: <c>PriorityAsync:Workers</c>.</summary>
+    public const string WorkersSection = "PriorityAsync:Workers";
+
+    /// <summary>The largest allowed value of <see cref="BacklogDegradedThreshold"/>.</summary>
+    public const int MaxBacklogDegradedThreshold = int.MaxValue;
+
+    /// <summary>The smallest allowed value of <see cref="WorkDroppedLogInterval"/>: 10 milliseconds.</summary>
+    public static readonly TimeSpan MinWorkDroppedLogInterval = TimeSpan.FromMilliseconds(10);
+
+    /// <summary>The largest allowed value of <see cref="WorkDroppedLogInterval"/>: one hour.</summary>
+    public static readonly TimeSpan MaxWorkDroppedLogInterval = TimeSpan.FromHours(1);
+
+    /// <summary>Gets or sets the number of priority levels of the worker's context (key <c>Levels</c>). A higher level runs first.</summary>
+    /// <value>The default value is 3. Allowed: 1 to 64.</value>
+    public int Levels { get; set; } = 3;
+
+    /// <summary>Gets or sets the level at which <c>ExecuteAsync</c> starts (key <c>DefaultLevel</c>).</summary>
+    /// <value>The default value is 0, the lowest level. Allowed: 0 to <c>Levels - 1</c>.</value>
+    public int DefaultLevel { get; set; }
+
+    /// <summary>
+    /// Gets or sets how long the loop may start nothing while work waits before a stall is logged (event <c>StallDetected</c>) and the
+    /// health check reports the worker unhealthy (key <c>StallTimeout</c>, for example <c>00:00:05</c>). <see langword="null"/> turns
+    /// stall detection off.
+    /// </summary>
+    /// <value>The default value is 10 seconds. Allowed: <see langword="null"/>, or from 10 milliseconds to 1 day.</value>
+    public TimeSpan? StallTimeout { get; set; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>
+    /// Gets or sets how many callbacks may wait at one level before the health check reports the worker degraded
+    /// (key <c>BacklogDegradedThreshold</c>). <see langword="null"/> never reports a backlog.
+    /// </summary>
+    /// <value>The default value is <see langword="null"/> (off). Allowed: <see langword="null"/>, or from 1 to <see cref="int.MaxValue"/>.</value>
+    public int? BacklogDegradedThreshold { get; set; }
+
+    /// <summary>
+    /// Gets or sets the shortest time between two <c>WorkDropped</c> warnings (key <c>WorkDroppedLogInterval</c>). The first drop is
+    /// logged at once; drops within the interval after it are counted per level and logged together when it ends, and whatever is
+    /// still counted when the worker stops is logged then.
+    /// </summary>
+    /// <value>The default value is 10 seconds. Allowed: 10 milliseconds to 1 hour.</value>
+    public TimeSpan WorkDroppedLogInterval { get; set; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>Gets or sets how many times the idle loop checks for work before it parks its thread (key <c>IdleSpinCount</c>);
+    /// see <see cref="PriorityContextOptions.IdleSpinCount"/>.</summary>
+    /// <value>The default value is 20. Allowed: 0 to 10,000.</value>
+    public int IdleSpinCount { get; set; } = 20;
+}
