@@ -48,6 +48,15 @@ else
 fi
 
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/priorityasync-pg.XXXXXX")
+# On any failure from here on, leave nothing behind: stop the server if it started, remove the directory.
+cleanup_on_failure() {
+  local rc=$?
+  if [[ $rc -ne 0 ]]; then
+    if [[ -f "$DIR/data/postmaster.pid" ]]; then as_server "$PG_CTL" -D "$DIR/data" -m immediate -w stop >/dev/null 2>&1 || true; fi
+    rm -rf -- "$DIR"
+  fi
+}
+trap cleanup_on_failure EXIT
 chmod 700 "$DIR"
 chown "$OWNER" "$DIR"
 PASSWORD="${PRIORITYASYNC_POSTGRES_PASSWORD:-$(head -c 18 /dev/urandom | base64 | tr -dc 'A-Za-z0-9')}"
@@ -63,6 +72,10 @@ rm -f "$DIR/pwfile"
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 PORT="${PRIORITYASYNC_POSTGRES_PORT:-55432}"
+if ! [[ "$PORT" =~ ^[0-9]+$ ]] || (( PORT < 1024 || PORT > 65500 )); then
+  log "PRIORITYASYNC_POSTGRES_PORT is '$PORT'; expected a port from 1024 to 65500"
+  exit 2
+fi
 started=false
 for _ in $(seq 1 20); do
   if ! port_in_use "$PORT"; then
@@ -80,7 +93,8 @@ for _ in $(seq 1 20); do
   PORT=$((PORT + 1))
 done
 if [[ $started != true ]]; then
-  log "could not start a server (log: $DIR/server.log)"
+  tail -n 20 "$DIR/server.log" >&2 || true
+  log "could not start a server"
   exit 1
 fi
 

@@ -13,6 +13,10 @@ case "$DIR" in
   *) echo "postgres: refusing to remove '$DIR': not a directory start.sh made" >&2; exit 1 ;;
 esac
 
+if [[ ! -d "$DIR" ]]; then
+  echo "postgres: $DIR is gone already; nothing to stop" >&2
+  exit 0
+fi
 if [[ -f "$DIR/data/postmaster.pid" ]]; then
   PG_CTL=$(command -v pg_ctl 2>/dev/null || ls -1d /usr/lib/postgresql/*/bin/pg_ctl 2>/dev/null | sort -V | tail -n 1)
   if [[ $(id -u) -eq 0 ]]; then
