@@ -183,27 +183,20 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
     public Task<bool> RenewAsync(PostgresLease lease, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(lease);
-        RequireLeaseDuration(leaseDuration);
-        return ExecuteAsync(
-            async (connection, ct) =>
-            {
-                await using NpgsqlCommand command = new(_sql.Renew, connection);
-                command.Parameters.AddWithValue("id", lease.MessageId);
-                command.Parameters.AddWithValue("token", lease.Token);
-                command.Parameters.AddWithValue("lease", leaseDuration);
-                await using NpgsqlDataReader reader = await command.ExecuteReaderAsync(ct).ConfigureAwait(false);
-                if (!await reader.ReadAsync(ct).ConfigureAwait(false) || reader.IsDBNull(0) || !reader.GetBoolean(0))
-                {
-                    return false;
-                }
-
-                lease.LeaseUntil = reader.GetFieldValue<DateTimeOffset>(1);
-                return true;
-            },
-            retryAfterSend: true,
-            reconnect: true,
-            cancellationToken);
+        return RenewCoreAsync(lease.MessageId, lease.Token, leaseDuration, lease, cancellationToken);
     }
+
+    /// <summary>
+    /// Extends the lease of delivery <paramref name="token"/> of message <paramref name="messageId"/>, as
+    /// <see cref="RenewAsync(PostgresLease, TimeSpan, CancellationToken)"/> does: for a caller that keeps its own lease type.
+    /// </summary>
+    /// <param name="messageId">The message's id.</param>
+    /// <param name="token">The fencing token of the delivery the caller holds.</param>
+    /// <param name="leaseDuration">The new lease's length from now: 1 ms to 1 day.</param>
+    /// <param name="cancellationToken">Abandons the wait for the reply.</param>
+    /// <returns><see langword="true"/> if renewed; <see langword="false"/> if the lease is lost.</returns>
+    public Task<bool> RenewAsync(long messageId, long token, TimeSpan leaseDuration, CancellationToken cancellationToken = default) =>
+        RenewCoreAsync(messageId, token, leaseDuration, lease: null, cancellationToken);
 
     /// <summary>
     /// Completes the message, if the lease's token is current and the lease has not expired by the database's clock. A refusal (the
@@ -211,16 +204,38 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
     /// again with the token that completed the message succeeds and counts nothing.
     /// </summary>
     /// <returns><see langword="true"/> if the message is completed by this lease; <see langword="false"/> if the completion was rejected.</returns>
-    public Task<bool> CompleteAsync(PostgresLease lease, CancellationToken cancellationToken = default) =>
-        ExecuteFencedAsync(_sql.Complete, lease, cancellationToken);
+    public Task<bool> CompleteAsync(PostgresLease lease, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(lease);
+        return ExecuteFencedAsync(_sql.Complete, lease.MessageId, lease.Token, cancellationToken);
+    }
+
+    /// <summary>Completes message <paramref name="messageId"/> with the lease of delivery <paramref name="token"/>, as <see cref="CompleteAsync(PostgresLease, CancellationToken)"/> does.</summary>
+    /// <param name="messageId">The message's id.</param>
+    /// <param name="token">The fencing token of the delivery the caller holds.</param>
+    /// <param name="cancellationToken">Abandons the wait for the reply.</param>
+    /// <returns><see langword="true"/> if the message is completed by this delivery; <see langword="false"/> if the completion was rejected.</returns>
+    public Task<bool> CompleteAsync(long messageId, long token, CancellationToken cancellationToken = default) =>
+        ExecuteFencedAsync(_sql.Complete, messageId, token, cancellationToken);
 
     /// <summary>
     /// Releases the lease at once, so that the next receive takes the message without waiting for the lease to expire (graceful
     /// shutdown). Only the current token of an unexpired lease can abandon it.
     /// </summary>
     /// <returns><see langword="true"/> if released; <see langword="false"/> if the lease was no longer this one's.</returns>
-    public Task<bool> AbandonAsync(PostgresLease lease, CancellationToken cancellationToken = default) =>
-        ExecuteFencedAsync(_sql.Abandon, lease, cancellationToken);
+    public Task<bool> AbandonAsync(PostgresLease lease, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(lease);
+        return ExecuteFencedAsync(_sql.Abandon, lease.MessageId, lease.Token, cancellationToken);
+    }
+
+    /// <summary>Releases the lease of delivery <paramref name="token"/> of message <paramref name="messageId"/>, as <see cref="AbandonAsync(PostgresLease, CancellationToken)"/> does.</summary>
+    /// <param name="messageId">The message's id.</param>
+    /// <param name="token">The fencing token of the delivery the caller holds.</param>
+    /// <param name="cancellationToken">Abandons the wait for the reply.</param>
+    /// <returns><see langword="true"/> if released; <see langword="false"/> if the lease was no longer this one's.</returns>
+    public Task<bool> AbandonAsync(long messageId, long token, CancellationToken cancellationToken = default) =>
+        ExecuteFencedAsync(_sql.Abandon, messageId, token, cancellationToken);
 
     /// <summary>Reads the queue's counts, as the database recorded them.</summary>
     public Task<PostgresQueueCounts> GetCountsAsync(CancellationToken cancellationToken = default) =>
@@ -266,22 +281,47 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
             reconnect: true,
             cancellationToken);
 
-    private Task<bool> ExecuteFencedAsync(string sql, PostgresLease lease, CancellationToken cancellationToken)
+    private Task<bool> RenewCoreAsync(long messageId, long token, TimeSpan leaseDuration, PostgresLease? lease, CancellationToken cancellationToken)
     {
-        ArgumentNullException.ThrowIfNull(lease);
+        RequireLeaseDuration(leaseDuration);
         return ExecuteAsync(
             async (connection, ct) =>
             {
+                await using NpgsqlCommand command = new(_sql.Renew, connection);
+                command.Parameters.AddWithValue("id", messageId);
+                command.Parameters.AddWithValue("token", token);
+                command.Parameters.AddWithValue("lease", leaseDuration);
+                await using NpgsqlDataReader reader = await command.ExecuteReaderAsync(ct).ConfigureAwait(false);
+                if (!await reader.ReadAsync(ct).ConfigureAwait(false) || reader.IsDBNull(0) || !reader.GetBoolean(0))
+                {
+                    return false;
+                }
+
+                if (lease is not null)
+                {
+                    lease.LeaseUntil = reader.GetFieldValue<DateTimeOffset>(1);
+                }
+
+                return true;
+            },
+            retryAfterSend: true,
+            reconnect: true,
+            cancellationToken);
+    }
+
+    private Task<bool> ExecuteFencedAsync(string sql, long messageId, long token, CancellationToken cancellationToken) =>
+        ExecuteAsync(
+            async (connection, ct) =>
+            {
                 await using NpgsqlCommand command = new(sql, connection);
-                command.Parameters.AddWithValue("id", lease.MessageId);
-                command.Parameters.AddWithValue("token", lease.Token);
+                command.Parameters.AddWithValue("id", messageId);
+                command.Parameters.AddWithValue("token", token);
                 object? result = await command.ExecuteScalarAsync(ct).ConfigureAwait(false);
                 return result is true;
             },
             retryAfterSend: true,
             reconnect: true,
             cancellationToken);
-    }
 
     /// <summary>
     /// Runs one operation on a pooled connection. A lost connection is retried with back-off while <paramref name="reconnect"/> and

@@ -191,6 +191,26 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
     }
 
     [PostgresFact]
+    public async Task IdAndTokenOverloads_ActLikeTheLeaseOnes()
+    {
+        // For a caller (an adapter to another lease type) that keeps only the message id and the token.
+        PostgresLeaseQueue queue = await NewQueueAsync();
+        await queue.EnqueueAsync(new[] { "a", "b" });
+        PostgresLease a = (await queue.ReceiveAsync(s_long))!;
+        PostgresLease b = (await queue.ReceiveAsync(s_long))!;
+
+        (await queue.RenewAsync(a.MessageId, a.Token, s_long)).Should().BeTrue();
+        (await queue.RenewAsync(a.MessageId, b.Token, s_long)).Should().BeFalse("b's token is not a's message's");
+        (await queue.CompleteAsync(a.MessageId, a.Token)).Should().BeTrue();
+        (await queue.AbandonAsync(b.MessageId, a.Token)).Should().BeFalse();
+        (await queue.AbandonAsync(b.MessageId, b.Token)).Should().BeTrue();
+
+        PostgresQueueCounts counts = await queue.GetCountsAsync();
+        counts.Should().Be(new PostgresQueueCounts(Enqueued: 2, Delivered: 2, Redelivered: 0, Completed: 1, RejectedCompletes: 0,
+            FailedRenewals: 1, Abandoned: 1, Leased: 0, Available: 1, ExpiredRedeliveries: 0));
+    }
+
+    [PostgresFact]
     public async Task CompleteAsync_CurrentToken_CompletesOnceAndNeverRedelivers()
     {
         PostgresLeaseQueue queue = await NewQueueAsync();
