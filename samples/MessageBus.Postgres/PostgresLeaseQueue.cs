@@ -1,0 +1,460 @@
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Text.RegularExpressions;
+using System.Threading;
+using System.Threading.Tasks;
+using MessageBus.Postgres.Internal;
+using Npgsql;
+
+namespace MessageBus.Postgres;
+
+/// <summary>
+/// A message queue in one PostgreSQL table with leases: receive takes a message under a lease with a fencing token, renew extends
+/// it, complete finishes it, abandon releases it. The database decides every one of them by its own clock; the counts are its record.
+/// </summary>
+/// <remarks>
+/// <para>Each operation is one statement on a pooled connection. When a connection is lost (the server terminated it, restarted,
+/// or the network failed), the operation clears the pool and retries with exponential back-off and jitter for up to
+/// <see cref="PostgresLeaseQueueOptions.ReconnectTimeout"/>, then throws <see cref="PostgresConnectionException"/>. Wrong
+/// credentials or a missing database are not retried. A retried statement may already have been applied: complete and abandon
+/// recognise their own token and report success again; a retried receive whose first attempt was applied leaves that lease to
+/// expire (a redelivery, counted); a retried renewal extends the lease once more. <see cref="EnqueueAsync"/> is retried only when
+/// the connection could not be opened, so it never inserts a batch twice.</para>
+/// <para>Thread safety: every member may be called from any thread, concurrently.</para>
+/// </remarks>
+public sealed partial class PostgresLeaseQueue : IAsyncDisposable
+{
+    private readonly NpgsqlDataSource _dataSource;
+    private readonly QueueSql _sql;
+    private readonly TimeSpan _reconnectTimeout;
+    private readonly TimeSpan _reconnectInitialDelay;
+    private readonly TimeSpan _reconnectMaxDelay;
+    private readonly string _host;
+    private readonly int _port;
+    private readonly string _database;
+    private readonly string? _user;
+    private readonly int _connectTimeoutSeconds;
+    private long _reconnects;
+
+    /// <summary>Creates a queue object. It does not connect: <see cref="EnsureSchemaAsync"/> is the first call that does.</summary>
+    /// <exception cref="ArgumentException">The connection string is missing or malformed, or another option is out of range.</exception>
+    public PostgresLeaseQueue(PostgresLeaseQueueOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        NpgsqlConnectionStringBuilder builder = ParseConnectionString(options.ConnectionString);
+        if (options.QueueName is null || !QueueNamePattern().IsMatch(options.QueueName))
+        {
+            throw new ArgumentException(
+                $"QueueName '{options.QueueName}' is not valid: 1 to 40 characters, a lower-case letter or underscore, then lower-case letters, digits or underscores.",
+                nameof(options));
+        }
+
+        if (string.IsNullOrWhiteSpace(options.Owner))
+        {
+            throw new ArgumentException("Owner must not be empty.", nameof(options));
+        }
+
+        RequireRange(options.ConnectTimeout, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1024), nameof(options.ConnectTimeout));
+        RequireRange(options.ReconnectTimeout, TimeSpan.Zero, TimeSpan.FromDays(1), nameof(options.ReconnectTimeout));
+        RequireRange(options.ReconnectInitialDelay, TimeSpan.FromMilliseconds(1), TimeSpan.FromMinutes(10), nameof(options.ReconnectInitialDelay));
+        RequireRange(options.ReconnectMaxDelay, options.ReconnectInitialDelay, TimeSpan.FromMinutes(10), nameof(options.ReconnectMaxDelay));
+
+        builder.Timeout = (int)Math.Ceiling(options.ConnectTimeout.TotalSeconds);
+        _connectTimeoutSeconds = builder.Timeout;
+        _host = builder.Host!;
+        _port = builder.Port;
+        _database = builder.Database ?? builder.Username ?? "(default)";
+        _user = builder.Username;
+        QueueName = options.QueueName;
+        Owner = options.Owner;
+        _reconnectTimeout = options.ReconnectTimeout;
+        _reconnectInitialDelay = options.ReconnectInitialDelay;
+        _reconnectMaxDelay = options.ReconnectMaxDelay;
+        _sql = new QueueSql(options.QueueName);
+        _dataSource = NpgsqlDataSource.Create(builder);
+    }
+
+    /// <summary>The queue's table.</summary>
+    public string QueueName { get; }
+
+    /// <summary>The lease owner this object records with each delivery it takes.</summary>
+    public string Owner { get; }
+
+    /// <summary>How many times an operation of this object lost its connection and retried (this process's view).</summary>
+    public long Reconnects => Interlocked.Read(ref _reconnects);
+
+    /// <summary>
+    /// Checks that a connection string is well formed and names a host, without connecting. The exception's message never repeats the
+    /// connection string (it may hold a password).
+    /// </summary>
+    /// <exception cref="ArgumentException">The connection string is empty, malformed, or names no host.</exception>
+    public static void ValidateConnectionString(string? connectionString) => ParseConnectionString(connectionString);
+
+    /// <summary>Creates the queue's table, index and token sequence if they do not exist. Safe to call from several processes at once.</summary>
+    /// <exception cref="PostgresConnectionException">The database cannot be reached, or refused the credentials, within the connect timeout.</exception>
+    public Task EnsureSchemaAsync(CancellationToken cancellationToken = default) =>
+        ExecuteAsync(
+            async (connection, ct) =>
+            {
+                await using NpgsqlTransaction transaction = await connection.BeginTransactionAsync(ct).ConfigureAwait(false);
+                await using NpgsqlCommand command = new(_sql.Schema, connection, transaction);
+                await command.ExecuteNonQueryAsync(ct).ConfigureAwait(false);
+                await transaction.CommitAsync(ct).ConfigureAwait(false);
+                return true;
+            },
+            retryAfterSend: true,
+            reconnect: false,
+            cancellationToken);
+
+    /// <summary>Enqueues messages in one statement, in order.</summary>
+    /// <returns>How many messages were enqueued.</returns>
+    public Task<int> EnqueueAsync(IReadOnlyList<string> payloads, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(payloads);
+        if (payloads.Count == 0)
+        {
+            return Task.FromResult(0);
+        }
+
+        string[] array = new string[payloads.Count];
+        for (int i = 0; i < array.Length; i++)
+        {
+            array[i] = payloads[i] ?? throw new ArgumentException($"payloads[{i}] is null; a payload must not be null.", nameof(payloads));
+        }
+
+        return ExecuteAsync(
+            async (connection, ct) =>
+            {
+                await using NpgsqlCommand command = new(_sql.Enqueue, connection);
+                command.Parameters.AddWithValue("payloads", array);
+                return await command.ExecuteNonQueryAsync(ct).ConfigureAwait(false);
+            },
+            retryAfterSend: false,
+            reconnect: true,
+            cancellationToken);
+    }
+
+    /// <summary>
+    /// Takes the oldest message that is not completed and not under a current lease, and leases it to <see cref="Owner"/> for
+    /// <paramref name="leaseDuration"/> from the database's now, with a new fencing token. A message whose lease expired is redelivered.
+    /// </summary>
+    /// <param name="leaseDuration">How long the lease lasts unless renewed: 1 ms to 1 day.</param>
+    /// <param name="cancellationToken">Abandons the wait for the reply (the database may still have leased a message; it then expires).</param>
+    /// <returns>The lease, or <see langword="null"/> when no message is available now.</returns>
+    public Task<PostgresLease?> ReceiveAsync(TimeSpan leaseDuration, CancellationToken cancellationToken = default)
+    {
+        RequireLeaseDuration(leaseDuration);
+        return ExecuteAsync(
+            async (connection, ct) =>
+            {
+                await using NpgsqlCommand command = new(_sql.Receive, connection);
+                command.Parameters.AddWithValue("owner", Owner);
+                command.Parameters.AddWithValue("lease", leaseDuration);
+                await using NpgsqlDataReader reader = await command.ExecuteReaderAsync(ct).ConfigureAwait(false);
+                if (!await reader.ReadAsync(ct).ConfigureAwait(false))
+                {
+                    return null;
+                }
+
+                return new PostgresLease(
+                    reader.GetInt64(0),
+                    reader.GetString(1),
+                    reader.GetFieldValue<DateTimeOffset>(2),
+                    Owner,
+                    reader.GetInt64(3),
+                    reader.GetFieldValue<DateTimeOffset>(4),
+                    reader.GetInt32(5));
+            },
+            retryAfterSend: true,
+            reconnect: true,
+            cancellationToken);
+    }
+
+    /// <summary>
+    /// Extends the lease to <paramref name="leaseDuration"/> from the database's now, if its token is still the message's current one
+    /// and the lease has not expired by the database's clock. A refusal is counted.
+    /// </summary>
+    /// <param name="lease">The lease a receive returned.</param>
+    /// <param name="leaseDuration">The new lease's length from now: 1 ms to 1 day.</param>
+    /// <param name="cancellationToken">Abandons the wait for the reply.</param>
+    /// <returns><see langword="true"/> if renewed (and <see cref="PostgresLease.LeaseUntil"/> moved); <see langword="false"/> if the
+    /// lease is lost: the caller must stop working on the message.</returns>
+    public Task<bool> RenewAsync(PostgresLease lease, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(lease);
+        return RenewCoreAsync(lease.MessageId, lease.Token, leaseDuration, lease, cancellationToken);
+    }
+
+    /// <summary>
+    /// Extends the lease of delivery <paramref name="token"/> of message <paramref name="messageId"/>, as
+    /// <see cref="RenewAsync(PostgresLease, TimeSpan, CancellationToken)"/> does: for a caller that keeps its own lease type.
+    /// </summary>
+    /// <param name="messageId">The message's id.</param>
+    /// <param name="token">The fencing token of the delivery the caller holds.</param>
+    /// <param name="leaseDuration">The new lease's length from now: 1 ms to 1 day.</param>
+    /// <param name="cancellationToken">Abandons the wait for the reply.</param>
+    /// <returns><see langword="true"/> if renewed; <see langword="false"/> if the lease is lost.</returns>
+    public Task<bool> RenewAsync(long messageId, long token, TimeSpan leaseDuration, CancellationToken cancellationToken = default) =>
+        RenewCoreAsync(messageId, token, leaseDuration, lease: null, cancellationToken);
+
+    /// <summary>
+    /// Completes the message, if the lease's token is current and the lease has not expired by the database's clock. A refusal (the
+    /// lease was lost, so another delivery may be doing or have done the same work) is counted as a rejected completion. Completing
+    /// again with the token that completed the message succeeds and counts nothing.
+    /// </summary>
+    /// <returns><see langword="true"/> if the message is completed by this lease; <see langword="false"/> if the completion was rejected.</returns>
+    public Task<bool> CompleteAsync(PostgresLease lease, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(lease);
+        return ExecuteFencedAsync(_sql.Complete, lease.MessageId, lease.Token, cancellationToken);
+    }
+
+    /// <summary>Completes message <paramref name="messageId"/> with the lease of delivery <paramref name="token"/>, as <see cref="CompleteAsync(PostgresLease, CancellationToken)"/> does.</summary>
+    /// <param name="messageId">The message's id.</param>
+    /// <param name="token">The fencing token of the delivery the caller holds.</param>
+    /// <param name="cancellationToken">Abandons the wait for the reply.</param>
+    /// <returns><see langword="true"/> if the message is completed by this delivery; <see langword="false"/> if the completion was rejected.</returns>
+    public Task<bool> CompleteAsync(long messageId, long token, CancellationToken cancellationToken = default) =>
+        ExecuteFencedAsync(_sql.Complete, messageId, token, cancellationToken);
+
+    /// <summary>
+    /// Releases the lease at once, so that the next receive takes the message without waiting for the lease to expire (graceful
+    /// shutdown). Only the current token of an unexpired lease can abandon it.
+    /// </summary>
+    /// <returns><see langword="true"/> if released; <see langword="false"/> if the lease was no longer this one's.</returns>
+    public Task<bool> AbandonAsync(PostgresLease lease, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(lease);
+        return ExecuteFencedAsync(_sql.Abandon, lease.MessageId, lease.Token, cancellationToken);
+    }
+
+    /// <summary>Releases the lease of delivery <paramref name="token"/> of message <paramref name="messageId"/>, as <see cref="AbandonAsync(PostgresLease, CancellationToken)"/> does.</summary>
+    /// <param name="messageId">The message's id.</param>
+    /// <param name="token">The fencing token of the delivery the caller holds.</param>
+    /// <param name="cancellationToken">Abandons the wait for the reply.</param>
+    /// <returns><see langword="true"/> if released; <see langword="false"/> if the lease was no longer this one's.</returns>
+    public Task<bool> AbandonAsync(long messageId, long token, CancellationToken cancellationToken = default) =>
+        ExecuteFencedAsync(_sql.Abandon, messageId, token, cancellationToken);
+
+    /// <summary>Reads the queue's counts, as the database recorded them.</summary>
+    public Task<PostgresQueueCounts> GetCountsAsync(CancellationToken cancellationToken = default) =>
+        ExecuteAsync(
+            async (connection, ct) =>
+            {
+                await using NpgsqlCommand command = new(_sql.Counts, connection);
+                await using NpgsqlDataReader reader = await command.ExecuteReaderAsync(ct).ConfigureAwait(false);
+                await reader.ReadAsync(ct).ConfigureAwait(false);
+                return new PostgresQueueCounts(
+                    reader.GetInt64(0),
+                    reader.GetInt64(1),
+                    reader.GetInt64(2),
+                    reader.GetInt64(3),
+                    reader.GetInt64(4),
+                    reader.GetInt64(5),
+                    reader.GetInt64(6),
+                    reader.GetInt64(7),
+                    reader.GetInt64(8),
+                    reader.GetInt64(9));
+            },
+            retryAfterSend: true,
+            reconnect: true,
+            cancellationToken);
+
+    /// <summary>Deletes every message (counts start again from zero). The token sequence goes on, so old tokens stay stale.</summary>
+    public Task PurgeAsync(CancellationToken cancellationToken = default) => ExecuteNonQueryAsync(_sql.Purge, cancellationToken);
+
+    /// <summary>Drops the queue's table and token sequence.</summary>
+    public Task DropAsync(CancellationToken cancellationToken = default) => ExecuteNonQueryAsync(_sql.Drop, cancellationToken);
+
+    /// <summary>Closes the pooled connections.</summary>
+    public ValueTask DisposeAsync() => _dataSource.DisposeAsync();
+
+    private Task ExecuteNonQueryAsync(string sql, CancellationToken cancellationToken) =>
+        ExecuteAsync(
+            async (connection, ct) =>
+            {
+                await using NpgsqlCommand command = new(sql, connection);
+                return await command.ExecuteNonQueryAsync(ct).ConfigureAwait(false);
+            },
+            retryAfterSend: true,
+            reconnect: true,
+            cancellationToken);
+
+    private Task<bool> RenewCoreAsync(long messageId, long token, TimeSpan leaseDuration, PostgresLease? lease, CancellationToken cancellationToken)
+    {
+        RequireLeaseDuration(leaseDuration);
+        return ExecuteAsync(
+            async (connection, ct) =>
+            {
+                await using NpgsqlCommand command = new(_sql.Renew, connection);
+                command.Parameters.AddWithValue("id", messageId);
+                command.Parameters.AddWithValue("token", token);
+                command.Parameters.AddWithValue("lease", leaseDuration);
+                await using NpgsqlDataReader reader = await command.ExecuteReaderAsync(ct).ConfigureAwait(false);
+                if (!await reader.ReadAsync(ct).ConfigureAwait(false) || reader.IsDBNull(0) || !reader.GetBoolean(0))
+                {
+                    return false;
+                }
+
+                if (lease is not null)
+                {
+                    lease.LeaseUntil = reader.GetFieldValue<DateTimeOffset>(1);
+                }
+
+                return true;
+            },
+            retryAfterSend: true,
+            reconnect: true,
+            cancellationToken);
+    }
+
+    private Task<bool> ExecuteFencedAsync(string sql, long messageId, long token, CancellationToken cancellationToken) =>
+        ExecuteAsync(
+            async (connection, ct) =>
+            {
+                await using NpgsqlCommand command = new(sql, connection);
+                command.Parameters.AddWithValue("id", messageId);
+                command.Parameters.AddWithValue("token", token);
+                object? result = await command.ExecuteScalarAsync(ct).ConfigureAwait(false);
+                return result is true;
+            },
+            retryAfterSend: true,
+            reconnect: true,
+            cancellationToken);
+
+    /// <summary>
+    /// Runs one operation on a pooled connection. A lost connection is retried with back-off while <paramref name="reconnect"/> and
+    /// the reconnect budget allow; a failure after the statement was sent is retried only if <paramref name="retryAfterSend"/>.
+    /// </summary>
+    private async Task<T> ExecuteAsync<T>(
+        Func<NpgsqlConnection, CancellationToken, Task<T>> operation,
+        bool retryAfterSend,
+        bool reconnect,
+        CancellationToken cancellationToken)
+    {
+        long start = Stopwatch.GetTimestamp();
+        TimeSpan delay = _reconnectInitialDelay;
+        while (true)
+        {
+            Exception failure;
+            bool sent = false;
+            try
+            {
+                NpgsqlConnection connection = await OpenAsync(cancellationToken).ConfigureAwait(false);
+                await using (connection.ConfigureAwait(false))
+                {
+                    sent = true;
+                    return await operation(connection, cancellationToken).ConfigureAwait(false);
+                }
+            }
+            catch (Exception e) when (IsConnectionLoss(e) && !cancellationToken.IsCancellationRequested)
+            {
+                failure = e;
+            }
+
+            // The server may have terminated every pooled connection at once (a restart, pg_terminate_backend of a role's backends):
+            // drop the idle ones rather than fail once on each.
+            _dataSource.Clear();
+            bool mayRetry = reconnect && (retryAfterSend || !sent);
+            TimeSpan elapsed = Stopwatch.GetElapsedTime(start);
+            if (!mayRetry || elapsed + delay > _reconnectTimeout)
+            {
+                if (sent && !mayRetry)
+                {
+                    throw new PostgresConnectionException(
+                        _host, _port, _database, _user, $"the connection was lost during a statement that is not retried ({failure.Message})", failure);
+                }
+
+                string reason = reconnect && _reconnectTimeout > TimeSpan.Zero
+                    ? $"{Describe(failure)} (still failing after reconnecting for {elapsed.TotalSeconds:0.#} s)"
+                    : Describe(failure);
+                throw new PostgresConnectionException(_host, _port, _database, _user, reason, failure);
+            }
+
+            Interlocked.Increment(ref _reconnects);
+            double jitter = 1.0 + (Random.Shared.NextDouble() * 0.5);
+            await Task.Delay(delay * jitter, cancellationToken).ConfigureAwait(false);
+            delay = delay * 2 < _reconnectMaxDelay ? delay * 2 : _reconnectMaxDelay;
+        }
+    }
+
+    private async Task<NpgsqlConnection> OpenAsync(CancellationToken cancellationToken)
+    {
+        try
+        {
+            return await _dataSource.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (PostgresException e) when (IsRejectedLogin(e.SqlState))
+        {
+            // Wrong credentials or a missing database: retrying cannot help.
+            throw new PostgresConnectionException(_host, _port, _database, _user, Describe(e), e);
+        }
+    }
+
+    private static bool IsRejectedLogin(string sqlState) =>
+        sqlState is PostgresErrorCodes.InvalidPassword or PostgresErrorCodes.InvalidAuthorizationSpecification
+            or PostgresErrorCodes.InvalidCatalogName;
+
+    private static bool IsConnectionLoss(Exception e) => e switch
+    {
+        PostgresException p => p.SqlState.StartsWith("08", StringComparison.Ordinal)
+            || p.SqlState is PostgresErrorCodes.AdminShutdown or PostgresErrorCodes.CrashShutdown or PostgresErrorCodes.CannotConnectNow,
+        NpgsqlException n => n.IsTransient,
+        TimeoutException => true,
+        _ => false,
+    };
+
+    private string Describe(Exception e) => e switch
+    {
+        PostgresException p => $"{p.MessageText} (SQLSTATE {p.SqlState})",
+        TimeoutException or NpgsqlException { InnerException: TimeoutException } => $"no answer within the connect timeout ({_connectTimeoutSeconds} s)",
+        NpgsqlException { InnerException: { } inner } n when inner is not NpgsqlException && inner.Message != n.Message => $"{n.Message}: {inner.Message}",
+        _ => e.Message,
+    };
+
+    private static NpgsqlConnectionStringBuilder ParseConnectionString(string? connectionString)
+    {
+        if (string.IsNullOrWhiteSpace(connectionString))
+        {
+            throw new ArgumentException("The PostgreSQL connection string is empty; expected for example 'Host=127.0.0.1;Port=5432;Database=db;Username=user;Password=...'.", nameof(connectionString));
+        }
+
+        NpgsqlConnectionStringBuilder builder;
+        try
+        {
+            builder = new NpgsqlConnectionStringBuilder(connectionString);
+        }
+        catch (Exception e) when (e is ArgumentException or FormatException or InvalidCastException or OverflowException)
+        {
+            // Npgsql's message names the keyword; it never needs the connection string itself, which may hold a password.
+            throw new ArgumentException($"The PostgreSQL connection string is malformed: {e.Message}", nameof(connectionString), e);
+        }
+
+        if (string.IsNullOrWhiteSpace(builder.Host))
+        {
+            throw new ArgumentException("The PostgreSQL connection string names no Host.", nameof(connectionString));
+        }
+
+        if (builder.Port is < 1 or > 65535)
+        {
+            throw new ArgumentException($"The PostgreSQL connection string's Port {builder.Port} is out of range: 1 to 65535.", nameof(connectionString));
+        }
+
+        return builder;
+    }
+
+    private static void RequireLeaseDuration(TimeSpan leaseDuration) =>
+        RequireRange(leaseDuration, TimeSpan.FromMilliseconds(1), TimeSpan.FromDays(1), nameof(leaseDuration));
+
+    private static void RequireRange(TimeSpan value, TimeSpan min, TimeSpan max, string name)
+    {
+        if (value < min || value > max)
+        {
+            throw new ArgumentOutOfRangeException(name, value, $"{name} is {value}; the valid range is {min} to {max}.");
+        }
+    }
+
+    [GeneratedRegex("^[a-z_][a-z0-9_]{0,39}$", RegexOptions.CultureInvariant)]
+    private static partial Regex QueueNamePattern();
+}

@@ -1,0 +1,17 @@
+namespace MessageBus.Postgres.Tests;
+
+/// <summary>
+/// A test against the real PostgreSQL named by <c>PRIORITYASYNC_POSTGRES</c>. Without a server it is skipped with the reason, except
+/// when <c>CI=true</c>: there a missing or unreachable server fails every such test (CI starts one; not finding it is a defect).
+/// </summary>
+[AttributeUsage(AttributeTargets.Method)]
+public sealed class PostgresFactAttribute : FactAttribute
+{
+    public PostgresFactAttribute()
+    {
+        if (!TestDatabase.IsCi && TestDatabase.Unavailable() is { } reason)
+        {
+            Skip = reason + " Start one with tests/postgres/start.sh (see samples/MessageBus.Postgres/README.md); with CI=true this test fails instead.";
+        }
+    }
+}

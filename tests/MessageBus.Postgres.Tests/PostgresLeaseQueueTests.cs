@@ -1,0 +1,535 @@
+using System.Collections.Concurrent;
+using Npgsql;
+
+namespace MessageBus.Postgres.Tests;
+
+/// <summary>The queue's statements against a real PostgreSQL: each test has its own table, dropped at the end.</summary>
+public sealed class PostgresLeaseQueueTests : IAsyncLifetime
+{
+    private static readonly TimeSpan s_long = TimeSpan.FromMinutes(10);
+    private static readonly TimeSpan s_short = TimeSpan.FromMilliseconds(300);
+    private readonly List<PostgresLeaseQueue> _queues = new();
+
+    public Task InitializeAsync() => Task.CompletedTask;
+
+    public async Task DisposeAsync()
+    {
+        if (_queues.Count > 0)
+        {
+            await _queues[0].DropAsync();
+        }
+
+        foreach (PostgresLeaseQueue queue in _queues)
+        {
+            await queue.DisposeAsync();
+        }
+    }
+
+    [PostgresFact]
+    public async Task EnsureSchemaAsync_ManyProcessesAtOnceAndAgain_Succeeds()
+    {
+        PostgresLeaseQueueOptions options = TestDatabase.NewOptions();
+        PostgresLeaseQueue[] queues = Enumerable.Range(0, 6).Select(_ => Track(new PostgresLeaseQueue(options))).ToArray();
+
+        await Task.WhenAll(queues.Select(q => q.EnsureSchemaAsync()));
+        await queues[0].EnsureSchemaAsync();
+
+        (await queues[0].GetCountsAsync()).Should().Be(new PostgresQueueCounts(0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+    }
+
+    [PostgresFact]
+    public async Task ReceiveAsync_EmptyQueue_ReturnsNull()
+    {
+        PostgresLeaseQueue queue = await NewQueueAsync();
+
+        (await queue.ReceiveAsync(s_long)).Should().BeNull();
+    }
+
+    [PostgresFact]
+    public async Task ReceiveAsync_Messages_DeliversOldestFirstWithIncreasingTokens()
+    {
+        PostgresLeaseQueue queue = await NewQueueAsync();
+        await queue.EnqueueAsync(new[] { "a", "b", "c" });
+
+        List<PostgresLease> leases = new();
+        for (int i = 0; i < 3; i++)
+        {
+            leases.Add((await queue.ReceiveAsync(s_long))!);
+        }
+
+        leases.Select(l => l.Payload).Should().Equal("a", "b", "c");
+        leases.Select(l => l.Token).Should().BeInAscendingOrder().And.OnlyHaveUniqueItems();
+        leases.Should().OnlyContain(l => l.DeliveryCount == 1 && l.Owner == "test" && l.LeaseUntil > l.EnqueuedAt);
+        (await queue.ReceiveAsync(s_long)).Should().BeNull("every message is under a current lease");
+        PostgresQueueCounts counts = await queue.GetCountsAsync();
+        counts.Should().Be(new PostgresQueueCounts(Enqueued: 3, Delivered: 3, Redelivered: 0, Completed: 0, RejectedCompletes: 0,
+            FailedRenewals: 0, Abandoned: 0, Leased: 3, Available: 0, ExpiredRedeliveries: 0));
+    }
+
+    [PostgresFact]
+    public async Task ReceiveAsync_ConcurrentReceiversInSeparatePools_NeverGetTheSameMessage()
+    {
+        const int Messages = 400;
+        PostgresLeaseQueueOptions options = TestDatabase.NewOptions();
+        PostgresLeaseQueue producer = Track(await TestDatabase.CreateQueueAsync(options));
+        await new PostgresQueueProducer(producer) { BatchSize = 64 }.FillAsync(Messages, i => i.ToString());
+        PostgresLeaseQueue[] receivers = Enumerable.Range(0, 8)
+            .Select(i => Track(new PostgresLeaseQueue(new PostgresLeaseQueueOptions
+            {
+                ConnectionString = options.ConnectionString,
+                QueueName = options.QueueName,
+                Owner = $"receiver-{i}",
+            })))
+            .ToArray();
+        ConcurrentBag<PostgresLease> taken = new();
+        using Barrier start = new(receivers.Length);
+
+        // Each receiver on its own thread and its own connection pool, released together, drains the queue.
+        Task[] loops = receivers.Select(r => Task.Run(async () =>
+        {
+            start.SignalAndWait(TestDatabase.Patience);
+            while (await r.ReceiveAsync(s_long) is { } lease)
+            {
+                taken.Add(lease);
+            }
+        })).ToArray();
+        await Task.WhenAll(loops).WaitAsync(TestDatabase.Patience);
+
+        taken.Select(l => l.MessageId).Should().OnlyHaveUniqueItems().And.HaveCount(Messages);
+        taken.Select(l => l.Token).Should().OnlyHaveUniqueItems();
+        PostgresQueueCounts counts = await producer.GetCountsAsync();
+        counts.Delivered.Should().Be(Messages);
+        counts.Redelivered.Should().Be(0);
+        counts.Leased.Should().Be(Messages);
+    }
+
+    [PostgresFact]
+    public async Task ReceiveAsync_LeaseExpiredByDatabaseClock_RedeliversWithNewTokenAndCountsIt()
+    {
+        PostgresLeaseQueue first = await NewQueueAsync(owner: "first");
+        PostgresLeaseQueue second = await SameQueueAsync(first, owner: "second");
+        await first.EnqueueAsync(new[] { "m" });
+        PostgresLease lease = (await first.ReceiveAsync(s_short))!;
+
+        await TestDatabase.WaitForDatabaseClockPastAsync(lease.LeaseUntil);
+        PostgresLease again = (await second.ReceiveAsync(s_long))!;
+
+        again.MessageId.Should().Be(lease.MessageId);
+        again.DeliveryCount.Should().Be(2);
+        again.Token.Should().BeGreaterThan(lease.Token);
+        again.Owner.Should().Be("second");
+        PostgresQueueCounts counts = await first.GetCountsAsync();
+        counts.Delivered.Should().Be(2);
+        counts.Redelivered.Should().Be(1);
+        counts.ExpiredRedeliveries.Should().Be(1);
+        counts.Leased.Should().Be(1);
+    }
+
+    [PostgresFact]
+    public async Task ReceiveAsync_LeaseNotExpired_DoesNotRedeliver()
+    {
+        PostgresLeaseQueue queue = await NewQueueAsync();
+        await queue.EnqueueAsync(new[] { "m" });
+        PostgresLease lease = (await queue.ReceiveAsync(s_long))!;
+
+        // The lease is ten minutes long: however slow this machine, it is current by the database's clock.
+        (await queue.ReceiveAsync(s_long)).Should().BeNull();
+        (await queue.CompleteAsync(lease)).Should().BeTrue();
+    }
+
+    [PostgresFact]
+    public async Task RenewAsync_CurrentToken_MovesTheLeaseOnByTheDatabaseClock()
+    {
+        PostgresLeaseQueue queue = await NewQueueAsync();
+        await queue.EnqueueAsync(new[] { "m" });
+        PostgresLease lease = (await queue.ReceiveAsync(TimeSpan.FromSeconds(30)))!;
+        DateTimeOffset before = lease.LeaseUntil;
+
+        (await queue.RenewAsync(lease, TimeSpan.FromMinutes(5))).Should().BeTrue();
+
+        lease.LeaseUntil.Should().BeAfter(before.AddMinutes(4));
+        (await queue.GetCountsAsync()).FailedRenewals.Should().Be(0);
+    }
+
+    [PostgresFact]
+    public async Task RenewAsync_LeaseExpiredButNotRetaken_FailsAndIsCounted()
+    {
+        PostgresLeaseQueue queue = await NewQueueAsync();
+        await queue.EnqueueAsync(new[] { "m" });
+        PostgresLease lease = (await queue.ReceiveAsync(s_short))!;
+        DateTimeOffset until = lease.LeaseUntil;
+        await TestDatabase.WaitForDatabaseClockPastAsync(until);
+
+        (await queue.RenewAsync(lease, s_long)).Should().BeFalse("expiry is judged by the database's clock, and it has passed");
+
+        lease.LeaseUntil.Should().Be(until);
+        PostgresQueueCounts counts = await queue.GetCountsAsync();
+        counts.FailedRenewals.Should().Be(1);
+        (await queue.ReceiveAsync(s_long))!.DeliveryCount.Should().Be(2, "a failed renewal does not revive the lease");
+    }
+
+    [PostgresFact]
+    public async Task StaleToken_AfterRedelivery_CannotRenewCompleteOrAbandon()
+    {
+        PostgresLeaseQueue zombie = await NewQueueAsync(owner: "zombie");
+        PostgresLeaseQueue successor = await SameQueueAsync(zombie, owner: "successor");
+        await zombie.EnqueueAsync(new[] { "m" });
+        PostgresLease stale = (await zombie.ReceiveAsync(s_short))!;
+        await TestDatabase.WaitForDatabaseClockPastAsync(stale.LeaseUntil);
+        PostgresLease current = (await successor.ReceiveAsync(s_long))!;
+
+        (await zombie.RenewAsync(stale, s_long)).Should().BeFalse();
+        (await zombie.AbandonAsync(stale)).Should().BeFalse();
+        (await zombie.CompleteAsync(stale)).Should().BeFalse();
+        (await successor.RenewAsync(current, s_long)).Should().BeTrue("the stale holder's attempts changed nothing");
+        (await successor.CompleteAsync(current)).Should().BeTrue();
+        (await zombie.CompleteAsync(stale)).Should().BeFalse("the message was completed by another delivery");
+
+        PostgresQueueCounts counts = await zombie.GetCountsAsync();
+        counts.Should().Be(new PostgresQueueCounts(Enqueued: 1, Delivered: 2, Redelivered: 1, Completed: 1, RejectedCompletes: 2,
+            FailedRenewals: 1, Abandoned: 0, Leased: 0, Available: 0, ExpiredRedeliveries: 1));
+    }
+
+    [PostgresFact]
+    public async Task IdAndTokenOverloads_ActLikeTheLeaseOnes()
+    {
+        // For a caller (an adapter to another lease type) that keeps only the message id and the token.
+        PostgresLeaseQueue queue = await NewQueueAsync();
+        await queue.EnqueueAsync(new[] { "a", "b" });
+        PostgresLease a = (await queue.ReceiveAsync(s_long))!;
+        PostgresLease b = (await queue.ReceiveAsync(s_long))!;
+
+        (await queue.RenewAsync(a.MessageId, a.Token, s_long)).Should().BeTrue();
+        (await queue.RenewAsync(a.MessageId, b.Token, s_long)).Should().BeFalse("b's token is not a's message's");
+        (await queue.CompleteAsync(a.MessageId, a.Token)).Should().BeTrue();
+        (await queue.AbandonAsync(b.MessageId, a.Token)).Should().BeFalse();
+        (await queue.AbandonAsync(b.MessageId, b.Token)).Should().BeTrue();
+
+        PostgresQueueCounts counts = await queue.GetCountsAsync();
+        counts.Should().Be(new PostgresQueueCounts(Enqueued: 2, Delivered: 2, Redelivered: 0, Completed: 1, RejectedCompletes: 0,
+            FailedRenewals: 1, Abandoned: 1, Leased: 0, Available: 1, ExpiredRedeliveries: 0));
+    }
+
+    [PostgresFact]
+    public async Task CompleteAsync_CurrentToken_CompletesOnceAndNeverRedelivers()
+    {
+        PostgresLeaseQueue queue = await NewQueueAsync();
+        await queue.EnqueueAsync(new[] { "m" });
+        PostgresLease lease = (await queue.ReceiveAsync(s_short))!;
+
+        (await queue.CompleteAsync(lease)).Should().BeTrue();
+        (await queue.CompleteAsync(lease)).Should().BeTrue("a retried completion with the token that completed is not duplicate work");
+        (await queue.RenewAsync(lease, s_long)).Should().BeFalse("a completed message has no lease");
+        await TestDatabase.WaitForDatabaseClockPastAsync(lease.LeaseUntil);
+
+        (await queue.ReceiveAsync(s_long)).Should().BeNull("a completed message is never delivered again, even after its lease time");
+        PostgresQueueCounts counts = await queue.GetCountsAsync();
+        counts.Should().Be(new PostgresQueueCounts(Enqueued: 1, Delivered: 1, Redelivered: 0, Completed: 1, RejectedCompletes: 0,
+            FailedRenewals: 1, Abandoned: 0, Leased: 0, Available: 0, ExpiredRedeliveries: 0));
+    }
+
+    [PostgresFact]
+    public async Task CompleteAsync_LeaseExpiredEvenIfNotRetaken_IsRejectedAndCounted()
+    {
+        PostgresLeaseQueue queue = await NewQueueAsync();
+        await queue.EnqueueAsync(new[] { "m" });
+        PostgresLease lease = (await queue.ReceiveAsync(s_short))!;
+        await TestDatabase.WaitForDatabaseClockPastAsync(lease.LeaseUntil);
+
+        (await queue.CompleteAsync(lease)).Should().BeFalse("a late completion is rejected: the message will be redelivered");
+
+        PostgresQueueCounts counts = await queue.GetCountsAsync();
+        counts.Completed.Should().Be(0);
+        counts.RejectedCompletes.Should().Be(1);
+        (await queue.ReceiveAsync(s_long))!.MessageId.Should().Be(lease.MessageId);
+    }
+
+    [PostgresFact]
+    public async Task AbandonAsync_CurrentLease_ReleasesAtOnceForTheNextReceive()
+    {
+        PostgresLeaseQueue first = await NewQueueAsync(owner: "first");
+        PostgresLeaseQueue second = await SameQueueAsync(first, owner: "second");
+        await first.EnqueueAsync(new[] { "m" });
+        PostgresLease lease = (await first.ReceiveAsync(s_long))!;
+
+        (await first.AbandonAsync(lease)).Should().BeTrue();
+        (await first.AbandonAsync(lease)).Should().BeTrue("a retried abandon is recognised by its token and not counted twice");
+        (await first.GetCountsAsync()).Available.Should().Be(1);
+        PostgresLease again = (await second.ReceiveAsync(s_long))!;
+
+        again.MessageId.Should().Be(lease.MessageId, "the ten-minute lease was released, not waited out");
+        again.DeliveryCount.Should().Be(2);
+        (await first.AbandonAsync(lease)).Should().BeFalse("the message is now another delivery's");
+        (await first.CompleteAsync(lease)).Should().BeFalse();
+        (await second.CompleteAsync(again)).Should().BeTrue();
+        PostgresQueueCounts counts = await first.GetCountsAsync();
+        counts.Should().Be(new PostgresQueueCounts(Enqueued: 1, Delivered: 2, Redelivered: 1, Completed: 1, RejectedCompletes: 1,
+            FailedRenewals: 0, Abandoned: 1, Leased: 0, Available: 0, ExpiredRedeliveries: 0));
+    }
+
+    [PostgresFact]
+    public async Task GetCountsAsync_MixedOutcomes_AddUp()
+    {
+        PostgresLeaseQueue queue = await NewQueueAsync();
+        await queue.EnqueueAsync(Enumerable.Range(0, 10).Select(i => i.ToString()).ToArray());
+        PostgresLease[] leases = new PostgresLease[6];
+        for (int i = 0; i < leases.Length; i++)
+        {
+            leases[i] = (await queue.ReceiveAsync(s_long))!;
+        }
+
+        for (int i = 0; i < 3; i++)
+        {
+            (await queue.CompleteAsync(leases[i])).Should().BeTrue();
+        }
+
+        (await queue.AbandonAsync(leases[3])).Should().BeTrue();
+
+        PostgresQueueCounts counts = await queue.GetCountsAsync();
+        counts.Should().Be(new PostgresQueueCounts(Enqueued: 10, Delivered: 6, Redelivered: 0, Completed: 3, RejectedCompletes: 0,
+            FailedRenewals: 0, Abandoned: 1, Leased: 2, Available: 5, ExpiredRedeliveries: 0));
+        (counts.Completed + counts.Leased + counts.Available).Should().Be(counts.Enqueued);
+    }
+
+    [PostgresFact]
+    public async Task RenewAsync_BackendTerminatedWhileWaiting_ReconnectsAndRenews()
+    {
+        string application = "mb-test-" + Guid.NewGuid().ToString("N")[..12];
+        PostgresLeaseQueueOptions options = TestDatabase.NewOptions(applicationName: application);
+        options.ReconnectInitialDelay = TimeSpan.FromMilliseconds(10);
+        PostgresLeaseQueue queue = Track(await TestDatabase.CreateQueueAsync(options));
+        await queue.EnqueueAsync(new[] { "m" });
+        PostgresLease lease = (await queue.ReceiveAsync(s_long))!;
+        await using NpgsqlConnection admin = await TestDatabase.OpenAdminAsync();
+
+        // Hold the message's row lock, so that the renewal is in flight on the server, blocked, when its backend is terminated.
+        await using (NpgsqlTransaction transaction = await admin.BeginTransactionAsync())
+        {
+            await Execute(admin, $"SELECT 1 FROM {options.QueueName} WHERE id = {lease.MessageId} FOR UPDATE", transaction);
+            Task<bool> renewal = queue.RenewAsync(lease, s_long);
+            int blocked = await PollAsync(admin, transaction,
+                $"SELECT count(*)::int FROM pg_stat_activity WHERE application_name = '{application}' AND wait_event_type = 'Lock'");
+            blocked.Should().Be(1);
+
+            int terminated = await ScalarAsync(admin,
+                TerminateSql(application), transaction);
+            terminated.Should().BeGreaterThanOrEqualTo(1);
+            await transaction.RollbackAsync();
+
+            (await renewal.WaitAsync(TestDatabase.Patience)).Should().BeTrue("the renewal reconnects and runs again on a new connection");
+        }
+
+        queue.Reconnects.Should().BeGreaterThanOrEqualTo(1);
+        (await queue.CompleteAsync(lease)).Should().BeTrue();
+        (await queue.GetCountsAsync()).Completed.Should().Be(1);
+    }
+
+    [PostgresFact]
+    public async Task Operations_AllPooledBackendsTerminated_Reconnect()
+    {
+        string application = "mb-test-" + Guid.NewGuid().ToString("N")[..12];
+        PostgresLeaseQueue queue = Track(await TestDatabase.CreateQueueAsync(TestDatabase.NewOptions(applicationName: application)));
+        await queue.EnqueueAsync(Enumerable.Range(0, 20).Select(i => i.ToString()).ToArray());
+
+        // Several pooled connections, then every one of them killed while idle (what a server restart does to a pool).
+        PostgresLease?[] leases = await Task.WhenAll(Enumerable.Range(0, 4).Select(_ => queue.ReceiveAsync(s_long)));
+        await using NpgsqlConnection admin = await TestDatabase.OpenAdminAsync();
+        int terminated = await ScalarAsync(admin,
+            TerminateSql(application));
+        terminated.Should().BeGreaterThanOrEqualTo(1);
+
+        foreach (PostgresLease? lease in leases)
+        {
+            (await queue.CompleteAsync(lease!)).Should().BeTrue();
+        }
+
+        while (await queue.ReceiveAsync(s_long) is { } lease)
+        {
+            (await queue.CompleteAsync(lease)).Should().BeTrue();
+        }
+
+        PostgresQueueCounts counts = await queue.GetCountsAsync();
+        counts.Completed.Should().Be(20);
+        counts.RejectedCompletes.Should().Be(0);
+    }
+
+    [PostgresFact]
+    public async Task EnsureSchemaAsync_WrongPassword_NamesHostPortDatabaseButNotThePassword()
+    {
+        NpgsqlConnectionStringBuilder builder = new(TestDatabase.ConnectionString) { Password = "not-the-password-x7" };
+        await using PostgresLeaseQueue queue = new(new PostgresLeaseQueueOptions { ConnectionString = builder.ConnectionString });
+
+        PostgresConnectionException e = (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should()
+            .ThrowAsync<PostgresConnectionException>()).Which;
+
+        e.Message.Should().Contain($"{builder.Host}:{builder.Port}").And.Contain($"'{builder.Database}'").And.Contain("28P01")
+            .And.NotContain("not-the-password-x7");
+        e.ToString().Should().NotContain("not-the-password-x7");
+        e.Port.Should().Be(builder.Port);
+        queue.Reconnects.Should().Be(0, "rejected credentials are not retried");
+    }
+
+    [PostgresFact]
+    public async Task EnsureSchemaAsync_MissingDatabase_NamesIt()
+    {
+        NpgsqlConnectionStringBuilder builder = new(TestDatabase.ConnectionString) { Database = "no_such_database_42" };
+        await using PostgresLeaseQueue queue = new(new PostgresLeaseQueueOptions { ConnectionString = builder.ConnectionString });
+
+        (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should().ThrowAsync<PostgresConnectionException>())
+            .Which.Message.Should().Contain("'no_such_database_42'").And.Contain("3D000");
+    }
+
+    [Theory]
+    [InlineData("Host=127.0.0.1;Prot=5432;Password=hunter2secret")]
+    [InlineData("Host=127.0.0.1;Port=not-a-number;Password=hunter2secret")]
+    [InlineData("Host=127.0.0.1;Port=70000;Password=hunter2secret")]
+    [InlineData("Host=127.0.0.1;Password=hunter2secret;Timeout=soon")]
+    [InlineData("Database=db;Password=hunter2secret")]
+    [InlineData("just some words hunter2secret")]
+    public void Constructor_MalformedConnectionString_RejectedBeforeConnectingWithoutEchoingIt(string connectionString)
+    {
+        Action create = () => _ = new PostgresLeaseQueue(new PostgresLeaseQueueOptions { ConnectionString = connectionString });
+
+        create.Should().Throw<ArgumentException>().Which.Message.Should().Contain("connection string").And.NotContain("hunter2secret");
+    }
+
+    [Theory]
+    [InlineData(null)]
+    [InlineData("")]
+    [InlineData("   ")]
+    public void Constructor_NoConnectionString_Throws(string? connectionString)
+    {
+        Action create = () => _ = new PostgresLeaseQueue(new PostgresLeaseQueueOptions { ConnectionString = connectionString });
+
+        create.Should().Throw<ArgumentException>().WithMessage("*connection string is empty*");
+    }
+
+    [Theory]
+    [InlineData("")]
+    [InlineData("Queue")]
+    [InlineData("1queue")]
+    [InlineData("queue; DROP TABLE x")]
+    [InlineData("a_name_that_is_far_too_long_for_the_queue_x")]
+    public void Constructor_InvalidQueueName_ThrowsNamingTheValue(string name)
+    {
+        Action create = () => _ = new PostgresLeaseQueue(new PostgresLeaseQueueOptions { ConnectionString = "Host=127.0.0.1", QueueName = name });
+
+        create.Should().Throw<ArgumentException>().Which.Message.Should().Contain($"'{name}'").And.Contain("1 to 40 characters");
+    }
+
+    [Fact]
+    public async Task ReceiveAsync_LeaseDurationOutOfRange_ThrowsBeforeConnecting()
+    {
+        await using PostgresLeaseQueue queue = new(new PostgresLeaseQueueOptions { ConnectionString = "Host=127.0.0.1;Port=1" });
+
+        await FluentActions.Awaiting(() => queue.ReceiveAsync(TimeSpan.Zero)).Should().ThrowAsync<ArgumentOutOfRangeException>()
+            .WithMessage("*leaseDuration*valid range*");
+    }
+
+    [Fact]
+    public async Task EnsureSchemaAsync_NothingListening_FailsAtOnceNamingHostPortDatabase()
+    {
+        int port = FreePort();
+        await using PostgresLeaseQueue queue = new(new PostgresLeaseQueueOptions
+        {
+            ConnectionString = $"Host=127.0.0.1;Port={port};Database=somedb;Username=someone;Password=hunter2secret",
+        });
+
+        PostgresConnectionException e = (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should()
+            .ThrowAsync<PostgresConnectionException>().WaitAsync(TestDatabase.Patience)).Which;
+
+        e.Message.Should().StartWith($"Cannot connect to PostgreSQL at 127.0.0.1:{port}, database 'somedb', user 'someone': ")
+            .And.NotContain("hunter2secret");
+        e.ToString().Should().NotContain("hunter2secret");
+        (e.Host, e.Port, e.Database).Should().Be(("127.0.0.1", port, "somedb"));
+    }
+
+    [Fact]
+    public async Task EnsureSchemaAsync_ServerNeverAnswers_FailsAfterTheConnectTimeout()
+    {
+        // A port that accepts connections and never says a word: only the connect timeout can end the attempt.
+        using System.Net.Sockets.TcpListener silent = new(System.Net.IPAddress.Loopback, 0);
+        silent.Start();
+        int port = ((System.Net.IPEndPoint)silent.LocalEndpoint).Port;
+        await using PostgresLeaseQueue queue = new(new PostgresLeaseQueueOptions
+        {
+            ConnectionString = $"Host=127.0.0.1;Port={port};Database=somedb;Username=someone;Password=hunter2secret",
+            ConnectTimeout = TimeSpan.FromSeconds(1),
+        });
+
+        PostgresConnectionException e = (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should()
+            .ThrowAsync<PostgresConnectionException>().WaitAsync(TestDatabase.Patience)).Which;
+
+        e.Message.Should().Contain($"127.0.0.1:{port}, database 'somedb'").And.NotContain("hunter2secret");
+        e.ToString().Should().NotContain("hunter2secret");
+    }
+
+    [Fact]
+    public async Task ReceiveAsync_ServerGoneForLongerThanTheReconnectTimeout_GivesUpWithTheConnectionError()
+    {
+        int port = FreePort();
+        await using PostgresLeaseQueue queue = new(new PostgresLeaseQueueOptions
+        {
+            ConnectionString = $"Host=127.0.0.1;Port={port};Database=somedb;Username=someone",
+            ReconnectTimeout = TimeSpan.FromSeconds(5),
+            ReconnectInitialDelay = TimeSpan.FromMilliseconds(10),
+            ReconnectMaxDelay = TimeSpan.FromMilliseconds(50),
+        });
+
+        (await FluentActions.Awaiting(() => queue.ReceiveAsync(s_long)).Should().ThrowAsync<PostgresConnectionException>()
+            .WaitAsync(TestDatabase.Patience)).Which.Message.Should().Contain("after reconnecting");
+        queue.Reconnects.Should().BeGreaterThanOrEqualTo(1, "an operation retries a lost connection before giving up");
+    }
+
+    private static int FreePort()
+    {
+        using System.Net.Sockets.TcpListener listener = new(System.Net.IPAddress.Loopback, 0);
+        listener.Start();
+        return ((System.Net.IPEndPoint)listener.LocalEndpoint).Port;
+    }
+
+    /// <summary>Terminates the backends of one application name only (materialized first: the filter must run before the kill).</summary>
+    private static string TerminateSql(string application) =>
+        $"WITH targets AS MATERIALIZED (SELECT pid FROM pg_stat_activity WHERE application_name = '{application}') "
+        + "SELECT count(*)::int FROM targets WHERE pg_terminate_backend(pid)";
+
+    private static async Task Execute(NpgsqlConnection connection, string sql, NpgsqlTransaction? transaction = null)
+    {
+        await using NpgsqlCommand command = new(sql, connection, transaction);
+        await command.ExecuteNonQueryAsync();
+    }
+
+    private static async Task<int> ScalarAsync(NpgsqlConnection connection, string sql, NpgsqlTransaction? transaction = null)
+    {
+        await using NpgsqlCommand command = new(sql, connection, transaction);
+        return (int)(await command.ExecuteScalarAsync())!;
+    }
+
+    /// <summary>Runs <paramref name="sql"/> until it returns non-zero, within the patience.</summary>
+    private static async Task<int> PollAsync(NpgsqlConnection connection, NpgsqlTransaction transaction, string sql)
+    {
+        using CancellationTokenSource timeout = new(TestDatabase.Patience);
+        while (true)
+        {
+            int value = await ScalarAsync(connection, sql, transaction);
+            if (value != 0)
+            {
+                return value;
+            }
+
+            await Task.Delay(10, timeout.Token);
+        }
+    }
+
+    private PostgresLeaseQueue Track(PostgresLeaseQueue queue)
+    {
+        _queues.Add(queue);
+        return queue;
+    }
+
+    private async Task<PostgresLeaseQueue> NewQueueAsync(string owner = "test") =>
+        Track(await TestDatabase.CreateQueueAsync(TestDatabase.NewOptions(owner: owner)));
+
+    private async Task<PostgresLeaseQueue> SameQueueAsync(PostgresLeaseQueue other, string owner) =>
+        Track(await TestDatabase.CreateQueueAsync(TestDatabase.NewOptions(other.QueueName, owner)));
+}
