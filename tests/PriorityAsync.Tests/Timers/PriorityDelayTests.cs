@@ -1,0 +1,186 @@
+// These tests inspect and misuse the ValueTask of Priority.Delay on purpose.
+#pragma warning disable CA2012
+
+using PriorityAsync.Tests.Infrastructure;
+using static PriorityAsync.Priority;
+
+namespace PriorityAsync.Tests.Timers;
+
+/// <summary><see cref="Priority.Delay"/>: a pooled, loop-owned delay.</summary>
+public class PriorityDelayTests
+{
+    [Fact]
+    public async Task Delay_OnTheLoop_ResumesOnTheLoopAtTheAwaitingLevel()
+    {
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var result = await loop.Context.RunOn(2, async () =>
+        {
+            await Delay(TimeSpan.FromMilliseconds(5));
+            int first = PriorityContext.CurrentLevel;
+            await Prioritize(1);
+            await Delay(TimeSpan.FromMilliseconds(1));
+            return (first, PriorityContext.CurrentLevel, Environment.CurrentManagedThreadId == loop.ManagedThreadId);
+        }).WithTimeout("the delays");
+
+        result.Should().Be((2, 1, true));
+    }
+
+    [Fact]
+    public async Task Delay_SeveralAtOneLevel_CompleteInDueOrder()
+    {
+        await using var loop = new PriorityContextThread();
+        var log = new TimerTestHelpers.Log();
+        await loop.Context.RunOn(0, async () =>
+        {
+            await Task.WhenAll(Wait(30), Wait(10), Wait(20));
+
+            async Task Wait(int ms)
+            {
+                await Delay(TimeSpan.FromMilliseconds(ms));
+                log.Add(ms.ToString(System.Globalization.CultureInfo.InvariantCulture));
+            }
+        }).WithTimeout("the delays");
+
+        log.Entries.Should().Equal("10", "20", "30");
+    }
+
+    [Fact]
+    public async Task Delay_Zero_CompletesAtOnce()
+    {
+        await using var loop = new PriorityContextThread();
+        bool completed = await loop.Context.RunOn(0, () => Task.FromResult(Delay(TimeSpan.Zero).IsCompletedSuccessfully)).WithTimeout("the check");
+        completed.Should().BeTrue();
+    }
+
+    [Fact]
+    public async Task Delay_CancelledFromAnotherThread_ThrowsTaskCanceledOnTheLoop()
+    {
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        using var cts = new CancellationTokenSource();
+        var armed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Task<(bool OnLoop, int Level, CancellationToken Token)> body = loop.Context.RunOn(1, async () =>
+        {
+            try
+            {
+                ValueTask delay = Delay(TimeSpan.FromHours(1), cts.Token);
+                armed.SetResult();
+                await delay;
+                throw new InvalidOperationException("not cancelled");
+            }
+            catch (TaskCanceledException ex)
+            {
+                return (Environment.CurrentManagedThreadId == loop.ManagedThreadId, PriorityContext.CurrentLevel, ex.CancellationToken);
+            }
+        });
+        await armed.Task.WithTimeout("the delay to be armed");
+        TestTimeout.OnOwnThread(cts.Cancel, "canceller");
+
+        var (onLoop, level, token) = await body.WithTimeout("the cancelled delay");
+        (onLoop, level).Should().Be((true, 1));
+        token.Should().Be(cts.Token);
+        loop.Context.ArmedTimerCount.Should().Be(0);
+    }
+
+    [Fact]
+    public async Task Delay_AlreadyCancelledToken_CompletesCancelledAtOnce()
+    {
+        await using var loop = new PriorityContextThread();
+        bool canceled = await loop.Context.RunOn(0, () => Task.FromResult(Delay(TimeSpan.FromSeconds(1), new CancellationToken(true)).IsCanceled)).WithTimeout("the check");
+        canceled.Should().BeTrue();
+    }
+
+    [Fact]
+    public async Task Delay_InfiniteThenCancelled_Throws()
+    {
+        await using var loop = new PriorityContextThread();
+        using var cts = new CancellationTokenSource();
+        Task body = loop.Context.RunOn(0, async () =>
+        {
+            ValueTask delay = Delay(Timeout.InfiniteTimeSpan, cts.Token);
+            cts.Cancel(); // on the loop: the registration runs inline and queues the firing
+            await delay;
+        });
+
+        await FluentActions.Awaiting(() => body.WithTimeout("the cancelled delay")).Should().ThrowAsync<TaskCanceledException>();
+    }
+
+    [Fact]
+    public async Task Delay_PendingWhenTheContextFinishes_IsDroppedAndTheAwaiterThrowsObjectDisposed()
+    {
+        var loop = new PriorityContextThread(new PriorityContextOptions { Name = "ending" });
+        var dropped = new List<DropReason>();
+        loop.Context.WorkDropped += (_, e) => dropped.Add(e.Reason);
+        var armed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Task body = loop.Context.RunOn(0, async () =>
+        {
+            ValueTask delay = Delay(Timeout.InfiniteTimeSpan);
+            armed.SetResult();
+            await delay;
+        });
+        await armed.Task.WithTimeout("the delay to be armed");
+        await loop.DisposeAsync().AsTask().WithTimeout("the loop to finish");
+
+        (await FluentActions.Awaiting(() => body.WithTimeout("the dropped delay")).Should().ThrowAsync<ObjectDisposedException>())
+            .WithMessage("*'ending'*");
+        dropped.Should().Equal(DropReason.TimerArmedAtFinish);
+        loop.Context.GetSnapshot().DroppedCount.Should().Be(1);
+    }
+
+    [Fact]
+    public async Task Delay_AwaitedTwice_ThrowsInvalidOperation()
+    {
+        await using var loop = new PriorityContextThread();
+        Task body = loop.Context.RunOn(0, async () =>
+        {
+            ValueTask delay = Delay(TimeSpan.FromMilliseconds(1));
+            await delay;
+            await delay; // misuse: the pooled source has moved on
+        });
+
+        await FluentActions.Awaiting(() => body.WithTimeout("the misuse")).Should().ThrowAsync<InvalidOperationException>();
+    }
+
+    [Fact]
+    public async Task Delay_AsTaskAwaitedOffTheLoop_Completes()
+    {
+        await using var loop = new PriorityContextThread();
+        Task task = await loop.Context.RunOn(0, () => Task.FromResult(Delay(TimeSpan.FromMilliseconds(1)).AsTask())).WithTimeout("arming");
+        await task.WithTimeout("the delay awaited from the test thread");
+        loop.Context.Drain();
+        loop.Context.PooledDelayCount.Should().Be(1, "the source went back to the pool after GetResult");
+    }
+
+    [Fact]
+    public void Delay_OutsideAContext_ThrowsInvalidOperation()
+    {
+        TestTimeout.OnOwnThread(
+            () => FluentActions.Invoking(() => Delay(TimeSpan.FromMilliseconds(1))).Should().Throw<InvalidOperationException>().WithMessage("*Delay*"),
+            "outside");
+    }
+
+    [Theory]
+    [InlineData(-2)]
+    [InlineData(4294967295.0)]
+    public async Task Delay_OutOfRange_ThrowsLikeTaskDelay(double ms)
+    {
+        await using var loop = new PriorityContextThread();
+        TimeSpan delay = TimeSpan.FromMilliseconds(ms);
+        Exception? expected = Record(() => Task.Delay(delay, TimeProvider.System));
+        Exception? actual = await loop.Context.RunOn(0, () => Task.FromResult(Record(() => Delay(delay)))).WithTimeout("the call");
+        actual.Should().BeOfType(expected!.GetType());
+        ((ArgumentException)actual!).ParamName.Should().Be(((ArgumentException)expected).ParamName);
+    }
+
+    private static Exception? Record(Action action)
+    {
+        try
+        {
+            action();
+            return null;
+        }
+        catch (Exception ex)
+        {
+            return ex;
+        }
+    }
+}
