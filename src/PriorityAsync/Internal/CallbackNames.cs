@@ -16,10 +16,14 @@ internal static class CallbackNames
 {
     private static readonly ConcurrentDictionary<MethodInfo, string> s_methods = new();
     private static readonly ConcurrentDictionary<Type, string?> s_stateMachines = new();
+    private static readonly ConcurrentDictionary<SendOrPostCallback, bool> s_runtimeCallbacks = new();
 
     public static string Describe(SendOrPostCallback callback, object? state)
     {
-        if ((callback == PriorityContext.s_runAction || callback == PriorityContext.s_runPrioritizeContinuation) && state is Action action)
+        // Ours, or the runtime's (an await that captured the SynchronizationContext posts a static CoreLib callback with the
+        // continuation as its state): the code that runs is the Action's.
+        if (state is Action action
+            && (callback == PriorityContext.s_runAction || callback == PriorityContext.s_runPrioritizeContinuation || IsRuntimeCallback(callback)))
         {
             return Describe(action);
         }
@@ -36,6 +40,9 @@ internal static class CallbackNames
 
         return Describe((Delegate)callback);
     }
+
+    private static bool IsRuntimeCallback(SendOrPostCallback callback) =>
+        s_runtimeCallbacks.GetOrAdd(callback, static c => c.Method.DeclaringType?.Assembly == typeof(object).Assembly);
 
     private static string Describe(Delegate callback)
     {

@@ -57,8 +57,8 @@ public sealed class PriorityTraceRecorderTests
         recorder.Stop();
 
         using JsonDocument trace = Write(recorder);
-        Slices(trace, name).Select(s => s.GetProperty("name").GetString())
-            .Should().Contain("PriorityTraceRecorderTests.WorkerAsync").And.HaveCount(3, "the entry and two continuations ran");
+        Slices(trace, name).Skip(1).Select(s => s.GetProperty("name").GetString())
+            .Should().Equal(new[] { "PriorityTraceRecorderTests.WorkerAsync", "PriorityTraceRecorderTests.WorkerAsync" }, "the two continuations after the entry item");
     }
 
     [Fact]
@@ -122,7 +122,7 @@ public sealed class PriorityTraceRecorderTests
     {
         PriorityContext context = PriorityContext.Current!;
         await context.Yield(1);
-        await context.Yield(0);
+        await Task.Delay(1); // resumes through SynchronizationContext.Post, with the runtime's callback
     }
 
     private static JsonDocument Write(PriorityTraceRecorder recorder)
