@@ -30,6 +30,8 @@ public static class CommandLine
           --lease D           lease timeout (default 5s)
           --time-scale F      factor applied to every duration (default 0.1: 1 s runs as 100 ms)
           --format F          table or json (default table)
+          --trace FILE        write PriorityAsync's dispatch trace of the priority run (Chrome trace JSON: Perfetto, chrome://tracing)
+          --timeline FILE     write an SVG timeline, one lane per message, of every mode run, side by side
           -h, --help          this text
 
         Exit code: 0 when it ran (whatever was lost), 2 for bad arguments.
@@ -44,6 +46,8 @@ public static class CommandLine
         var settings = new Settings();
         IReadOnlyList<string> modes = AllModes;
         OutputFormat format = OutputFormat.Table;
+        string? tracePath = null;
+        string? timelinePath = null;
 
         for (int i = 0; i < args.Count; i++)
         {
@@ -108,6 +112,8 @@ public static class CommandLine
                     "json" => Set(() => format = OutputFormat.Json),
                     _ => $"--format must be table or json (got '{value}').",
                 },
+                "--trace" => Set(() => tracePath = value),
+                "--timeline" => Set(() => timelinePath = value),
                 _ => $"unknown option '{name}' (see --help).",
             };
 
@@ -124,14 +130,20 @@ public static class CommandLine
             return false;
         }
 
-        options = new Options(settings, modes, format, ShowHelp: false);
+        if (tracePath is not null && !modes.Contains("priority"))
+        {
+            error = "--trace records the priority mode, which --modes leaves out.";
+            return false;
+        }
+
+        options = new Options(settings, modes, format, ShowHelp: false, tracePath, timelinePath);
         return true;
     }
 
     private static readonly HashSet<string> KnownOptions =
     [
         "--modes", "--messages", "--steps", "--cpu", "--io", "--receive", "--refresh-delay", "--refresh", "--lease",
-        "--checkpoint", "--cpu-kind", "--time-scale", "--format",
+        "--checkpoint", "--cpu-kind", "--time-scale", "--format", "--trace", "--timeline",
     ];
 
     private static string? Set(Action apply)

@@ -42,6 +42,7 @@ Simulation.WarmUp(settings, options.Modes);
 
 // 3. Run each mode against a fresh bus: makespan, CPU time and threads measured here, received / succeeded / lost counted by the bus.
 var results = new List<ModeResult>();
+var observation = new Observation(options.TracePath, options.TimelinePath); // --trace, --timeline (Observation.cs)
 foreach (string mode in options.Modes)
 {
     if (table)
@@ -49,13 +50,16 @@ foreach (string mode in options.Modes)
         Console.Write($"  running {mode,-16}");
     }
 
-    ModeResult result = Simulation.Run(mode, settings);
+    ModeResult result = Simulation.Run(mode, settings, observation.Before(mode));
+    observation.After(mode);
     results.Add(result);
     if (table)
     {
         Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"{result.Makespan.TotalSeconds,6:0.0} s, lost {result.Bus.Lost} of {result.Bus.Received}"));
     }
 }
+
+observation.Finish(settings);
 
 // 4. The report. Exit code 0 whatever was lost: losing messages is a result, not an error.
 Report.Write(Console.Out, settings, results, options.Format);

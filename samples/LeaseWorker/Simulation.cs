@@ -10,7 +10,9 @@ namespace LeaseWorker;
 public static class Simulation
 {
     /// <summary>Runs <paramref name="modeName"/> with <paramref name="settings"/> and returns the measurements. Blocks the caller.</summary>
-    public static ModeResult Run(string modeName, Settings settings) => RunAsync(modeName, settings).GetAwaiter().GetResult();
+    /// <param name="timeline">With --timeline: records what happens to each message; null otherwise.</param>
+    public static ModeResult Run(string modeName, Settings settings, Timeline? timeline = null) =>
+        RunAsync(modeName, settings, timeline).GetAwaiter().GetResult();
 
     /// <summary>
     /// Runs <paramref name="modeName"/> on a thread of its own: the single-threaded modes turn their calling thread into their loop,
@@ -18,12 +20,12 @@ public static class Simulation
     /// caller's thread free when it is a thread-pool thread: timers and the bus's replies complete on the thread pool, and a pool
     /// short of threads delays every I/O completion by hundreds of milliseconds until it injects more.
     /// </summary>
-    public static Task<ModeResult> RunAsync(string modeName, Settings settings)
+    public static Task<ModeResult> RunAsync(string modeName, Settings settings, Timeline? timeline = null)
     {
         ArgumentNullException.ThrowIfNull(settings);
         Mode mode = Mode.Create(modeName);
         LeaseBus bus = LeaseBus.For(settings);
-        var worker = new Worker(bus, mode, settings);
+        var worker = new Worker(bus, mode, settings, timeline);
         var completion = new TaskCompletionSource<ModeResult>(TaskCreationOptions.RunContinuationsAsynchronously);
 
         var driver = new Thread(() =>
@@ -39,6 +41,7 @@ public static class Simulation
                 TimeSpan cpuBefore = Process.GetCurrentProcess().TotalProcessorTime;
                 TimeSpan? loopCpuBefore = NativeTime.CurrentThreadCpuTime();
                 long start = Stopwatch.GetTimestamp();
+                timeline?.Start();
                 mode.Run(worker.RunAsync);
                 TimeSpan makespan = Stopwatch.GetElapsedTime(start);
                 TimeSpan? loopCpu = NativeTime.CurrentThreadCpuTime() - loopCpuBefore;

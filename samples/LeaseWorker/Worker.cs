@@ -19,11 +19,13 @@ public sealed class Worker
     private readonly TimeSpan _slice;
     private readonly TimeSpan _io;
     private readonly TimeSpan _refreshDelay;
+    private readonly Timeline? _timeline; // --timeline: what happened to each message, else null
     private int _busyThreads;
     private int _peakBusyThreads;
 
-    public Worker(LeaseBus bus, Mode mode, Settings settings)
+    public Worker(LeaseBus bus, Mode mode, Settings settings, Timeline? timeline = null)
     {
+        _timeline = timeline;
         ArgumentNullException.ThrowIfNull(settings);
         _bus = bus;
         _mode = mode;
@@ -50,12 +52,15 @@ public sealed class Worker
 
             // Once the bus delivers, the lease is ticking: the delivery is handled as lease work, at the most urgent level.
             await _mode.MoveTo(Activity.Lease);
+            long receiveStart = Timeline.Now();
             Lease? lease = await _bus.ReceiveAsync();
             await _mode.Resumed(Activity.Lease);
             if (lease is null)
             {
                 break;
             }
+
+            _timeline?.Add(lease.Id, SpanKind.Receive, Activity.Receiving, receiveStart, Timeline.Now());
 
             var message = new InFlightMessage(lease);
             inFlight.Add(KeepLeaseAsync(message));
@@ -72,6 +77,7 @@ public sealed class Worker
         while (true)
         {
             // Resume on the captured context even when processing finishes first and cancels the wait (no exception).
+            long delayStart = Timeline.Now();
             await Task.Delay(_refreshDelay, message.Done)
                 .ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
             await _mode.Resumed(Activity.Lease);
@@ -80,10 +86,14 @@ public sealed class Worker
                 return;
             }
 
+            long refreshStart = Timeline.Now();
+            _timeline?.Add(message.Lease.Id, SpanKind.Waiting, Activity.Lease, Timeline.After(delayStart, _refreshDelay), refreshStart);
             bool renewed = await _bus.RefreshAsync(message.Lease);
             await _mode.Resumed(Activity.Lease);
+            _timeline?.Add(message.Lease.Id, SpanKind.Refresh, Activity.Lease, refreshStart, Timeline.Now());
             if (!renewed)
             {
+                _timeline?.LeaseLost(message.Lease.Id);
                 message.LeaseLost = true; // the worker learns it from the bus; processing stops at its next step
                 return;
             }
@@ -103,18 +113,29 @@ public sealed class Worker
                     await _mode.Checkpoint(Activity.Processing); // only with --checkpoint: let more urgent work in
                 }
 
+                long cpuStart = Timeline.Now();
                 RunCpuSlice();
+                _timeline?.Add(message.Lease.Id, SpanKind.Cpu, Activity.Processing, cpuStart, Timeline.Now());
             }
 
+            long ioStart = Timeline.Now();
             await Task.Delay(_io);
             await _mode.Resumed(Activity.Processing);
+            _timeline?.Add(message.Lease.Id, SpanKind.Io, Activity.Processing, ioStart, Timeline.After(ioStart, _io));
+            _timeline?.Add(message.Lease.Id, SpanKind.Waiting, Activity.Processing, Timeline.After(ioStart, _io), Timeline.Now());
         }
 
         if (!message.LeaseLost)
         {
             message.Finish(); // stop refreshing; the bus judges the acknowledgement against the lease it recorded
-            await _bus.AckAsync(message.Lease);
+            long ackStart = Timeline.Now();
+            bool accepted = await _bus.AckAsync(message.Lease);
             await _mode.Resumed(Activity.Processing);
+            _timeline?.Add(message.Lease.Id, SpanKind.Ack, Activity.Processing, ackStart, Timeline.Now());
+            if (!accepted)
+            {
+                _timeline?.LeaseLost(message.Lease.Id);
+            }
         }
 
         message.Finish();

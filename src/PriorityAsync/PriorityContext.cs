@@ -67,6 +67,10 @@ public sealed partial class PriorityContext
     //
     // Watchdog (optional, PriorityContext.Stall.cs): a timer thread reads _runPerLevel and the queue counts and writes nothing the
     // loop or the producers read, so it takes no part in the protocols above and costs the hot path nothing.
+    //
+    // Diagnostics (PriorityContext.Diagnostics.cs): the loop reads _slowPaths once per item and Post once per post; while it is 0 (no
+    // listener) nothing else is done. It is a hint, written by other threads without ordering: an item that sees a stale value is
+    // merely observed, or not, and takes no part in the protocols above.
 
     private const int StateNotStarted = 0;
     private const int StateRunning = 1;
@@ -76,10 +80,10 @@ public sealed partial class PriorityContext
     [ThreadStatic]
     private static PriorityContext? t_running;
 
-    private static readonly SendOrPostCallback s_runAction = static state => ((Action)state!)();
+    internal static readonly SendOrPostCallback s_runAction = static state => ((Action)state!)();
 
     // Distinct from s_runAction by reference, so a dropped Prioritize continuation can be recognised and resumed elsewhere.
-    private static readonly SendOrPostCallback s_runPrioritizeContinuation = static state => ((Action)state!)();
+    internal static readonly SendOrPostCallback s_runPrioritizeContinuation = static state => ((Action)state!)();
 
     private readonly LevelQueues _queues;
     private readonly StrictPriorityPolicy _policy = new();
@@ -110,6 +114,7 @@ public sealed partial class PriorityContext
 
         _queues = new LevelQueues(Levels);
         _runPerLevel = new long[Levels];
+        _clock = options.Clock;
         _syncContexts = new PrioritySynchronizationContext[Levels];
         _schedulers = new PriorityTaskScheduler[Levels];
         _factories = new TaskFactory[Levels];
@@ -308,7 +313,8 @@ public sealed partial class PriorityContext
 
     internal void Enqueue(int level, SendOrPostCallback callback, object? state)
     {
-        var item = new WorkItem(callback, state);
+        // One field read when no listener wants queue-wait times (see PriorityContext.Diagnostics.cs).
+        var item = (_slowPaths & SlowPaths.WaitTime) == 0 ? new WorkItem(callback, state) : new WorkItem(callback, state, Timestamp());
         if (Environment.CurrentManagedThreadId == _loopThreadId)
         {
             // The loop thread is running (it is us), so it is neither parked nor finished: no fence, no wake-up.
@@ -318,8 +324,9 @@ public sealed partial class PriorityContext
 
         if (Volatile.Read(ref _state) >= StateCompleted)
         {
-            Interlocked.Increment(ref _dropped);
-            OnDropped(level, item, DropReasonNow());
+            DropReason reason = DropReasonNow();
+            CountDrop(level, reason);
+            OnDropped(level, item, reason);
             return;
         }
 
@@ -458,6 +465,9 @@ public sealed partial class PriorityContext
 
         // Null unless StallTimeout is set. A timer that samples _runPerLevel and the queue counts: nothing on the hot path.
         Watchdog? watchdog = StartWatchdog();
+
+        // Visible to the observable instruments from now on, and _slowPaths set from what is listening (PriorityContext.Diagnostics.cs).
+        ContextRegistry.Register(this);
         try
         {
             while (true)
@@ -473,6 +483,7 @@ public sealed partial class PriorityContext
         }
         finally
         {
+            ContextRegistry.Unregister(this);
             watchdog?.Dispose();
             Volatile.Write(ref _loopThreadId, 0);
             Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
@@ -517,13 +528,23 @@ public sealed partial class PriorityContext
                     // capture this level's context.
                     SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
                     _runPerLevel[level]++;
-                    item.Invoke();
+
+                    // Diagnostics: one field read per item; every per-item timestamp or event is behind it.
+                    if (_slowPaths == SlowPaths.None)
+                    {
+                        item.Invoke();
+                    }
+                    else
+                    {
+                        InvokeObserved(in item, level);
+                    }
                 }
 
                 return;
             }
             catch (Exception ex)
             {
+                _lastItemEnd = 0; // the handler's time is nobody's run time
                 if (!OnUnhandledException(ex, level))
                 {
                     return;
@@ -542,9 +563,11 @@ public sealed partial class PriorityContext
         catch (Exception handlerException)
         {
             _fault = ExceptionDispatchInfo.Capture(handlerException);
+            PriorityMetrics.RecordException(Name, level, exception, handled: false);
             return false;
         }
 
+        PriorityMetrics.RecordException(Name, level, exception, args.Handled);
         if (args.Handled)
         {
             return true;
@@ -556,6 +579,7 @@ public sealed partial class PriorityContext
 
     private void Park()
     {
+        _lastItemEnd = 0; // an idle gap is nobody's run time (PriorityContext.Diagnostics.cs)
         for (int i = 0; i < _idleSpinCount; i++)
         {
             if (HasWorkOrShouldStop())
@@ -605,7 +629,7 @@ public sealed partial class PriorityContext
         {
             while (_queues.TryDrain(level, out WorkItem item))
             {
-                Interlocked.Increment(ref _dropped);
+                CountDrop(level, reason);
                 try
                 {
                     OnDropped(level, item, reason);
@@ -703,9 +727,12 @@ public sealed partial class PriorityContext
     }
 
     /// <summary>A continuation queued through <c>OnCompleted</c>, which must run in the ExecutionContext captured when it was queued.</summary>
-    private sealed class ContextualContinuation(Action continuation, ExecutionContext executionContext)
+    internal sealed class ContextualContinuation(Action continuation, ExecutionContext executionContext)
     {
         private static readonly ContextCallback s_run = static state => ((Action)state!)();
+
+        /// <summary>The wrapped continuation, for naming it in a trace.</summary>
+        public Action Continuation => continuation;
 
         public void Invoke() => ExecutionContext.Run(executionContext, s_run, continuation);
     }

@@ -55,6 +55,9 @@ public sealed class PriorityContextOptions
     /// <see cref="MinStallTimeout"/> (10 ms) to <see cref="MaxStallTimeout"/> (1 day).</value>
     public TimeSpan? StallTimeout { get; set; }
 
+    /// <summary>For tests: the clock of the timing instruments and the trace recorder; <see langword="null"/> is <see cref="System.Diagnostics.Stopwatch"/>.</summary>
+    internal TimeProvider? Clock { get; set; }
+
     internal void Validate()
     {
         if (Levels is < MinLevels or > MaxLevels)

@@ -51,15 +51,17 @@ else
     if (options.RunBdn)
     {
         IConfig config = BuildConfig(options);
+        // Issue 13's diagnostics costs run only when asked for (--filter '*Diagnostics*'): their listeners are process-wide.
+        Type[] diagnostics = options.Filter?.Contains("Diagnostics", StringComparison.Ordinal) == true ? [typeof(DiagnosticsBenchmarks)] : [];
         Summary[] summaries = BenchmarkRunner.Run(
-            new[]
-            {
+            [
                 typeof(AwaitBenchmarks),
                 typeof(PostDrainBenchmarks),
                 typeof(StreamingBenchmarks),
                 typeof(PingPongBenchmarks),
                 typeof(SchedulerBenchmarks),
-            },
+                .. diagnostics,
+            ],
             config);
         results.AddRange(Measurement.FromSummaries(summaries));
     }

@@ -1,13 +1,20 @@
 using System;
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.Diagnostics.Metrics;
 
 namespace PriorityAsync.Internal;
 
 /// <summary>
-/// The library's instruments, on the meter named <see cref="MeterName"/>. Instruments cost nothing while no listener is attached, and
-/// only the watchdog records into them: nothing here is on the post or dispatch path.
+/// The library's instruments, on the meter named <see cref="MeterName"/>; docs/observability.md lists them with their units and tags.
 /// </summary>
+/// <remarks>
+/// <para>Cost. The observable instruments read counters the loop keeps anyway (items run per level, queue counts), only when a
+/// listener collects. The counters (drops, exceptions, stalls) record on paths that are already slow. The two histograms need clock
+/// readings per item: the loop takes them only while a listener enables them (see <see cref="ContextRegistry"/>).</para>
+/// <para>Names follow the OpenTelemetry semantic-convention style of the runtime's own <c>dotnet.thread_pool.*</c> instruments.
+/// The two stall instruments keep the names they were published with (dashboards and alerts use them).</para>
+/// </remarks>
 internal static class PriorityMetrics
 {
     /// <summary>The meter name to subscribe to (for example <c>dotnet-counters monitor --counters PriorityAsync</c>).</summary>
@@ -19,7 +26,66 @@ internal static class PriorityMetrics
     /// <summary>Tag: the level.</summary>
     public const string LevelTag = "priorityasync.level";
 
+    /// <summary>Tag of dropped items: why (<see cref="DropReason"/>, snake case).</summary>
+    public const string DropReasonTag = "priorityasync.drop.reason";
+
+    /// <summary>Tag of exceptions: the exception's full type name (the semantic conventions' <c>error.type</c>).</summary>
+    public const string ErrorTypeTag = "error.type";
+
+    /// <summary>Tag of exceptions: <c>handled</c> (a handler set Handled; the loop went on) or <c>unhandled</c> (the context faulted).</summary>
+    public const string ExceptionResultTag = "priorityasync.exception.result";
+
+    // Bucket boundaries for item durations: the OpenTelemetry defaults (0 to 10,000) suit milliseconds, not seconds of items that
+    // typically take microseconds.
+    private static readonly double[] s_durationBuckets =
+        [0.000_001, 0.000_002_5, 0.000_005, 0.000_01, 0.000_025, 0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+    // Boxed once: a tag value is an object, and boxing the level per measurement would allocate per item.
+    private static readonly KeyValuePair<string, object?>[] s_levelTags = CreateLevelTags();
+
     private static readonly Meter s_meter = new(MeterName, typeof(PriorityMetrics).Assembly.GetName().Version?.ToString());
+
+    /// <summary>Items the loop has started, per context and level (counter, from the loop's own counts).</summary>
+    public static readonly ObservableCounter<long> WorkItemCount = s_meter.CreateObservableCounter(
+        "priorityasync.work_item.count",
+        ObserveWorkItemCount,
+        unit: "{work_item}",
+        description: "The number of work items the loop has started since it started, per level.");
+
+    /// <summary>Items waiting, per context and level (an up-down counter, like <c>dotnet.thread_pool.queue.length</c>).</summary>
+    public static readonly ObservableUpDownCounter<long> QueueLength = s_meter.CreateObservableUpDownCounter(
+        "priorityasync.queue.length",
+        ObserveQueueLength,
+        unit: "{work_item}",
+        description: "The number of work items queued and not yet started, per level.");
+
+    /// <summary>Seconds from an item's post to its start; needs a clock reading at post and one at start.</summary>
+    public static readonly Histogram<double> WaitDuration = s_meter.CreateHistogram(
+        "priorityasync.work_item.wait.duration",
+        unit: "s",
+        description: "The time a work item spent queued, from its post to the start of its run.",
+        tags: null,
+        advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = s_durationBuckets });
+
+    /// <summary>Seconds an item ran (up to its first await that did not complete at once).</summary>
+    public static readonly Histogram<double> RunDuration = s_meter.CreateHistogram(
+        "priorityasync.work_item.run.duration",
+        unit: "s",
+        description: "The time the loop spent running a work item (one synchronous slice of an async method).",
+        tags: null,
+        advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = s_durationBuckets });
+
+    /// <summary>Items the context will never run (see <see cref="PriorityContext.WorkDropped"/>).</summary>
+    public static readonly Counter<long> Dropped = s_meter.CreateCounter<long>(
+        "priorityasync.work_item.dropped",
+        unit: "{work_item}",
+        description: "The number of work items dropped: posted after the context completed, or still queued when it faulted.");
+
+    /// <summary>Exceptions that escaped a callback (see <see cref="PriorityContext.UnhandledException"/>).</summary>
+    public static readonly Counter<long> Exceptions = s_meter.CreateCounter<long>(
+        "priorityasync.exceptions",
+        unit: "{exception}",
+        description: "The number of exceptions that escaped a work item (typically an async void method), handled or not.");
 
     /// <summary>Stalls detected by the watchdog; one per stall, however long it lasts.</summary>
     public static readonly Counter<long> Stalls = s_meter.CreateCounter<long>(
@@ -33,6 +99,41 @@ internal static class PriorityMetrics
         unit: "s",
         description: "How long work had been waiting, without the loop starting any item, when a stall was reported.");
 
+    public static KeyValuePair<string, object?> LevelTagOf(int level) => s_levelTags[level];
+
+    public static void RecordWait(PriorityContext context, int level, long ticks) =>
+        WaitDuration.Record(ticks / (double)context.TimestampFrequency, new(ContextTag, context.Name), s_levelTags[level]);
+
+    public static void RecordRun(PriorityContext context, int level, long ticks) =>
+        RunDuration.Record(ticks / (double)context.TimestampFrequency, new(ContextTag, context.Name), s_levelTags[level]);
+
+    public static void RecordDrop(string contextName, int level, DropReason reason)
+    {
+        if (Dropped.Enabled)
+        {
+            Dropped.Add(
+                1,
+                new(ContextTag, contextName),
+                s_levelTags[level],
+                new(DropReasonTag, reason == DropReason.AbandonedAfterFault ? "abandoned_after_fault" : "posted_after_completion"));
+        }
+    }
+
+    public static void RecordException(string contextName, int level, Exception exception, bool handled)
+    {
+        if (Exceptions.Enabled)
+        {
+            var tags = new TagList
+            {
+                { ContextTag, contextName },
+                s_levelTags[level],
+                { ErrorTypeTag, exception.GetType().FullName },
+                { ExceptionResultTag, handled ? "handled" : "unhandled" },
+            };
+            Exceptions.Add(1, in tags);
+        }
+    }
+
     public static void RecordStall(string contextName, int level, TimeSpan waitingFor)
     {
         if (!Stalls.Enabled && !StallWaitingTime.Enabled)
@@ -43,9 +144,48 @@ internal static class PriorityMetrics
         var tags = new KeyValuePair<string, object?>[]
         {
             new(ContextTag, contextName),
-            new(LevelTag, level),
+            s_levelTags[level],
         };
         Stalls.Add(1, tags);
         StallWaitingTime.Record(waitingFor.TotalSeconds, tags);
+    }
+
+    private static List<Measurement<long>> ObserveWorkItemCount()
+    {
+        var measurements = new List<Measurement<long>>();
+        foreach (PriorityContext context in ContextRegistry.Live)
+        {
+            for (int level = 0; level < context.Levels; level++)
+            {
+                measurements.Add(new Measurement<long>(context.GetRun(level), new(ContextTag, context.Name), s_levelTags[level]));
+            }
+        }
+
+        return measurements;
+    }
+
+    private static List<Measurement<long>> ObserveQueueLength()
+    {
+        var measurements = new List<Measurement<long>>();
+        foreach (PriorityContext context in ContextRegistry.Live)
+        {
+            for (int level = 0; level < context.Levels; level++)
+            {
+                measurements.Add(new Measurement<long>(context.Queues.Count(level), new(ContextTag, context.Name), s_levelTags[level]));
+            }
+        }
+
+        return measurements;
+    }
+
+    private static KeyValuePair<string, object?>[] CreateLevelTags()
+    {
+        var tags = new KeyValuePair<string, object?>[PriorityContextOptions.MaxLevels];
+        for (int level = 0; level < tags.Length; level++)
+        {
+            tags[level] = new(LevelTag, level);
+        }
+
+        return tags;
     }
 }

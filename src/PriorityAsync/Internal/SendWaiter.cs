@@ -34,6 +34,12 @@ internal sealed class SendWaiter
         return waiter;
     }
 
+    /// <summary>The callback being sent, for naming it in a trace (loop thread, while the item runs).</summary>
+    public SendOrPostCallback? Callback => _callback;
+
+    /// <summary>The state of <see cref="Callback"/>.</summary>
+    public object? State => _state;
+
     /// <summary>Runs on the loop thread. Exceptions go back to the sender, so they never count as unhandled.</summary>
     private void Run()
     {

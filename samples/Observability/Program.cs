@@ -1,0 +1,130 @@
+// Observability: what the PriorityAsync meter and trace recorder show for a small workload (docs/observability.md).
+//
+// A loop with three levels runs a steady low-level load (level 0: 2 ms items), a burst of urgent items (level 2) every 100 ms and a
+// medium stream (level 1). A MeterListener prints every instrument once a second, as `dotnet-counters monitor --counters PriorityAsync`
+// would; with --trace FILE.json the run is also recorded for Perfetto / chrome://tracing.
+//
+//   dotnet run --project samples/Observability -c Release [-- --seconds N] [--trace FILE.json]
+
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Diagnostics.Metrics;
+using System.Globalization;
+using System.Linq;
+using System.Threading;
+using System.Threading.Tasks;
+using PriorityAsync;
+
+int seconds = 3;
+string? tracePath = null;
+for (int i = 0; i < args.Length; i++)
+{
+    if (args[i] == "--seconds" && i + 1 < args.Length && int.TryParse(args[++i], NumberStyles.None, CultureInfo.InvariantCulture, out int s) && s is > 0 and <= 600)
+    {
+        seconds = s;
+    }
+    else if (args[i] == "--trace" && i + 1 < args.Length)
+    {
+        tracePath = args[++i];
+    }
+    else
+    {
+        Console.Error.WriteLine($"Observability: unknown or bad argument '{args[i]}' (use --seconds 1-600, --trace FILE.json).");
+        return 2;
+    }
+}
+
+// 1. Listen to the meter, the way an exporter does: enable every instrument of "PriorityAsync", aggregate, print once a second.
+var sums = new Dictionary<(string Instrument, string Tags), (double Sum, long Count, double Max)>();
+using var listener = new MeterListener
+{
+    InstrumentPublished = (instrument, l) =>
+    {
+        if (instrument.Meter.Name == "PriorityAsync")
+        {
+            l.EnableMeasurementEvents(instrument);
+        }
+    },
+};
+listener.SetMeasurementEventCallback<long>((instrument, value, tags, _) => Aggregate(instrument, value, tags));
+listener.SetMeasurementEventCallback<double>((instrument, value, tags, _) => Aggregate(instrument, value, tags));
+listener.Start();
+
+// 2. Optionally record the dispatch trace.
+using PriorityTraceRecorder? recorder = tracePath is null ? null : PriorityTraceRecorder.Start();
+
+// 3. The workload, on its own loop thread.
+await using var loop = new PriorityContextThread(new PriorityContextOptions { Name = "demo", Levels = 3 });
+var stop = new CancellationTokenSource(TimeSpan.FromSeconds(seconds));
+Task workload = loop.Context.GetTaskFactory(0).StartNew(() => RunWorkload(loop.Context, stop.Token)).Unwrap();
+
+var clock = Stopwatch.StartNew();
+while (!workload.IsCompleted)
+{
+    await Task.WhenAny(workload, Task.Delay(1000));
+    Print(clock.Elapsed);
+}
+
+await workload;
+if (recorder is not null)
+{
+    recorder.Stop();
+    recorder.WriteChromeTrace(tracePath!);
+    Console.WriteLine($"wrote {tracePath}: {recorder.RecordedCount} items, {recorder.OverflowCount} not recorded for lack of room");
+}
+
+return 0;
+
+void Aggregate(Instrument instrument, double value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
+{
+    string key = string.Join(",", tags.ToArray().Where(t => t.Key != "priorityasync.context").Select(t => $"{t.Key.Replace("priorityasync.", "", StringComparison.Ordinal)}={t.Value}"));
+    lock (sums)
+    {
+        bool observable = instrument.GetType().Name.StartsWith("Observable", StringComparison.Ordinal);
+        sums.TryGetValue((instrument.Name, key), out var current);
+        sums[(instrument.Name, key)] = observable
+            ? (value, 1, value) // an observation is the current value
+            : (current.Sum + value, current.Count + 1, Math.Max(current.Max, value));
+    }
+}
+
+void Print(TimeSpan at)
+{
+    listener.RecordObservableInstruments();
+    Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"[PriorityAsync] at {at.TotalSeconds:0.0} s (context demo)"));
+    lock (sums)
+    {
+        foreach (var ((instrument, tags), (sum, count, max)) in sums.OrderBy(p => p.Key.Instrument, StringComparer.Ordinal).ThenBy(p => p.Key.Tags, StringComparer.Ordinal))
+        {
+            string shown = instrument.EndsWith(".duration", StringComparison.Ordinal)
+                ? string.Create(CultureInfo.InvariantCulture, $"count {count,7}  mean {sum / count * 1e3,8:0.000} ms  max {max * 1e3,8:0.000} ms")
+                : string.Create(CultureInfo.InvariantCulture, $"{sum,10:0}");
+            Console.WriteLine($"    {instrument,-40} [{tags}]{new string(' ', Math.Max(1, 12 - tags.Length))}{shown}");
+        }
+    }
+}
+
+static async Task RunWorkload(PriorityContext context, CancellationToken stop)
+{
+    // Level 1: a medium stream; level 2: an urgent burst every 100 ms; level 0 (this method): 2 ms items back to back.
+    _ = Task.Run(async () =>
+    {
+        while (!stop.IsCancellationRequested)
+        {
+            await Task.Delay(100).ConfigureAwait(false);
+            for (int i = 0; i < 5; i++)
+            {
+                context.GetSynchronizationContext(2).Post(static _ => Thread.SpinWait(200), null);
+            }
+
+            context.GetSynchronizationContext(1).Post(static _ => Thread.Sleep(1), null);
+        }
+    }, CancellationToken.None);
+
+    while (!stop.IsCancellationRequested)
+    {
+        Thread.Sleep(2);          // a 2 ms low-level item
+        await context.Yield(0);   // let more urgent work in
+    }
+}

@@ -1,0 +1,94 @@
+using System;
+using System.Threading;
+
+namespace PriorityAsync.Internal;
+
+/// <summary>
+/// The contexts whose loop is running, for the observable instruments, and the one place that decides their <c>_slowPaths</c>.
+/// </summary>
+/// <remarks>
+/// <para>Invariant: a context is in <see cref="Live"/> exactly from the start of its loop to its end (RunLoop registers it before
+/// the first item and unregisters it in its <c>finally</c>), so a finished context is never kept alive by the registry.</para>
+/// <para>Writers (register, unregister, refresh) hold <see cref="s_lock"/> and publish a new array (copy on write), so a collecting
+/// listener reads <see cref="Live"/> without a lock and never sees a torn list. Nothing here is on the hot path: one registration
+/// per loop.</para>
+/// <para><c>System.Diagnostics.Metrics</c> does not tell an instrument that a listener enabled it, so, while any loop runs, a timer
+/// re-reads the histograms' <c>Enabled</c> flags every <see cref="RefreshPeriod"/>; a loop also reads them when it starts. The
+/// EventSource and the trace recorder refresh at once when they are turned on or off.</para>
+/// </remarks>
+internal static class ContextRegistry
+{
+    /// <summary>How soon a listener that enables (or disables) a timing histogram takes effect in running loops.</summary>
+    public static readonly TimeSpan RefreshPeriod = TimeSpan.FromSeconds(1);
+
+    private static readonly Lock s_lock = new();
+    private static PriorityContext[] s_live = [];
+    private static Timer? s_refreshTimer;
+
+    /// <summary>The running contexts: an immutable snapshot, any thread.</summary>
+    public static PriorityContext[] Live => Volatile.Read(ref s_live);
+
+    public static void Register(PriorityContext context)
+    {
+        lock (s_lock)
+        {
+            PriorityContext[] live = s_live;
+            var grown = new PriorityContext[live.Length + 1];
+            live.CopyTo(grown, 0);
+            grown[^1] = context;
+            Volatile.Write(ref s_live, grown);
+            Volatile.Write(ref context._slowPaths, ComputeSlowPaths());
+            if (s_refreshTimer is null)
+            {
+                // No ExecutionContext captured: the timer must not keep the first loop's AsyncLocals alive.
+                using (ExecutionContext.SuppressFlow())
+                {
+                    s_refreshTimer = new Timer(static _ => Refresh(), null, RefreshPeriod, RefreshPeriod);
+                }
+            }
+        }
+    }
+
+    public static void Unregister(PriorityContext context)
+    {
+        lock (s_lock)
+        {
+            PriorityContext[] live = s_live;
+            int index = Array.IndexOf(live, context);
+            if (index < 0)
+            {
+                return;
+            }
+
+            var shrunk = new PriorityContext[live.Length - 1];
+            Array.Copy(live, 0, shrunk, 0, index);
+            Array.Copy(live, index + 1, shrunk, index, live.Length - index - 1);
+            Volatile.Write(ref s_live, shrunk);
+            Volatile.Write(ref context._slowPaths, SlowPaths.None);
+            if (shrunk.Length == 0)
+            {
+                s_refreshTimer?.Dispose();
+                s_refreshTimer = null;
+            }
+        }
+    }
+
+    /// <summary>Re-reads what is listening and tells every running loop. Any thread.</summary>
+    public static void Refresh()
+    {
+        lock (s_lock)
+        {
+            int paths = ComputeSlowPaths();
+            foreach (PriorityContext context in s_live)
+            {
+                Volatile.Write(ref context._slowPaths, paths);
+            }
+        }
+    }
+
+    private static int ComputeSlowPaths() =>
+        (PriorityMetrics.WaitDuration.Enabled ? SlowPaths.WaitTime : 0)
+        | (PriorityMetrics.RunDuration.Enabled ? SlowPaths.RunTime : 0)
+        | (PriorityEventSource.IsOn ? SlowPaths.EventSource : 0)
+        | (PriorityTraceRecorder.Active is not null ? SlowPaths.Recorder : 0);
+}

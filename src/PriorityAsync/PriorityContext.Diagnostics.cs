@@ -1,0 +1,87 @@
+using System;
+using System.Diagnostics;
+using System.Threading;
+using PriorityAsync.Internal;
+
+namespace PriorityAsync;
+
+// The diagnostics side of the context: what the metrics, the EventSource and the trace recorder read, and the loop's slow path.
+//
+// Cost model. The loop reads _slowPaths once per item, Post once per post; with no listener it is 0 and nothing else happens. The
+// counters behind the observable instruments (_runPerLevel, the queue counts) are kept anyway and read only when a
+// listener collects. ContextRegistry sets _slowPaths when a listener enables a timing histogram, the EventSource is enabled, or a
+// trace recorder starts; it is a hint (see "Diagnostics" in the protocols of PriorityContext.cs).
+//
+// Clock reads. A timed item costs one read at its end; its start is the previous item's end when that item ran just before it in the
+// same drain (the dequeue in between, a few tens of nanoseconds, is charged to this item), else one more read. Post adds one read
+// while the queue-wait histogram is on. So a busy loop with every instrument on reads the clock twice per item.
+public sealed partial class PriorityContext
+{
+    private readonly TimeProvider? _clock;
+
+    // Bits of SlowPaths. Written by ContextRegistry (any thread), read by the loop and by posters.
+    internal int _slowPaths;
+
+    // Loop thread only: when the last observed item ended, and the dispatch count at that moment (0: no usable end).
+    private long _lastItemEnd;
+    private long _lastItemSequence;
+
+    /// <summary>Items run per level. Any thread.</summary>
+    internal long GetRun(int level) => Volatile.Read(ref _runPerLevel[level]);
+
+    /// <summary>The clock's frequency, ticks per second.</summary>
+    internal long TimestampFrequency => _clock?.TimestampFrequency ?? Stopwatch.Frequency;
+
+    internal long Timestamp() => _clock?.GetTimestamp() ?? Stopwatch.GetTimestamp();
+
+    private void CountDrop(int level, DropReason reason)
+    {
+        Interlocked.Increment(ref _dropped);
+        PriorityMetrics.RecordDrop(Name, level, reason);
+    }
+
+    /// <summary>The loop's slow path: runs <paramref name="item"/> with whatever _slowPaths asks for around it. Loop thread only.</summary>
+    private void InvokeObserved(in WorkItem item, int level)
+    {
+        int paths = _slowPaths;
+        long start = 0;
+        long sequence = 0;
+        if ((paths & SlowPaths.Timed) != 0)
+        {
+            sequence = DispatchCount; // includes this item
+            start = _lastItemEnd != 0 && _lastItemSequence == sequence - 1 ? _lastItemEnd : Timestamp();
+            _lastItemEnd = 0;
+            if ((paths & SlowPaths.WaitTime) != 0 && item.EnqueuedAt != 0)
+            {
+                PriorityMetrics.RecordWait(this, level, start - item.EnqueuedAt);
+            }
+        }
+
+        PriorityEventSource? events = (paths & SlowPaths.EventSource) != 0 ? PriorityEventSource.Log : null;
+        events?.WorkItemStart(Name, level, CallbackNames.Describe(item.Callback, item.State));
+        try
+        {
+            item.Invoke();
+        }
+        finally
+        {
+            events?.WorkItemStop(Name, level);
+            if ((paths & SlowPaths.Timed) != 0)
+            {
+                long end = Timestamp();
+                if ((paths & SlowPaths.RunTime) != 0)
+                {
+                    PriorityMetrics.RecordRun(this, level, end - start);
+                }
+
+                if ((paths & SlowPaths.Recorder) != 0)
+                {
+                    PriorityTraceRecorder.Active?.Record(this, level, item.Callback, item.State, start, end);
+                }
+
+                _lastItemEnd = end;
+                _lastItemSequence = sequence;
+            }
+        }
+    }
+}
