@@ -61,6 +61,7 @@ else
                 typeof(StreamingBenchmarks),
                 typeof(PingPongBenchmarks),
                 typeof(SchedulerBenchmarks),
+                typeof(TimerBenchmarks),
             },
             config);
         results.AddRange(Measurement.FromSummaries(summaries));
