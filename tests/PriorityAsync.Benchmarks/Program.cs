@@ -51,7 +51,7 @@ else
     if (options.RunBdn)
     {
         IConfig config = BuildConfig(options);
-        // Issue 13's diagnostics costs run only when asked for (--filter '*Diagnostics*'): their listeners are process-wide.
+        // The diagnostics costs run only when asked for (--filter '*Diagnostics*'): their listeners are process-wide.
         Type[] diagnostics = options.Filter?.Contains("Diagnostics", StringComparison.Ordinal) == true ? [typeof(DiagnosticsBenchmarks)] : [];
         Summary[] summaries = BenchmarkRunner.Run(
             [
@@ -60,6 +60,7 @@ else
                 typeof(StreamingBenchmarks),
                 typeof(PingPongBenchmarks),
                 typeof(SchedulerBenchmarks),
+                typeof(TimerBenchmarks),
                 .. diagnostics,
             ],
             config);

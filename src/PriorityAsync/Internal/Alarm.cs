@@ -49,6 +49,10 @@ internal sealed class Alarm
     private Thread? _thread;
     private long _wakeUps;
 
+    // The due time the thread sleeps until (long.MaxValue: no timeout), under the lock. A registration due later needs no pulse:
+    // the thread wakes before it anyway and then recomputes. So re-arming a timer to a later time never wakes the alarm thread.
+    private long _sleepingUntil = long.MaxValue;
+
     /// <summary>Gets the process-wide alarm.</summary>
     public static Alarm Shared => Volatile.Read(ref s_shared) ?? CreateShared();
 
@@ -75,7 +79,10 @@ internal sealed class Alarm
 
             registration.Due = dueTimestamp;
             EnsureThread();
-            Monitor.Pulse(_lock); // the earliest due time may have moved earlier: let the thread recompute its sleep
+            if (dueTimestamp < _sleepingUntil)
+            {
+                Monitor.Pulse(_lock); // due before the thread would wake: let it recompute its sleep
+            }
         }
     }
 
@@ -145,6 +152,8 @@ internal sealed class Alarm
                     }
                 }
 
+                // Woken early (a pulse, or a spurious wake-up) or late, the loop above recomputes: rounding never loses a ring.
+                _sleepingUntil = earliest;
                 if (earliest == long.MaxValue)
                 {
                     Monitor.Wait(_lock);
@@ -153,6 +162,8 @@ internal sealed class Alarm
                 {
                     Monitor.Wait(_lock, ToWaitMilliseconds(earliest - now));
                 }
+
+                _sleepingUntil = long.MinValue; // awake: no Set needs to pulse until it sleeps again
 
                 _wakeUps++;
             }
