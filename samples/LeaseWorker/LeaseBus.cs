@@ -8,9 +8,10 @@ namespace LeaseWorker;
 /// the expiry fails, and an acknowledgement after the expiry is rejected: the message is lost (a real bus would redeliver it).
 /// </summary>
 /// <remarks>
-/// <para>Each call is an I/O: the request reaches the bus at once and the bus decides then, by its own clock; the reply takes the
-/// call's duration. The bus's code runs on timer threads (<c>ConfigureAwait(false)</c>), never on the worker's thread, so how busy
-/// the worker is changes only when its requests arrive, not the bus's clock.</para>
+/// <para>Each call is an I/O: the request reaches the bus at once and the bus decides then, by its own clock (a delivery
+/// counts from when the receive completes); the reply takes the call's duration. The reply is a timer: by default the bus's
+/// clock's, on the thread pool; a caller may pass its own (the priority mode passes its loop's). The bus's decisions never wait for
+/// the worker's thread, so how busy the worker is changes only when its requests arrive, not the bus's clock.</para>
 /// <para>Thread safety: every member may be called from any thread.</para>
 /// </remarks>
 public sealed class LeaseBus
@@ -53,28 +54,35 @@ public sealed class LeaseBus
     /// <summary>The bus's clock.</summary>
     public TimeSpan Now => _time.GetElapsedTime(_start);
 
-    /// <summary>Receives a message: after the receive I/O, the bus delivers the next message and starts its lease, or returns null when empty.</summary>
-    public async Task<Lease?> ReceiveAsync()
+    /// <summary>
+    /// Receives a message: the bus delivers the next message when the receive I/O completes, by its own clock, and starts its
+    /// lease then (whenever the reply reaches the worker); null when empty.
+    /// </summary>
+    /// <param name="replyTimer">The timer that delivers the reply to the worker (it stands for the network); the bus's clock by default.</param>
+    public async Task<Lease?> ReceiveAsync(TimeProvider? replyTimer = null)
     {
-        await Task.Delay(_receive, _time).ConfigureAwait(false);
-        return Deliver();
+        Lease? lease = Deliver(Now + _receive);
+        await Task.Delay(_receive, replyTimer ?? _time).ConfigureAwait(false);
+        return lease;
     }
 
     /// <summary>Asks the bus to extend a lease. The bus decides when the request arrives; false if the lease had already expired.</summary>
-    public async Task<bool> RefreshAsync(Lease lease)
+    /// <param name="replyTimer">The timer that delivers the reply to the worker; the bus's clock by default.</param>
+    public async Task<bool> RefreshAsync(Lease lease, TimeProvider? replyTimer = null)
     {
         ArgumentNullException.ThrowIfNull(lease);
         bool renewed = Renew(lease);
-        await Task.Delay(_refreshDuration, _time).ConfigureAwait(false);
+        await Task.Delay(_refreshDuration, replyTimer ?? _time).ConfigureAwait(false);
         return renewed;
     }
 
     /// <summary>Acknowledges a processed message. Rejected (false, the message is lost) if its lease had expired.</summary>
-    public async Task<bool> AckAsync(Lease lease)
+    /// <param name="replyTimer">The timer that delivers the reply to the worker; the bus's clock by default.</param>
+    public async Task<bool> AckAsync(Lease lease, TimeProvider? replyTimer = null)
     {
         ArgumentNullException.ThrowIfNull(lease);
         bool accepted = Complete(lease);
-        await Task.Delay(_refreshDuration, _time).ConfigureAwait(false);
+        await Task.Delay(_refreshDuration, replyTimer ?? _time).ConfigureAwait(false);
         return accepted;
     }
 
@@ -87,7 +95,8 @@ public sealed class LeaseBus
         }
     }
 
-    internal Lease? Deliver()
+    /// <summary>Delivers the next message with its lease starting at <paramref name="at"/> on the bus's clock.</summary>
+    internal Lease? Deliver(TimeSpan at)
     {
         lock (_gate)
         {
@@ -98,8 +107,7 @@ public sealed class LeaseBus
 
             _remaining--;
             _received++;
-            TimeSpan now = Now;
-            return new Lease(_received, now, now + _leaseTimeout);
+            return new Lease(_received, at, at + _leaseTimeout);
         }
     }
 

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 
@@ -21,6 +22,7 @@ public sealed class Worker
     private readonly TimeSpan _refreshDelay;
     private int _busyThreads;
     private int _peakBusyThreads;
+    private long _worstTimerLatenessTicks;
 
     public Worker(LeaseBus bus, Mode mode, Settings settings)
     {
@@ -38,6 +40,12 @@ public sealed class Worker
     /// <summary>The most threads that were inside a CPU part at the same time.</summary>
     public int PeakBusyThreads => Volatile.Read(ref _peakBusyThreads);
 
+    /// <summary>
+    /// The longest a refresh delay's continuation ran after the delay was due: the timer's own lateness plus the wait for the
+    /// worker's thread, as the lease code saw it.
+    /// </summary>
+    public TimeSpan WorstTimerLateness => TimeSpan.FromTicks(Interlocked.Read(ref _worstTimerLatenessTicks));
+
     /// <summary>The receive loop: runs until the bus is empty and every message it took is done.</summary>
     public async Task RunAsync()
     {
@@ -50,7 +58,7 @@ public sealed class Worker
 
             // Once the bus delivers, the lease is ticking: the delivery is handled as lease work, at the most urgent level.
             await _mode.MoveTo(Activity.Lease);
-            Lease? lease = await _bus.ReceiveAsync();
+            Lease? lease = await _bus.ReceiveAsync(_mode.Time);
             await _mode.Resumed(Activity.Lease);
             if (lease is null)
             {
@@ -72,7 +80,8 @@ public sealed class Worker
         while (true)
         {
             // Resume on the captured context even when processing finishes first and cancels the wait (no exception).
-            await Task.Delay(_refreshDelay, message.Done)
+            long delayedAt = Stopwatch.GetTimestamp();
+            await Task.Delay(_refreshDelay, _mode.Time, message.Done)
                 .ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
             await _mode.Resumed(Activity.Lease);
             if (message.Done.IsCancellationRequested)
@@ -80,7 +89,8 @@ public sealed class Worker
                 return;
             }
 
-            bool renewed = await _bus.RefreshAsync(message.Lease);
+            RecordTimerLateness(Stopwatch.GetElapsedTime(delayedAt) - _refreshDelay);
+            bool renewed = await _bus.RefreshAsync(message.Lease, _mode.Time);
             await _mode.Resumed(Activity.Lease);
             if (!renewed)
             {
@@ -106,18 +116,28 @@ public sealed class Worker
                 RunCpuSlice();
             }
 
-            await Task.Delay(_io);
+            await Task.Delay(_io, _mode.Time);
             await _mode.Resumed(Activity.Processing);
         }
 
         if (!message.LeaseLost)
         {
             message.Finish(); // stop refreshing; the bus judges the acknowledgement against the lease it recorded
-            await _bus.AckAsync(message.Lease);
+            await _bus.AckAsync(message.Lease, _mode.Time);
             await _mode.Resumed(Activity.Processing);
         }
 
         message.Finish();
+    }
+
+    private void RecordTimerLateness(TimeSpan lateness)
+    {
+        long ticks = lateness.Ticks;
+        long worst = Interlocked.Read(ref _worstTimerLatenessTicks);
+        while (ticks > worst && Interlocked.CompareExchange(ref _worstTimerLatenessTicks, ticks, worst) != worst)
+        {
+            worst = Interlocked.Read(ref _worstTimerLatenessTicks);
+        }
     }
 
     private void RunCpuSlice()
