@@ -1,4 +1,5 @@
 using System;
+using System.Threading;
 using System.Threading.Tasks;
 
 namespace LeaseWorker;
@@ -59,32 +60,46 @@ public sealed class LeaseBus
     /// lease then (whenever the reply reaches the worker); null when empty.
     /// </summary>
     /// <param name="replyTimer">The timer that delivers the reply to the worker (it stands for the network); the bus's clock by default.</param>
-    public async Task<Lease?> ReceiveAsync(TimeProvider? replyTimer = null)
+    public Task<Lease?> ReceiveAsync(TimeProvider? replyTimer = null)
     {
         Lease? lease = Deliver(Now + _receive);
-        await Task.Delay(_receive, replyTimer ?? _time).ConfigureAwait(false);
-        return lease;
+        return Reply(_receive, replyTimer, lease);
     }
 
     /// <summary>Asks the bus to extend a lease. The bus decides when the request arrives; false if the lease had already expired.</summary>
     /// <param name="replyTimer">The timer that delivers the reply to the worker; the bus's clock by default.</param>
-    public async Task<bool> RefreshAsync(Lease lease, TimeProvider? replyTimer = null)
+    public Task<bool> RefreshAsync(Lease lease, TimeProvider? replyTimer = null)
     {
         ArgumentNullException.ThrowIfNull(lease);
         bool renewed = Renew(lease);
-        await Task.Delay(_refreshDuration, replyTimer ?? _time).ConfigureAwait(false);
-        return renewed;
+        return Reply(_refreshDuration, replyTimer, renewed);
     }
 
     /// <summary>Acknowledges a processed message. Rejected (false, the message is lost) if its lease had expired.</summary>
     /// <param name="replyTimer">The timer that delivers the reply to the worker; the bus's clock by default.</param>
-    public async Task<bool> AckAsync(Lease lease, TimeProvider? replyTimer = null)
+    public Task<bool> AckAsync(Lease lease, TimeProvider? replyTimer = null)
     {
         ArgumentNullException.ThrowIfNull(lease);
         bool accepted = Complete(lease);
-        await Task.Delay(_refreshDuration, replyTimer ?? _time).ConfigureAwait(false);
-        return accepted;
+        return Reply(_refreshDuration, replyTimer, accepted);
     }
+
+    /// <summary>
+    /// The reply: <paramref name="value"/> after <paramref name="duration"/>, completed on whichever thread the timer fires on.
+    /// </summary>
+    /// <remarks>
+    /// Not <c>await Task.Delay(...).ConfigureAwait(false)</c>: when the timer is a loop's, it fires on the loop with the loop's
+    /// SynchronizationContext current, and the runtime never inlines a context-free continuation under a foreign context; it queues
+    /// it to the thread pool, which a starved pool would never run. A synchronous continuation on the default scheduler is inlined
+    /// wherever the timer fires: on a pool thread for the system's timers, as before, and on the loop for the loop's.
+    /// </remarks>
+    private Task<T> Reply<T>(TimeSpan duration, TimeProvider? replyTimer, T value) =>
+        Task.Delay(duration, replyTimer ?? _time).ContinueWith(
+            static (_, state) => (T)state!,
+            value,
+            CancellationToken.None,
+            TaskContinuationOptions.ExecuteSynchronously,
+            TaskScheduler.Default);
 
     /// <summary>The results so far. A delivered message that was never acknowledged counts as lost: its lease ran out.</summary>
     public BusTotals Totals()
