@@ -8,4 +8,11 @@ public enum DropReason
 
     /// <summary>It was queued when the loop stopped because of an unhandled exception.</summary>
     AbandonedAfterFault,
+
+    /// <summary>
+    /// It is a loop timer (an <see cref="System.Threading.ITimer"/> of <see cref="PriorityContext.TimeProvider"/>, or a pending
+    /// <see cref="Priority.Delay"/>) that was still armed when the context finished: timers do not keep the loop alive, so it never
+    /// fired. <see cref="WorkDroppedEventArgs.State"/> is the timer.
+    /// </summary>
+    TimerArmedAtFinish,
 }

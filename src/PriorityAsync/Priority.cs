@@ -1,4 +1,6 @@
 using System;
+using System.Threading;
+using System.Threading.Tasks;
 
 namespace PriorityAsync;
 
@@ -29,6 +31,26 @@ public static class Priority
             ?? throw PriorityContext.NotInContext(nameof(Yield));
         return current.Context.Yield(current.Level);
     }
+
+    /// <summary>
+    /// Waits for <paramref name="delay"/> on a timer kept by the current <see cref="PriorityContext"/>'s loop, then resumes the calling
+    /// method at its level: the short form of <c>Task.Delay(delay, PriorityContext.Current.TimeProvider, cancellationToken)</c>, and
+    /// allocation-free in steady state. The timer does not depend on the thread pool: a starved pool does not delay it.
+    /// </summary>
+    /// <param name="delay">How long to wait: from zero to 4294967294 ms, or <see cref="Timeout.InfiniteTimeSpan"/> to wait until cancelled.</param>
+    /// <param name="cancellationToken">Cancels the wait; the awaiter then throws <see cref="TaskCanceledException"/> (on the loop).</param>
+    /// <returns>A <see cref="ValueTask"/> to await once (it is backed by a pooled object: do not await it twice; call
+    /// <see cref="ValueTask.AsTask"/> for that). A zero delay, or an already cancelled token, completes at once.</returns>
+    /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="delay"/> is negative (other than infinite) or too large, as for <see cref="Task.Delay(TimeSpan)"/>.</exception>
+    /// <exception cref="ObjectDisposedException">The context has finished.</exception>
+    /// <remarks>
+    /// The delay comes due at the next dispatch or checkpoint after its due time (on an idle loop, within the OS wake-up latency); the
+    /// method then resumes FIFO behind the work already queued at its level. If the context finishes while the delay is pending, it is
+    /// dropped (<see cref="DropReason.TimerArmedAtFinish"/>) and the awaiter throws <see cref="ObjectDisposedException"/> on the thread pool.
+    /// </remarks>
+    public static ValueTask Delay(TimeSpan delay, CancellationToken cancellationToken = default) =>
+        RequireCurrent(nameof(Delay)).Delay(delay, cancellationToken);
 
     private static PriorityContext RequireCurrent(string operation) =>
         PriorityContext.Current ?? throw PriorityContext.NotInContext(operation);

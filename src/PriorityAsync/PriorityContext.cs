@@ -41,6 +41,30 @@ public sealed partial class PriorityContext
     // thread pool, where GetResult throws ObjectDisposedException). Dropping never stops early: a throwing WorkDropped handler
     // is rethrown only after every remaining item was dropped (DropRemaining).
     //
+    // Timers (PriorityContext.Timers.cs): each context keeps its armed loop timers (its TimeProvider's ITimers and pending
+    // Priority.Delay sources) in a min-heap keyed by (due Stopwatch timestamp, arming sequence number), guarded by _timerLock.
+    // Arming, Change, Dispose and cancellation take the lock from any thread; they are not the hot path.
+    //   * The loop learns that a timer is due from one int flag, _timersDue, read between items (DrainReady), in Park's re-check, and
+    //     at Prioritize's inline check (CanRunInlineAt): one predictable branch per item, no clock read, no lock. When the flag is
+    //     set, FireDueTimers clears it (full fence), takes the lock, reads the clock, and queues the firing of every timer whose due
+    //     time has passed at the timer's level (EnqueueFromConsumer, a static callback with the timer as state: 0 B), in due order,
+    //     then re-arms periodic ones and points the alarm at the new earliest due time. Strict priority then decides when each
+    //     firing runs: FIFO behind the work already queued at its level.
+    //   * Who raises the flag: the process-wide Alarm (Internal/Alarm.cs, one dedicated thread, never the thread pool) at the earliest
+    //     due time, or the arming thread itself when the due time has already passed. Raising is an interlocked write (full fence)
+    //     followed by WakeIfParked, so the parking protocol above covers it: Park's re-check after _parked = 1 includes the flag.
+    //     Either the loop's re-check sees the flag, or the raiser sees _parked == 1 and sets the event.
+    //   * Invariant (T0): while a timer is armed, either its due time is in the future and the alarm holds a due time no later than
+    //     it, or the flag is set. (UpdateAlarmLocked restores it after every change of the heap's minimum, under the lock.) So no due
+    //     timer is forgotten, and an idle loop parks until the earliest due time instead of waiting for a post.
+    //   * A spurious raise (the earliest timer was disposed after the alarm was set) costs one lap: FireDueTimers finds nothing due
+    //     and re-points the alarm.
+    //   * Timers do not keep the loop alive (IsDone ignores them). When the loop finishes, the lock is taken once more to close the
+    //     heap (_timersClosed: no arming after that) and every armed timer is dropped: counted, reported through WorkDropped with
+    //     DropReason.TimerArmedAtFinish; a pending Priority.Delay resumes its awaiter on the thread pool with ObjectDisposedException.
+    //   * Invariants of each kind of timer: T1, T2 in Internal/LoopTimer.cs, D1 in Internal/DelaySource.cs, A1 in Internal/Alarm.cs.
+    //   Lock order: _timerLock, then the alarm's lock. Nothing that runs user code (callbacks, WorkDropped) runs under either.
+    //
     // Watchdog (optional, PriorityContext.Stall.cs): a timer thread reads _runPerLevel and the queue counts and writes nothing the
     // loop or the producers read, so it takes no part in the protocols above and costs the hot path nothing.
 
@@ -95,6 +119,9 @@ public sealed partial class PriorityContext
             _schedulers[level] = new PriorityTaskScheduler(this, level);
             _factories[level] = new TaskFactory(_schedulers[level]);
         }
+
+        _timeProvider = new LoopTimeProvider(this, level: -1);
+        _levelTimeProviders = new LoopTimeProvider?[Levels];
     }
 
     /// <summary>Raised when a callback escapes with an exception (typically from an <c>async void</c> method). Raised on the loop thread.</summary>
@@ -373,8 +400,17 @@ public sealed partial class PriorityContext
     }
 
     /// <summary>Whether code that wants to run at <paramref name="level"/> may go on at once: on the loop thread, nothing queued above.</summary>
+    /// <remarks>A checkpoint: due timers are queued first (see "Timers"), so a due timer above <paramref name="level"/> runs first.</remarks>
     internal bool CanRunInlineAt(int level) =>
-        Environment.CurrentManagedThreadId == _loopThreadId && !_queues.HasWorkAbove(level); // HasWorkAbove: consumer only, and we are it
+        Environment.CurrentManagedThreadId == _loopThreadId
+        && (Volatile.Read(ref _timersDue) == 0 || FireDueTimersAtCheckpoint())
+        && !_queues.HasWorkAbove(level); // HasWorkAbove: consumer only, and we are it
+
+    private bool FireDueTimersAtCheckpoint()
+    {
+        FireDueTimers();
+        return true;
+    }
 
     /// <summary>The end of an <c>await Prioritize</c>: make the level current, or report that the context finished.</summary>
     internal void EnterLevel(int level)
@@ -437,6 +473,8 @@ public sealed partial class PriorityContext
             // A throwing WorkDropped handler surfaces to the loop's owner (Run, PriorityContextThread.Completion) unless the loop
             // faulted: the fault is what stopped it, and it is what surfaces.
             ExceptionDispatchInfo? handlerFailure = DropRemaining();
+            ExceptionDispatchInfo? timerHandlerFailure = DropArmedTimers();
+            handlerFailure ??= timerHandlerFailure;
             if (_fault is null)
             {
                 handlerFailure?.Throw();
@@ -454,8 +492,18 @@ public sealed partial class PriorityContext
         {
             try
             {
-                while (_policy.TryDequeue(_queues, out WorkItem item, out level))
+                while (true)
                 {
+                    if (Volatile.Read(ref _timersDue) != 0)
+                    {
+                        FireDueTimers(); // the one branch the timers add per item (see "Timers")
+                    }
+
+                    if (!_policy.TryDequeue(_queues, out WorkItem item, out level))
+                    {
+                        break;
+                    }
+
                     // The level is carried by the current SynchronizationContext: set it before every item, so awaits inside
                     // capture this level's context.
                     SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
@@ -519,7 +567,8 @@ public sealed partial class PriorityContext
         Volatile.Write(ref _parked, 0);
     }
 
-    private bool HasWorkOrShouldStop() => _queues.NonEmptyMask != 0 || Volatile.Read(ref _outstanding) <= 0;
+    private bool HasWorkOrShouldStop() =>
+        _queues.NonEmptyMask != 0 || Volatile.Read(ref _outstanding) <= 0 || Volatile.Read(ref _timersDue) != 0;
 
     private void WakeIfParked()
     {
@@ -572,6 +621,10 @@ public sealed partial class PriorityContext
         {
             // Resume the awaiting method elsewhere; its GetResult throws ObjectDisposedException, so it does not hang forever.
             ThreadPool.UnsafeQueueUserWorkItem(static action => action(), (Action)item.State!, preferLocal: false);
+        }
+        else if (item.Callback == TimerEntry.FireCallback)
+        {
+            ((TimerEntry)item.State!).OnDropped(); // a queued timer firing; a pending Priority.Delay resumes with ObjectDisposedException
         }
 
         WorkDropped?.Invoke(this, new WorkDroppedEventArgs(level, item.Callback, item.State, reason));

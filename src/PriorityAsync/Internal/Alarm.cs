@@ -1,0 +1,168 @@
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Threading;
+
+namespace PriorityAsync.Internal;
+
+/// <summary>Something the <see cref="Alarm"/> can ring: typically "raise this flag and wake the loop if it is parked".</summary>
+internal interface IAlarmTarget
+{
+    /// <summary>Called on the alarm thread, under the alarm's lock, once the registered timestamp has passed. Must be short, must not
+    /// block and must not throw: set a flag, signal an event.</summary>
+    void OnAlarm();
+}
+
+/// <summary>One target's place in the <see cref="Alarm"/>: at most one pending ring per registration.</summary>
+internal sealed class AlarmRegistration(IAlarmTarget target)
+{
+    public IAlarmTarget Target { get; } = target;
+
+    /// <summary>Guarded by the alarm's lock: the timestamp to ring at, and the index in the alarm's list (-1: not registered).</summary>
+    internal long Due;
+
+    internal int Index = -1;
+}
+
+/// <summary>
+/// A process-wide "ring this target at Stopwatch timestamp T" service, served by one dedicated background thread (never the thread
+/// pool, so a starved pool cannot delay it). A priority context registers the due time of its earliest loop timer; when it passes,
+/// the alarm raises the context's flag and wakes its loop if parked. The same service can raise any other flag at a timestamp (a
+/// time-slice quota, for example).
+/// </summary>
+/// <remarks>
+/// <para>Invariant (A1): a registration with <see cref="AlarmRegistration.Index"/> &gt;= 0 is rung exactly once, no earlier than its
+/// <see cref="AlarmRegistration.Due"/> (by <see cref="Stopwatch.GetTimestamp"/>, which is monotonic across threads), unless it is
+/// moved (<see cref="Set"/>) or removed (<see cref="Clear"/>) first. Ringing removes it.</para>
+/// <para>The thread is created on first use and sleeps on the lock's condition (Monitor.Wait) until the earliest due time or until a
+/// registration moves earlier; it never spins. With no registration it waits without a timeout. Registrations are few (one per
+/// context with an armed timer), so they are kept in a list and scanned.</para>
+/// <para>Lock order: a context's timer lock, then the alarm's lock; <see cref="IAlarmTarget.OnAlarm"/> runs under the alarm's lock and
+/// takes no timer lock, so there is no cycle.</para>
+/// </remarks>
+internal sealed class Alarm
+{
+    private static Alarm? s_shared;
+
+    private readonly object _lock = new();
+    private readonly List<AlarmRegistration> _registrations = [];
+    private Thread? _thread;
+    private long _wakeUps;
+
+    /// <summary>Gets the process-wide alarm.</summary>
+    public static Alarm Shared => Volatile.Read(ref s_shared) ?? CreateShared();
+
+    /// <summary>For tests and diagnostics: how many times the alarm thread woke up.</summary>
+    internal long WakeUps => Interlocked.Read(ref _wakeUps);
+
+    /// <summary>Rings <paramref name="registration"/> once <paramref name="dueTimestamp"/> has passed (replacing an earlier setting).</summary>
+    public void Set(AlarmRegistration registration, long dueTimestamp)
+    {
+        lock (_lock)
+        {
+            if (registration.Index >= 0)
+            {
+                if (registration.Due == dueTimestamp)
+                {
+                    return;
+                }
+            }
+            else
+            {
+                registration.Index = _registrations.Count;
+                _registrations.Add(registration);
+            }
+
+            registration.Due = dueTimestamp;
+            EnsureThread();
+            Monitor.Pulse(_lock); // the earliest due time may have moved earlier: let the thread recompute its sleep
+        }
+    }
+
+    /// <summary>Cancels the ring of <paramref name="registration"/>, if any.</summary>
+    public void Clear(AlarmRegistration registration)
+    {
+        lock (_lock)
+        {
+            RemoveLocked(registration);
+        }
+    }
+
+    private static Alarm CreateShared()
+    {
+        Interlocked.CompareExchange(ref s_shared, new Alarm(), null);
+        return s_shared!;
+    }
+
+    private void RemoveLocked(AlarmRegistration registration)
+    {
+        int index = registration.Index;
+        if (index < 0)
+        {
+            return;
+        }
+
+        int last = _registrations.Count - 1;
+        AlarmRegistration moved = _registrations[last];
+        _registrations[index] = moved;
+        moved.Index = index;
+        _registrations.RemoveAt(last);
+        registration.Index = -1;
+    }
+
+    private void EnsureThread()
+    {
+        if (_thread is null)
+        {
+            // Not captured: the alarm outlives whatever code first armed a timer.
+            using (ExecutionContext.SuppressFlow())
+            {
+                _thread = new Thread(Run) { IsBackground = true, Name = "PriorityAsync alarm" };
+                _thread.Start();
+            }
+        }
+    }
+
+    private void Run()
+    {
+        lock (_lock)
+        {
+            while (true)
+            {
+                long now = Stopwatch.GetTimestamp();
+                long earliest = long.MaxValue;
+                for (int i = _registrations.Count - 1; i >= 0; i--)
+                {
+                    AlarmRegistration registration = _registrations[i];
+                    if (registration.Due <= now)
+                    {
+                        RemoveLocked(registration); // swaps the last one into i; we walk downwards, so it was already looked at
+                        registration.Target.OnAlarm();
+                    }
+                    else if (registration.Due < earliest)
+                    {
+                        earliest = registration.Due;
+                    }
+                }
+
+                if (earliest == long.MaxValue)
+                {
+                    Monitor.Wait(_lock);
+                }
+                else
+                {
+                    Monitor.Wait(_lock, ToWaitMilliseconds(earliest - now));
+                }
+
+                _wakeUps++;
+            }
+        }
+    }
+
+    /// <summary>Rounds up, so the thread never wakes before the due time because of rounding (an early wake-up only costs a lap).</summary>
+    private static int ToWaitMilliseconds(long stopwatchTicks)
+    {
+        double ms = Math.Ceiling(stopwatchTicks * 1000.0 / Stopwatch.Frequency);
+        return ms >= int.MaxValue ? int.MaxValue - 1 : Math.Max(1, (int)ms);
+    }
+}

@@ -1,0 +1,62 @@
+using System;
+using System.Diagnostics;
+using System.Threading;
+
+namespace PriorityAsync.Internal;
+
+/// <summary>
+/// The <see cref="TimeProvider"/> of a priority context: clock as <see cref="TimeProvider.System"/>, timers kept by the loop.
+/// </summary>
+internal sealed class LoopTimeProvider : TimeProvider
+{
+    // What TimeProvider.System accepts: whole milliseconds from -1 (Timeout.Infinite) to 0xFFFFFFFE.
+    private const long MaxSupportedMilliseconds = 0xFFFFFFFE;
+
+    private readonly PriorityContext _context;
+    private readonly int _level; // -1: the level current on the creating thread, else DefaultLevel
+
+    public LoopTimeProvider(PriorityContext context, int level)
+    {
+        _context = context;
+        _level = level;
+    }
+
+    /// <summary>Creates a timer kept by the context's loop; see <see cref="PriorityContext.TimeProvider"/>.</summary>
+    public override ITimer CreateTimer(TimerCallback callback, object? state, TimeSpan dueTime, TimeSpan period)
+    {
+        ArgumentNullException.ThrowIfNull(callback);
+        long due = ValidateAndConvert(dueTime, nameof(dueTime), _context);
+        long periodTicks = ValidateAndConvert(period, nameof(period), _context);
+        int level = _level >= 0 ? _level : _context.CreatingLevel();
+        var timer = new LoopTimer(_context, level, callback, state);
+        if (!_context.ArmTimer(timer, due, periodTicks, disposing: false))
+        {
+            throw _context.TimersClosedException();
+        }
+
+        return timer;
+    }
+
+    public override string ToString() => _level >= 0 ? $"TimeProvider of {_context.Name} at level {_level}" : $"TimeProvider of {_context.Name}";
+
+    /// <summary>
+    /// Validates a due time or period the way <see cref="TimeProvider.System"/> does (same exception type and parameter name), and
+    /// converts it to Stopwatch ticks; -1 stands for <see cref="Timeout.InfiniteTimeSpan"/>.
+    /// </summary>
+    internal static long ValidateAndConvert(TimeSpan value, string paramName, PriorityContext context)
+    {
+        long ms = (long)value.TotalMilliseconds;
+        if (ms < -1 || ms > MaxSupportedMilliseconds)
+        {
+            throw new ArgumentOutOfRangeException(
+                paramName,
+                value,
+                $"The {paramName} of a timer of the PriorityContext '{context.Name}' must be between 0 and {MaxSupportedMilliseconds} ms, or Timeout.InfiniteTimeSpan (as for TimeProvider.System).");
+        }
+
+        return ms == -1 ? -1 : ToStopwatchTicks(value);
+    }
+
+    internal static long ToStopwatchTicks(TimeSpan value) =>
+        value <= TimeSpan.Zero ? 0 : (long)(value.Ticks * ((double)Stopwatch.Frequency / TimeSpan.TicksPerSecond));
+}

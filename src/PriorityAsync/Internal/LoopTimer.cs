@@ -1,0 +1,91 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace PriorityAsync.Internal;
+
+/// <summary>
+/// The <see cref="ITimer"/> returned by a priority context's <see cref="TimeProvider"/>: kept in the context's timer heap, its callback
+/// queued at <see cref="TimerEntry.Level"/> when due and run by the loop.
+/// </summary>
+/// <remarks>
+/// <para>Invariant (T1): after <see cref="Change"/> or <see cref="Dispose"/> returns, no callback of an earlier arming starts: a firing
+/// already queued is cancelled (<see cref="TimerEntry.FireRequested"/> cleared under the timer lock, re-checked under it when the queued
+/// item runs). A callback already running is not interrupted.</para>
+/// <para>Invariant (T2): at most one firing is queued at a time; a periodic timer that comes due again before its previous firing ran
+/// skips that tick.</para>
+/// </remarks>
+internal sealed class LoopTimer : TimerEntry, ITimer
+{
+    private static readonly ContextCallback s_runInContext = static state => ((LoopTimer)state!).InvokeCallback();
+
+    private readonly TimerCallback _callback;
+    private readonly object? _state;
+    private readonly ExecutionContext? _executionContext;
+    private bool _disposed;
+
+    public LoopTimer(PriorityContext context, int level, TimerCallback callback, object? state)
+        : base(context)
+    {
+        Level = level;
+        _callback = callback;
+        _state = state;
+        _executionContext = ExecutionContext.Capture(); // null when flow is suppressed, as for the system timers
+    }
+
+    /// <summary>For tests: set once disposed.</summary>
+    internal bool IsDisposed => _disposed;
+
+    public bool Change(TimeSpan dueTime, TimeSpan period)
+    {
+        long due = LoopTimeProvider.ValidateAndConvert(dueTime, nameof(dueTime), Context);
+        long periodTicks = LoopTimeProvider.ValidateAndConvert(period, nameof(period), Context);
+        return Context.ArmTimer(this, due, periodTicks, disposing: false);
+    }
+
+    public void Dispose() => Context.ArmTimer(this, -1, -1, disposing: true);
+
+    public ValueTask DisposeAsync()
+    {
+        Dispose();
+        return default;
+    }
+
+    /// <summary>Under the timer lock: marks the timer disposed; returns false if it already was.</summary>
+    internal bool TryMarkDisposed()
+    {
+        if (_disposed)
+        {
+            return false;
+        }
+
+        _disposed = true;
+        return true;
+    }
+
+    protected override void RunFiring()
+    {
+        if (!Context.TakeFiring(this))
+        {
+            return; // cancelled by Change or Dispose after it was queued (T1)
+        }
+
+        if (_executionContext is null)
+        {
+            _callback(_state);
+        }
+        else
+        {
+            ExecutionContext.Run(_executionContext, s_runInContext, this);
+        }
+    }
+
+    public override void OnDropped()
+    {
+        // Nothing to release: the callback simply never runs. WorkDropped reports it.
+    }
+
+    public override string ToString() => $"loop timer of {Context.Name} at level {Level}";
+
+    private void InvokeCallback() => _callback(_state);
+}
