@@ -29,6 +29,8 @@ public static class CommandLine
           --refresh D         I/O of a lease refresh, and of the final acknowledgement (default 250ms)
           --lease D           lease timeout (default 5s)
           --time-scale F      factor applied to every duration (default 0.1: 1 s runs as 100 ms)
+          --starve-pool N     block N thread-pool threads forever before the measured runs, as a careless library
+                              would at start-up (0 to 256, default 0)
           --format F          table or json (default table)
           --trace FILE        write PriorityAsync's dispatch trace of the priority run (Chrome trace JSON: Perfetto, chrome://tracing)
           --timeline FILE     write an SVG timeline, one lane per message, of every mode run, side by side
@@ -88,6 +90,7 @@ public static class CommandLine
                 "--modes" => ParseModes(value, out modes),
                 "--messages" => ParseInt(name, value, v => settings = settings with { Messages = v }),
                 "--steps" => ParseInt(name, value, v => settings = settings with { Steps = v }),
+                "--starve-pool" => ParseInt(name, value, v => settings = settings with { StarvePool = v }),
                 "--cpu" => ParseDuration(name, value, v => settings = settings with { Cpu = v }),
                 "--io" => ParseDuration(name, value, v => settings = settings with { Io = v }),
                 "--receive" => ParseDuration(name, value, v => settings = settings with { Receive = v }),
@@ -143,7 +146,7 @@ public static class CommandLine
     private static readonly HashSet<string> KnownOptions =
     [
         "--modes", "--messages", "--steps", "--cpu", "--io", "--receive", "--refresh-delay", "--refresh", "--lease",
-        "--checkpoint", "--cpu-kind", "--time-scale", "--format", "--trace", "--timeline",
+        "--checkpoint", "--cpu-kind", "--time-scale", "--format", "--trace", "--timeline", "--starve-pool",
     ];
 
     private static string? Set(Action apply)

@@ -1,4 +1,5 @@
 using System;
+using System.Threading;
 using System.Threading.Tasks;
 
 namespace LeaseWorker;
@@ -8,9 +9,10 @@ namespace LeaseWorker;
 /// the expiry fails, and an acknowledgement after the expiry is rejected: the message is lost (a real bus would redeliver it).
 /// </summary>
 /// <remarks>
-/// <para>Each call is an I/O: the request reaches the bus at once and the bus decides then, by its own clock; the reply takes the
-/// call's duration. The bus's code runs on timer threads (<c>ConfigureAwait(false)</c>), never on the worker's thread, so how busy
-/// the worker is changes only when its requests arrive, not the bus's clock.</para>
+/// <para>Each call is an I/O: the request reaches the bus at once and the bus decides then, by its own clock (a delivery
+/// counts from when the receive completes); the reply takes the call's duration. The reply is a timer: by default the bus's
+/// clock's, on the thread pool; a caller may pass its own (the priority mode passes its loop's). The bus's decisions never wait for
+/// the worker's thread, so how busy the worker is changes only when its requests arrive, not the bus's clock.</para>
 /// <para>Thread safety: every member may be called from any thread.</para>
 /// </remarks>
 public sealed class LeaseBus
@@ -53,30 +55,51 @@ public sealed class LeaseBus
     /// <summary>The bus's clock.</summary>
     public TimeSpan Now => _time.GetElapsedTime(_start);
 
-    /// <summary>Receives a message: after the receive I/O, the bus delivers the next message and starts its lease, or returns null when empty.</summary>
-    public async Task<Lease?> ReceiveAsync()
+    /// <summary>
+    /// Receives a message: the bus delivers the next message when the receive I/O completes, by its own clock, and starts its
+    /// lease then (whenever the reply reaches the worker); null when empty.
+    /// </summary>
+    /// <param name="replyTimer">The timer that delivers the reply to the worker (it stands for the network); the bus's clock by default.</param>
+    public Task<Lease?> ReceiveAsync(TimeProvider? replyTimer = null)
     {
-        await Task.Delay(_receive, _time).ConfigureAwait(false);
-        return Deliver();
+        Lease? lease = Deliver(Now + _receive);
+        return Reply(_receive, replyTimer, lease);
     }
 
     /// <summary>Asks the bus to extend a lease. The bus decides when the request arrives; false if the lease had already expired.</summary>
-    public async Task<bool> RefreshAsync(Lease lease)
+    /// <param name="replyTimer">The timer that delivers the reply to the worker; the bus's clock by default.</param>
+    public Task<bool> RefreshAsync(Lease lease, TimeProvider? replyTimer = null)
     {
         ArgumentNullException.ThrowIfNull(lease);
         bool renewed = Renew(lease);
-        await Task.Delay(_refreshDuration, _time).ConfigureAwait(false);
-        return renewed;
+        return Reply(_refreshDuration, replyTimer, renewed);
     }
 
     /// <summary>Acknowledges a processed message. Rejected (false, the message is lost) if its lease had expired.</summary>
-    public async Task<bool> AckAsync(Lease lease)
+    /// <param name="replyTimer">The timer that delivers the reply to the worker; the bus's clock by default.</param>
+    public Task<bool> AckAsync(Lease lease, TimeProvider? replyTimer = null)
     {
         ArgumentNullException.ThrowIfNull(lease);
         bool accepted = Complete(lease);
-        await Task.Delay(_refreshDuration, _time).ConfigureAwait(false);
-        return accepted;
+        return Reply(_refreshDuration, replyTimer, accepted);
     }
+
+    /// <summary>
+    /// The reply: <paramref name="value"/> after <paramref name="duration"/>, completed on whichever thread the timer fires on.
+    /// </summary>
+    /// <remarks>
+    /// Not <c>await Task.Delay(...).ConfigureAwait(false)</c>: when the timer is a loop's, it fires on the loop with the loop's
+    /// SynchronizationContext current, and the runtime never inlines a context-free continuation under a foreign context; it queues
+    /// it to the thread pool, which a starved pool would never run. A synchronous continuation on the default scheduler is inlined
+    /// wherever the timer fires: on a pool thread for the system's timers, as before, and on the loop for the loop's.
+    /// </remarks>
+    private Task<T> Reply<T>(TimeSpan duration, TimeProvider? replyTimer, T value) =>
+        Task.Delay(duration, replyTimer ?? _time).ContinueWith(
+            static (_, state) => (T)state!,
+            value,
+            CancellationToken.None,
+            TaskContinuationOptions.ExecuteSynchronously,
+            TaskScheduler.Default);
 
     /// <summary>The results so far. A delivered message that was never acknowledged counts as lost: its lease ran out.</summary>
     public BusTotals Totals()
@@ -87,7 +110,8 @@ public sealed class LeaseBus
         }
     }
 
-    internal Lease? Deliver()
+    /// <summary>Delivers the next message with its lease starting at <paramref name="at"/> on the bus's clock.</summary>
+    internal Lease? Deliver(TimeSpan at)
     {
         lock (_gate)
         {
@@ -98,8 +122,7 @@ public sealed class LeaseBus
 
             _remaining--;
             _received++;
-            TimeSpan now = Now;
-            return new Lease(_received, now, now + _leaseTimeout);
+            return new Lease(_received, at, at + _leaseTimeout);
         }
     }
 

@@ -12,6 +12,7 @@ namespace LeaseWorker;
 /// <param name="MachineStall">The worst oversleep of a bystander thread during the run (see <see cref="StallMonitor"/>).</param>
 /// <param name="ThreadPoolDelay">The longest a thread-pool work item waited to start during the run (timers complete there).</param>
 /// <param name="SeedLaps">Queue round trips spent in the seed's Prioritize (seed-prioritize only).</param>
+/// <param name="WorstTimerLateness">The longest a refresh delay's continuation ran after the delay was due (see <see cref="Worker.WorstTimerLateness"/>).</param>
 public sealed record ModeResult(
     string Mode,
     string RunsOn,
@@ -24,7 +25,8 @@ public sealed record ModeResult(
     int PeakThreads,
     TimeSpan MachineStall,
     TimeSpan ThreadPoolDelay,
-    long? SeedLaps)
+    long? SeedLaps,
+    TimeSpan WorstTimerLateness)
 {
     public double MakespanOverBound => Makespan / Bound;
 }

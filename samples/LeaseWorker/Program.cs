@@ -32,6 +32,7 @@ if (options.ShowHelp)
 
 Settings settings = options.Settings;
 bool table = options.Format == OutputFormat.Table;
+
 if (table)
 {
     Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"Lease worker: {settings.Describe()}; time scale {settings.TimeScale}."));
@@ -39,6 +40,13 @@ if (table)
 
 // 2. Warm up: a tiny run of each mode, so JIT compilation is not charged to the measured runs.
 Simulation.WarmUp(settings, options.Modes);
+
+// --starve-pool N: a careless library blocks N thread-pool threads forever. After the warm-up, so that the measured runs meet the
+// starved pool rather than the warm-up (the pool recovers only by injecting threads, which the warm-up would give it time to do).
+if (settings.StarvePool > 0)
+{
+    PoolStarvation.BlockForever(settings.StarvePool);
+}
 
 // 3. Run each mode against a fresh bus: makespan, CPU time and threads measured here, received / succeeded / lost counted by the bus.
 var results = new List<ModeResult>();

@@ -37,7 +37,7 @@ public static class Report
             $"times below are as measured. A lease is lost when a refresh is more than {Format.Duration(settings.Scaled(settings.LatenessLimit))} late.");
         output.WriteLine();
 
-        string[] header = ["mode", "received", "succeeded", "lost", "makespan", "CPU bound", "makespan/bound", "CPU time", "loop thread CPU", "peak threads", "worst refresh lateness"];
+        string[] header = ["mode", "received", "succeeded", "lost", "makespan", "CPU bound", "makespan/bound", "CPU time", "loop thread CPU", "peak threads", "worst refresh lateness", "worst timer lateness"];
         var rows = new List<string[]> { header };
         foreach (ModeResult r in results)
         {
@@ -54,6 +54,7 @@ public static class Report
                 r.LoopCpuTime is { } loop ? Seconds(loop) : "n/a",
                 r.PeakThreads.ToString(CultureInfo.InvariantCulture),
                 Format.Duration(r.Bus.WorstRefreshLateness),
+                Format.Duration(r.WorstTimerLateness),
             ]);
         }
 
@@ -126,6 +127,7 @@ public static class Report
             json.WriteNumber("slicesPerCpuPart", settings.SlicesPerCpuPart);
             json.WriteNumber("timeScale", settings.TimeScale);
             json.WriteNumber("latenessLimitMs", settings.Scaled(settings.LatenessLimit).TotalMilliseconds);
+            json.WriteNumber("starvePool", settings.StarvePool);
             json.WriteEndObject();
 
             json.WriteString("baselineNote", BaselineNote);
@@ -164,6 +166,7 @@ public static class Report
 
                 json.WriteNumber("peakThreads", r.PeakThreads);
                 json.WriteNumber("worstRefreshLatenessMs", Math.Round(r.Bus.WorstRefreshLateness.TotalMilliseconds, 3));
+                json.WriteNumber("worstTimerLatenessMs", Math.Round(r.WorstTimerLateness.TotalMilliseconds, 3));
                 json.WriteNumber("machineStallMs", Math.Round(r.MachineStall.TotalMilliseconds, 3));
                 json.WriteNumber("threadPoolDelayMs", Math.Round(r.ThreadPoolDelay.TotalMilliseconds, 3));
                 if (r.SeedLaps is { } laps)

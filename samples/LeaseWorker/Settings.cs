@@ -35,6 +35,12 @@ public sealed record Settings
 
     public double TimeScale { get; init; } = 0.1;
 
+    /// <summary>The most pool threads <c>--starve-pool</c> may block.</summary>
+    public const int MaxStarvePool = 256;
+
+    /// <summary>Thread-pool threads blocked forever at start-up (<c>--starve-pool</c>), as a careless library would; 0: none.</summary>
+    public int StarvePool { get; init; }
+
     /// <summary>How many slices each CPU part is cut into (1 without checkpoints).</summary>
     public int SlicesPerCpuPart =>
         Checkpoint is { } slice && slice > TimeSpan.Zero && Cpu > slice ? (int)Math.Ceiling(Cpu / slice) : 1;
@@ -56,6 +62,11 @@ public sealed record Settings
         if (Steps < 1)
         {
             return $"--steps must be at least 1 (got {Steps}).";
+        }
+
+        if (StarvePool is < 0 or > MaxStarvePool)
+        {
+            return $"--starve-pool must be from 0 to {MaxStarvePool} (got {StarvePool}).";
         }
 
         if (double.IsNaN(TimeScale) || double.IsInfinity(TimeScale) || TimeScale <= 0)
@@ -107,7 +118,8 @@ public sealed record Settings
         $"{Messages} messages x {Steps} steps of CPU {Format.Duration(Cpu)} ({CpuKind.ToString().ToLowerInvariant()}) + I/O {Format.Duration(Io)}; " +
         $"receive {Format.Duration(Receive)}; refresh every {Format.Duration(RefreshDelay)} taking {Format.Duration(RefreshDuration)}; " +
         $"lease {Format.Duration(LeaseTimeout)}; checkpoints " +
-        (SlicesPerCpuPart > 1 ? $"every {Format.Duration(Checkpoint!.Value)} ({SlicesPerCpuPart} slices per CPU part)" : "off");
+        (SlicesPerCpuPart > 1 ? $"every {Format.Duration(Checkpoint!.Value)} ({SlicesPerCpuPart} slices per CPU part)" : "off") +
+        (StarvePool > 0 ? $"; {StarvePool} thread-pool threads blocked forever before the runs" : string.Empty);
 
     private (string Option, TimeSpan Value)[] Durations() =>
     [

@@ -61,7 +61,8 @@ public static class Simulation
                     worker.PeakBusyThreads,
                     monitor.WorstStall,
                     monitor.WorstThreadPoolDelay,
-                    (mode as SeedPrioritizeMode)?.Laps));
+                    (mode as SeedPrioritizeMode)?.Laps,
+                    worker.WorstTimerLateness));
             }
             catch (Exception ex)
             {
@@ -78,14 +79,27 @@ public static class Simulation
     {
         ArgumentNullException.ThrowIfNull(settings);
         ArgumentNullException.ThrowIfNull(modes);
-        // Long enough for the hot methods to reach tier-1 JIT (30 calls each), at a scale where it takes a fraction of a second.
-        Settings tiny = settings with { Messages = 4, Steps = 10, TimeScale = Math.Min(settings.TimeScale, 0.005) };
         foreach (string mode in modes)
         {
-            await RunAsync(mode, tiny).ConfigureAwait(false);
+            await RunAsync(mode, WarmUpSettings(settings)).ConfigureAwait(false);
         }
     }
 
-    /// <summary>Blocking <see cref="WarmUpAsync"/>, for the program's main thread.</summary>
-    public static void WarmUp(Settings settings, IEnumerable<string> modes) => WarmUpAsync(settings, modes).GetAwaiter().GetResult();
+    /// <summary>
+    /// Blocking <see cref="WarmUpAsync"/>, for the program's main thread. It blocks on each run in turn rather than on
+    /// <see cref="WarmUpAsync"/>, whose continuations need a thread-pool thread: with <c>--starve-pool</c> there may be none.
+    /// </summary>
+    public static void WarmUp(Settings settings, IEnumerable<string> modes)
+    {
+        ArgumentNullException.ThrowIfNull(settings);
+        ArgumentNullException.ThrowIfNull(modes);
+        foreach (string mode in modes)
+        {
+            Run(mode, WarmUpSettings(settings));
+        }
+    }
+
+    // Long enough for the hot methods to reach tier-1 JIT (30 calls each), at a scale where it takes a fraction of a second.
+    private static Settings WarmUpSettings(Settings settings) =>
+        settings with { Messages = 4, Steps = 10, TimeScale = Math.Min(settings.TimeScale, 0.005) };
 }

@@ -42,6 +42,17 @@ public sealed class StallMonitor : IDisposable
     {
         _stop = true;
         _thread.Join();
+
+        // A probe still waiting for a pool thread (a starved pool may never run it) has waited at least this long.
+        long queuedAt = Interlocked.Read(ref _probeQueuedAt);
+        if (queuedAt != 0)
+        {
+            long waiting = Stopwatch.GetElapsedTime(queuedAt).Ticks;
+            if (waiting > Interlocked.Read(ref _worstPoolTicks))
+            {
+                Interlocked.Exchange(ref _worstPoolTicks, waiting);
+            }
+        }
     }
 
     private void Watch()

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 
@@ -22,6 +23,7 @@ public sealed class Worker
     private readonly Timeline? _timeline; // --timeline: what happened to each message, else null
     private int _busyThreads;
     private int _peakBusyThreads;
+    private long _worstTimerLatenessTicks;
 
     public Worker(LeaseBus bus, Mode mode, Settings settings, Timeline? timeline = null)
     {
@@ -40,6 +42,12 @@ public sealed class Worker
     /// <summary>The most threads that were inside a CPU part at the same time.</summary>
     public int PeakBusyThreads => Volatile.Read(ref _peakBusyThreads);
 
+    /// <summary>
+    /// The longest a refresh delay's continuation ran after the delay was due: the timer's own lateness plus the wait for the
+    /// worker's thread, as the lease code saw it.
+    /// </summary>
+    public TimeSpan WorstTimerLateness => TimeSpan.FromTicks(Interlocked.Read(ref _worstTimerLatenessTicks));
+
     /// <summary>The receive loop: runs until the bus is empty and every message it took is done.</summary>
     public async Task RunAsync()
     {
@@ -53,7 +61,7 @@ public sealed class Worker
             // Once the bus delivers, the lease is ticking: the delivery is handled as lease work, at the most urgent level.
             await _mode.MoveTo(Activity.Lease);
             long receiveStart = Timeline.Now();
-            Lease? lease = await _bus.ReceiveAsync();
+            Lease? lease = await _bus.ReceiveAsync(_mode.Time);
             await _mode.Resumed(Activity.Lease);
             if (lease is null)
             {
@@ -78,7 +86,8 @@ public sealed class Worker
         {
             // Resume on the captured context even when processing finishes first and cancels the wait (no exception).
             long delayStart = Timeline.Now();
-            await Task.Delay(_refreshDelay, message.Done)
+            long delayedAt = Stopwatch.GetTimestamp();
+            await Task.Delay(_refreshDelay, _mode.Time, message.Done)
                 .ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
             await _mode.Resumed(Activity.Lease);
             if (message.Done.IsCancellationRequested)
@@ -86,9 +95,10 @@ public sealed class Worker
                 return;
             }
 
+            RecordTimerLateness(Stopwatch.GetElapsedTime(delayedAt) - _refreshDelay);
             long refreshStart = Timeline.Now();
             _timeline?.Add(message.Lease.Id, SpanKind.Waiting, Activity.Lease, Timeline.After(delayStart, _refreshDelay), refreshStart);
-            bool renewed = await _bus.RefreshAsync(message.Lease);
+            bool renewed = await _bus.RefreshAsync(message.Lease, _mode.Time);
             await _mode.Resumed(Activity.Lease);
             _timeline?.Add(message.Lease.Id, SpanKind.Refresh, Activity.Lease, refreshStart, Timeline.Now());
             if (!renewed)
@@ -119,7 +129,7 @@ public sealed class Worker
             }
 
             long ioStart = Timeline.Now();
-            await Task.Delay(_io);
+            await Task.Delay(_io, _mode.Time);
             await _mode.Resumed(Activity.Processing);
             _timeline?.Add(message.Lease.Id, SpanKind.Io, Activity.Processing, ioStart, Timeline.After(ioStart, _io));
             _timeline?.Add(message.Lease.Id, SpanKind.Waiting, Activity.Processing, Timeline.After(ioStart, _io), Timeline.Now());
@@ -129,7 +139,7 @@ public sealed class Worker
         {
             message.Finish(); // stop refreshing; the bus judges the acknowledgement against the lease it recorded
             long ackStart = Timeline.Now();
-            bool accepted = await _bus.AckAsync(message.Lease);
+            bool accepted = await _bus.AckAsync(message.Lease, _mode.Time);
             await _mode.Resumed(Activity.Processing);
             _timeline?.Add(message.Lease.Id, SpanKind.Ack, Activity.Processing, ackStart, Timeline.Now());
             if (!accepted)
@@ -139,6 +149,16 @@ public sealed class Worker
         }
 
         message.Finish();
+    }
+
+    private void RecordTimerLateness(TimeSpan lateness)
+    {
+        long ticks = lateness.Ticks;
+        long worst = Interlocked.Read(ref _worstTimerLatenessTicks);
+        while (ticks > worst && Interlocked.CompareExchange(ref _worstTimerLatenessTicks, ticks, worst) != worst)
+        {
+            worst = Interlocked.Read(ref _worstTimerLatenessTicks);
+        }
     }
 
     private void RunCpuSlice()

@@ -15,6 +15,28 @@ public class CommandLineTests
         options.Format.Should().Be(OutputFormat.Table);
     }
 
+    [Theory]
+    [InlineData("0", 0)]
+    [InlineData("2", 2)]
+    [InlineData("256", 256)]
+    public void TryParse_StarvePool_SetsTheThreadsToBlock(string value, int expected)
+    {
+        CommandLine.TryParse(["--starve-pool", value], out Options? options, out string? error).Should().BeTrue(error);
+
+        options!.Settings.StarvePool.Should().Be(expected);
+    }
+
+    [Theory]
+    [InlineData("-1")]
+    [InlineData("257")]
+    [InlineData("many")]
+    public void TryParse_StarvePoolOutOfRange_NamesTheOptionAndTheRange(string value)
+    {
+        CommandLine.TryParse(["--starve-pool", value], out _, out string? error).Should().BeFalse();
+
+        error.Should().Contain("--starve-pool").And.Contain(value);
+    }
+
     [Fact]
     public void TryParse_EveryOption_IsApplied()
     {

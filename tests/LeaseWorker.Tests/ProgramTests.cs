@@ -15,6 +15,9 @@ public class ProgramTests
     [InlineData("--lease", "1s")]
     [InlineData("--time-scale", "0.0001")]
     [InlineData("--frobnicate")]
+    [InlineData("--starve-pool", "-1")]
+    [InlineData("--starve-pool", "257")]
+    [InlineData("--starve-pool", "two")]
     public void Main_BadArguments_PrintsOneLineOnStderrAndExitsWith2(params string[] args)
     {
         (int exitCode, string stdout, string stderr) = RunMain(args);
@@ -56,6 +59,7 @@ public class ProgramTests
             r.TryGetProperty("cpuTimeMs", out _).Should().BeTrue();
             r.TryGetProperty("peakThreads", out _).Should().BeTrue();
             r.TryGetProperty("worstRefreshLatenessMs", out _).Should().BeTrue();
+            r.TryGetProperty("worstTimerLatenessMs", out _).Should().BeTrue();
         }
 
         json.RootElement.GetProperty("settings").GetProperty("timeScale").GetDouble().Should().Be(0.01);
@@ -70,7 +74,7 @@ public class ProgramTests
         exitCode.Should().Be(0);
         stdout.Should().Contain("received").And.Contain("succeeded").And.Contain("lost").And.Contain("makespan")
             .And.Contain("CPU bound").And.Contain("makespan/bound").And.Contain("CPU time").And.Contain("peak threads")
-            .And.Contain("worst refresh lateness").And.Contain("Nito.AsyncEx");
+            .And.Contain("worst refresh lateness").And.Contain("worst timer lateness").And.Contain("Nito.AsyncEx");
         stdout.Split('\n').Should().Contain(l => l.StartsWith("single ", StringComparison.Ordinal))
             .And.Contain(l => l.StartsWith("priority ", StringComparison.Ordinal));
     }

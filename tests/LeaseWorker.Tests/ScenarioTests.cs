@@ -13,6 +13,8 @@ namespace LeaseWorker.Tests;
 /// ("nothing lost", "near the bound") get up to three attempts. Noise from other processes only ever delays the worker (more
 /// lateness, a longer makespan), so a right scheduler passes in a quiet attempt while a wrong one (FIFO) fails every attempt; each
 /// failure message lists every attempt, with the worst stall a bystander thread saw in it.
+/// The thread pool is left as the test runner has it (its minimum is not raised): the priority mode's waits are its loop's timers,
+/// so its results do not depend on the pool's health; <see cref="StarvedPoolTests"/> runs it with every pool thread blocked.
 /// </remarks>
 [Trait("Category", "Timing")]
 public class ScenarioTests
@@ -26,16 +28,6 @@ public class ScenarioTests
     private static readonly Lazy<Task> s_warmUp = new(() => Simulation.WarmUpAsync(s_seedRatios, CommandLine.AllModes));
 
     private readonly ITestOutputHelper _output;
-
-    static ScenarioTests()
-    {
-        // The test runner blocks thread-pool threads of its own (the sample's program does not), and the runs' timers and bus
-        // replies complete on the pool: with only the default minimum (one thread per core) free, the first run in the process saw
-        // I/O completions delayed by up to a second while the pool injected threads. Enough threads from the start: the worker's
-        // own scheduling, which is what these tests are about, does not use the pool in the modes tested here.
-        ThreadPool.GetMinThreads(out int workers, out int completionPorts);
-        ThreadPool.SetMinThreads(Math.Max(workers, 16), completionPorts);
-    }
 
     public ScenarioTests(ITestOutputHelper output) => _output = output;
 

@@ -33,6 +33,12 @@ public abstract class Mode
     /// <summary>Between two slices of a CPU part (only with --checkpoint).</summary>
     public abstract Gate Checkpoint(Activity activity);
 
+    /// <summary>
+    /// The clock behind the worker's waits: its refresh delay (a timer) and the simulated I/O (the bus's replies and each step's I/O
+    /// part). Read on the worker's thread at each wait. By default the system's, whose timers fire on the thread pool.
+    /// </summary>
+    public virtual TimeProvider Time => TimeProvider.System;
+
     public static Mode Create(string name) => name switch
     {
         "threadpool" => new ThreadPoolMode(),

@@ -6,7 +6,8 @@ namespace LeaseWorker;
 
 /// <summary>
 /// PriorityAsync: one thread, three levels. Lease work at 2 (highest), processing at 1, receiving at 0 (lowest: the worker takes a
-/// new message only when nothing more urgent waits). The level is carried across awaits, so there is nothing to do after I/O.
+/// new message only when nothing more urgent waits). The level is carried across awaits, so there is nothing to do after I/O. Its
+/// waits are the loop's own timers (<see cref="Time"/>): it needs nothing from the thread pool.
 /// </summary>
 public sealed class PriorityMode : Mode
 {
@@ -32,6 +33,12 @@ public sealed class PriorityMode : Mode
     public override Gate Resumed(Activity activity) => Gate.Open;
 
     public override Gate Checkpoint(Activity activity) => Gate.From(Priority.Prioritize(Level(activity)));
+
+    /// <summary>
+    /// The loop's own timers: a delay armed at a level fires on the loop, at that level, without the thread pool. The refresh delay
+    /// is a real timer; the step's I/O and the bus's replies stand for I/O (see the README for what that proves).
+    /// </summary>
+    public override TimeProvider Time => Context.TimeProvider;
 
     public static int Level(Activity activity) => activity switch
     {
