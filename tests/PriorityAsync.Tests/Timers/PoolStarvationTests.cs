@@ -27,6 +27,8 @@ public class PoolStarvationTests
         Task? plainDelay = null;
         bool plainDelayDoneWhenLoopTimersFired = true;
         int blockersStarted = 0;
+        int blockersDone = 0;
+        int blockers = 0;
         int maxWorkers = 0;
         int maxIo = 0;
         bool capped = false;
@@ -37,16 +39,20 @@ public class PoolStarvationTests
             // blockers than threads, so every thread is blocked and blockers are left waiting in the queue.
             ThreadPool.GetMinThreads(out int minWorkers, out int minIo);
             ThreadPool.GetMaxThreads(out maxWorkers, out maxIo);
-            int cap = Math.Max(Math.Max(minWorkers, ThreadPool.ThreadCount), Environment.ProcessorCount);
+            // Two above what it has: its threads may all be busy with the test runner's own blocking work (seen when this test runs
+            // alone: three threads, none free), and the cap must leave the pool room to start at least one blocker.
+            int cap = Math.Max(Math.Max(minWorkers, ThreadPool.ThreadCount), Environment.ProcessorCount) + 2;
             ThreadPool.SetMaxThreads(cap, maxIo).Should().BeTrue($"the pool accepts a cap of {cap} worker threads (minimum {minWorkers})");
             capped = true;
-            for (int i = 0; i < cap + 16; i++)
+            blockers = cap + 16;
+            for (int i = 0; i < blockers; i++)
             {
                 ThreadPool.UnsafeQueueUserWorkItem(
                     _ =>
                     {
                         Interlocked.Increment(ref blockersStarted);
                         release.Wait();
+                        Interlocked.Increment(ref blockersDone);
                     },
                     null);
             }
@@ -96,8 +102,14 @@ public class PoolStarvationTests
             }
 
             release.Set();
+
+            // Every blocker must be past release.Wait() before `release` is disposed, also when an assertion above failed: a blocker
+            // still queued would otherwise call Wait on a disposed event after this method returned, an unhandled
+            // ObjectDisposedException on a pool thread that ends the test host.
+            SpinWait.SpinUntil(() => Volatile.Read(ref blockersDone) == blockers, TimeSpan.FromSeconds(60));
         }
 
         WaitUntil(() => plainDelay!.IsCompleted, "the plain delay to complete once the pool is released");
+        Volatile.Read(ref blockersDone).Should().Be(blockers, "every blocker ran once the pool was released");
     }
 }
