@@ -7,7 +7,7 @@ using BenchmarkDotNet.Attributes;
 namespace PriorityAsync.Benchmarks;
 
 /// <summary>
-/// The cost per item of the diagnostics (issue 13): post + drain from the loop thread (as <see cref="PostDrainBenchmarks"/>) with
+/// The cost per item of the diagnostics: post + drain from the loop thread (as <see cref="PostDrainBenchmarks"/>) with
 /// nothing listening, with a <see cref="MeterListener"/> enabling both timing histograms, with a <see cref="PriorityTraceRecorder"/>
 /// recording, and with an in-process <see cref="EventListener"/> on the <c>PriorityAsync</c> event source.
 /// </summary>

@@ -7,7 +7,7 @@ using static PriorityAsync.Priority;
 namespace PriorityAsync.Benchmarks;
 
 /// <summary>
-/// Loop-owned timers (issue 8): arming and firing a loop timer, arming and cancelling one, <see cref="Priority.Delay"/>, against
+/// Loop-owned timers: arming and firing a loop timer, arming and cancelling one, <see cref="Priority.Delay"/>, against
 /// <see cref="Task.Delay(TimeSpan)"/> on the pool and a <see cref="System.Threading.Timer"/>; and what a post+drain pays per item
 /// while a loop timer is armed and firing.
 /// </summary>
