@@ -29,5 +29,5 @@ builder.Services.AddPriorityWorker<PriorityLeaseWorker>("leases", options => opt
 using IHost host = builder.Build();
 await host.RunAsync();
 
-Console.WriteLine(JsonSerializer.Serialize(bus.GetCounts()));
+Console.WriteLine(JsonSerializer.Serialize(await bus.GetCountsAsync()));
 return 0;

@@ -12,7 +12,7 @@ namespace MessageBus;
 /// <para>Every delivery carries a new fencing token (<see cref="Lease.Token"/>). Renew and complete succeed only while that token is the
 /// message's current one and its lease has not expired: once a lease lapses or is abandoned, the old holder can no longer renew or
 /// complete, whatever it believes. An expired or abandoned message is delivered again, with a new token and its delivery count plus one.</para>
-/// <para>The broker counts everything itself (<see cref="GetCounts"/>), so results never depend on what a worker says it did.</para>
+/// <para>The broker counts everything itself (<see cref="GetCountsAsync"/>), so results never depend on what a worker says it did.</para>
 /// <para>Thread safety: every member may be called from any thread.</para>
 /// </remarks>
 public interface IMessageBus
@@ -38,6 +38,8 @@ public interface IMessageBus
     /// <returns><see langword="false"/> if the lease was no longer current (nothing to release).</returns>
     ValueTask<bool> AbandonAsync(Lease lease, CancellationToken cancellationToken = default);
 
-    /// <summary>Gets the broker's own counts.</summary>
-    BusCounts GetCounts();
+    /// <summary>Gets the broker's own counts. Asynchronous because a real broker is asked over the network (the PostgreSQL bus
+    /// runs one query); the in-memory bus answers at once.</summary>
+    /// <param name="cancellationToken">Abandons the wait for the reply.</param>
+    ValueTask<BusCounts> GetCountsAsync(CancellationToken cancellationToken = default);
 }

@@ -132,11 +132,12 @@ public sealed class InMemoryMessageBus : IMessageBus
     }
 
     /// <inheritdoc/>
-    public BusCounts GetCounts()
+    public ValueTask<BusCounts> GetCountsAsync(CancellationToken cancellationToken = default)
     {
+        cancellationToken.ThrowIfCancellationRequested();
         lock (_gate)
         {
-            return new BusCounts(_nextId, _delivered, _redelivered, _completed, _rejectedCompletes, _failedRenewals, _abandoned, _leased.Count, _ready.Count);
+            return ValueTask.FromResult(new BusCounts(_nextId, _delivered, _redelivered, _completed, _rejectedCompletes, _failedRenewals, _abandoned, _leased.Count, _ready.Count));
         }
     }
 
