@@ -6,7 +6,7 @@ namespace PriorityAsync;
 
 /// <summary>
 /// Awaitables for code that runs inside a <see cref="PriorityContext"/>. Import with <c>using static PriorityAsync.Priority;</c>
-/// to write <c>await Prioritize(2);</c> and <c>await Yield();</c>.
+/// to write <c>await Prioritize(2);</c>, <c>await Yield();</c> and <c>await Checkpoint();</c>.
 /// </summary>
 public static class Priority
 {
@@ -51,6 +51,32 @@ public static class Priority
     /// </remarks>
     public static ValueTask Delay(TimeSpan delay, CancellationToken cancellationToken = default) =>
         RequireCurrent(nameof(Delay)).Delay(delay, cancellationToken);
+
+    /// <summary>
+    /// A cheap point at which a long computation lets other work in: completes at once, without queueing or allocating, unless work
+    /// waits at a level above the caller's, or the running item has used up the context's time quota
+    /// (<see cref="PriorityContextOptions.TimeSlice"/>) and other work is waiting; then the rest of the method is queued at the back of
+    /// its level. The caller's level does not change. The decision reads flags (no clock read): see <see cref="ShouldYield"/>.
+    /// </summary>
+    /// <returns>An awaitable.</returns>
+    /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/>.</exception>
+    public static CheckpointAwaitable Checkpoint() =>
+        new(PriorityContext.CurrentLevelContext ?? throw PriorityContext.NotInContext(nameof(Checkpoint)));
+
+    /// <summary>
+    /// Gets whether the calling code should yield now (exactly when <see cref="Checkpoint"/> would queue): work waits at a level above
+    /// its own, or the running item has used up the context's time quota (<see cref="PriorityContextOptions.TimeSlice"/>) and other
+    /// work is waiting. For loops that decide for themselves, for example to save their progress before an <c>await Yield()</c>.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/>.</exception>
+    public static bool ShouldYield
+    {
+        get
+        {
+            PrioritySynchronizationContext current = PriorityContext.CurrentLevelContext ?? throw PriorityContext.NotInContext(nameof(ShouldYield));
+            return current.Context.ShouldYieldAt(current.Level);
+        }
+    }
 
     private static PriorityContext RequireCurrent(string operation) =>
         PriorityContext.Current ?? throw PriorityContext.NotInContext(operation);

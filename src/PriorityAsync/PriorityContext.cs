@@ -111,6 +111,9 @@ public sealed partial class PriorityContext
         Name = options.Name ?? nameof(PriorityContext);
         _idleSpinCount = options.IdleSpinCount;
         _stallTimeout = options.StallTimeout;
+        _timeSliceTicks = ToStopwatchTicks(options.TimeSlice); // PriorityContext.Checkpoint.cs
+        _timeSliceWatched = options.TimeSlice is not null && !options.TimeSliceDrivenByTests;
+        TimeSliceTickMilliseconds = ToTickMilliseconds(options.TimeSlice);
 
         _queues = new LevelQueues(Levels);
         _runPerLevel = new long[Levels];
@@ -468,6 +471,7 @@ public sealed partial class PriorityContext
 
         // Visible to the observable instruments from now on, and _slowPaths set from what is listening (PriorityContext.Diagnostics.cs).
         ContextRegistry.Register(this);
+        StartTimeSlice(); // the slice clock watches the loop's dispatch counter: nothing per item (PriorityContext.Checkpoint.cs)
         try
         {
             while (true)
@@ -484,6 +488,7 @@ public sealed partial class PriorityContext
         finally
         {
             ContextRegistry.Unregister(this);
+            StopTimeSlice();
             watchdog?.Dispose();
             Volatile.Write(ref _loopThreadId, 0);
             Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
@@ -598,6 +603,7 @@ public sealed partial class PriorityContext
 
         _wake.Reset();
         Volatile.Write(ref _parked, 0);
+        OnUnparked(); // a dormant slice clock ticks again (S1 in Internal/SliceClock.cs)
     }
 
     private bool HasWorkOrShouldStop() =>
