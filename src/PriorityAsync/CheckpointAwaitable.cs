@@ -41,15 +41,6 @@ public readonly struct CheckpointAwaitable
         public void UnsafeOnCompleted(Action continuation) => _level.Context.QueueContinuation(_level.Level, continuation, flowExecutionContext: false);
 
         /// <summary>Ends the await. Throws <see cref="ObjectDisposedException"/> if the context finished before the continuation could run.</summary>
-        public void GetResult()
-        {
-            if (_level.Context.IsFinished)
-            {
-                ThrowFinished(_level);
-            }
-        }
-
-        private static void ThrowFinished(PrioritySynchronizationContext level) =>
-            throw new ObjectDisposedException(level.Context.Name, $"The PriorityContext '{level.Context.Name}' finished before the method could resume after a checkpoint at level {level.Level}.");
+        public void GetResult() => _level.Context.ThrowIfResumedAfterFinish(_level.Level);
     }
 }

@@ -1,4 +1,6 @@
 using System;
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 
@@ -20,7 +22,17 @@ public static class Priority
     /// <returns>An awaitable.</returns>
     /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
-    public static PriorityAwaitable Prioritize(int level) => RequireCurrent(nameof(Prioritize)).Prioritize(level);
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static PriorityAwaitable Prioritize(int level)
+    {
+        PrioritySynchronizationContext? current = PriorityContext.CurrentLevelContext;
+        if (current is null)
+        {
+            ThrowNotInContext(nameof(Prioritize));
+        }
+
+        return current.Context.Prioritize(level);
+    }
 
     /// <summary>Queues the rest of the calling method at the back of its current level, letting everything already queued at that level or above run first.</summary>
     /// <returns>An awaitable.</returns>
@@ -60,8 +72,17 @@ public static class Priority
     /// </summary>
     /// <returns>An awaitable.</returns>
     /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/>.</exception>
-    public static CheckpointAwaitable Checkpoint() =>
-        new(PriorityContext.CurrentLevelContext ?? throw PriorityContext.NotInContext(nameof(Checkpoint)));
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static CheckpointAwaitable Checkpoint()
+    {
+        PrioritySynchronizationContext? current = PriorityContext.CurrentLevelContext;
+        if (current is null)
+        {
+            ThrowNotInContext(nameof(Checkpoint)); // a call, not a throw, keeps this method small enough to inline
+        }
+
+        return new(current);
+    }
 
     /// <summary>
     /// Gets whether the calling code should yield now (exactly when <see cref="Checkpoint"/> would queue): work waits at a level above
@@ -71,12 +92,21 @@ public static class Priority
     /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/>.</exception>
     public static bool ShouldYield
     {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
         get
         {
-            PrioritySynchronizationContext current = PriorityContext.CurrentLevelContext ?? throw PriorityContext.NotInContext(nameof(ShouldYield));
+            PrioritySynchronizationContext? current = PriorityContext.CurrentLevelContext;
+            if (current is null)
+            {
+                ThrowNotInContext(nameof(ShouldYield));
+            }
+
             return current.Context.ShouldYieldAt(current.Level);
         }
     }
+
+    [DoesNotReturn]
+    private static void ThrowNotInContext(string operation) => throw PriorityContext.NotInContext(operation);
 
     private static PriorityContext RequireCurrent(string operation) =>
         PriorityContext.Current ?? throw PriorityContext.NotInContext(operation);

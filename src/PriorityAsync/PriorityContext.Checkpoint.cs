@@ -25,6 +25,10 @@ public sealed partial class PriorityContext
     private readonly long _timeSliceTicks;
     private readonly bool _timeSliceWatched;
 
+    // The thread running the loop, while it runs (null before and after): Thread.CurrentThread is compared with it, because the JIT
+    // reuses the thread-local base it already loaded for SynchronizationContext.Current; a second [ThreadStatic] costs one more call.
+    private Thread? _loopThread;
+
     // C1: 0, or the dispatch count of the item that has used up its quota. Written by the slice clock, cleared by checkpoints.
     private long _sliceExpired;
 
@@ -63,10 +67,10 @@ public sealed partial class PriorityContext
     public CheckpointAwaitable Checkpoint() => new(CurrentLevelContextOf(this, nameof(Checkpoint)));
 
     /// <summary>The checkpoint decision at <paramref name="level"/>: whether the caller must queue the rest of its method.</summary>
-    /// <remarks>The fast path is three field reads and a thread-static read: the timers flag, the quota flag, the mask of levels above.</remarks>
+    /// <remarks>The fast path is the thread check and three field reads: the timers flag, the quota flag, the mask of levels above.</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal bool ShouldYieldAt(int level) =>
-        (t_running != this
+        (Thread.CurrentThread != _loopThread
          || Volatile.Read(ref _timersDue) != 0
          || Volatile.Read(ref _sliceExpired) != 0
          || (_queues.NonEmptyMask >> level >> 1) != 0)
@@ -75,7 +79,7 @@ public sealed partial class PriorityContext
     [MethodImpl(MethodImplOptions.NoInlining)]
     private bool ShouldYieldSlow(int level)
     {
-        if (t_running != this)
+        if (Thread.CurrentThread != _loopThread)
         {
             // Not on this loop's thread (the level's SynchronizationContext was installed elsewhere): hop onto the loop, as Prioritize
             // does. A finished context completes at once, and the awaiter's GetResult throws.
@@ -169,17 +173,21 @@ public sealed partial class PriorityContext
         return false;
     }
 
-    /// <summary>Called as the loop starts: the slice clock watches it when it has a quota (and tests do not drive it).</summary>
-    private void StartTimeSlice()
+    /// <summary>Called on the loop thread as the loop starts, before any item: records the thread for the inline checks (Prioritize,
+    /// Checkpoint), and the slice clock watches the loop when it has a quota (and tests do not drive it).</summary>
+    private void OnLoopStarting()
     {
+        _loopThread = Thread.CurrentThread;
         if (_timeSliceWatched)
         {
             SliceClock.Shared.Register(this);
         }
     }
 
-    private void StopTimeSlice()
+    /// <summary>Called on the loop thread as the loop ends, after the last item.</summary>
+    private void OnLoopEnding()
     {
+        _loopThread = null;
         if (_timeSliceWatched)
         {
             SliceClock.Shared.Unregister(this);

@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Runtime.ExceptionServices;
 using System.Threading;
 using System.Threading.Tasks;
@@ -419,9 +420,12 @@ public sealed partial class PriorityContext
     }
 
     /// <summary>Whether code that wants to run at <paramref name="level"/> may go on at once: on the loop thread, nothing queued above.</summary>
-    /// <remarks>A checkpoint: due timers are queued first (see "Timers"), so a due timer above <paramref name="level"/> runs first.</remarks>
+    /// <remarks>A checkpoint: due timers are queued first (see "Timers"), so a due timer above <paramref name="level"/> runs first.
+    /// The thread check compares Thread.CurrentThread with _loopThread (set while the loop runs): the JIT reuses the thread-local base
+    /// it loaded for SynchronizationContext.Current, where Environment.CurrentManagedThreadId is a call.</remarks>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal bool CanRunInlineAt(int level) =>
-        Environment.CurrentManagedThreadId == _loopThreadId
+        Thread.CurrentThread == _loopThread
         && (Volatile.Read(ref _timersDue) == 0 || FireDueTimersAtCheckpoint())
         && !_queues.HasWorkAbove(level); // HasWorkAbove: consumer only, and we are it
 
@@ -431,25 +435,42 @@ public sealed partial class PriorityContext
         return true;
     }
 
-    /// <summary>The end of an <c>await Prioritize</c>: make the level current, or report that the context finished.</summary>
-    internal void EnterLevel(int level)
+    /// <summary>The inline end of an <c>await Prioritize</c> (its <c>IsCompleted</c>): when the caller may go on at once, makes the level
+    /// current there and then, so that <c>GetResult</c> has only the finished check left (<see cref="ThrowIfResumedAfterFinish"/>).</summary>
+    /// <remarks>Inlined: on the loop thread and already at the level (an inline <c>await Prioritize(sameLevel)</c>), one thread-local
+    /// base, three field reads and a compare. A queued continuation needs nothing here: the loop makes its level current before it runs
+    /// it, and a dropped one runs on the thread pool after the context finished, where <c>GetResult</c> throws.</remarks>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal bool TryContinueInlineAt(int level)
     {
-        if (Environment.CurrentManagedThreadId == _loopThreadId)
+        if (!CanRunInlineAt(level))
         {
-            PrioritySynchronizationContext target = _syncContexts[level];
-            if (!ReferenceEquals(SynchronizationContext.Current, target))
-            {
-                SynchronizationContext.SetSynchronizationContext(target);
-            }
-
-            return;
+            return false;
         }
 
+        PrioritySynchronizationContext target = _syncContexts[level];
+        if (!ReferenceEquals(SynchronizationContext.Current, target))
+        {
+            SynchronizationContext.SetSynchronizationContext(target);
+        }
+
+        return true;
+    }
+
+    /// <summary>The end of an <c>await Prioritize</c> or <c>await Checkpoint</c>: report that the context finished before the method
+    /// could resume (its continuation was dropped and resumed on the thread pool).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void ThrowIfResumedAfterFinish(int level)
+    {
         if (IsFinished)
         {
-            throw new ObjectDisposedException(Name, $"The PriorityContext '{Name}' finished before the awaiting method could resume at level {level}.");
+            ThrowResumedAfterFinish(level);
         }
     }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowResumedAfterFinish(int level) =>
+        throw new ObjectDisposedException(Name, $"The PriorityContext '{Name}' finished before the awaiting method could resume at level {level}.");
 
     // ---- The loop --------------------------------------------------------------------------------------------------------
 
@@ -471,7 +492,7 @@ public sealed partial class PriorityContext
 
         // Visible to the observable instruments from now on, and _slowPaths set from what is listening (PriorityContext.Diagnostics.cs).
         ContextRegistry.Register(this);
-        StartTimeSlice(); // the slice clock watches the loop's dispatch counter: nothing per item (PriorityContext.Checkpoint.cs)
+        OnLoopStarting(); // _loopThread; the slice clock watches the dispatch counter: nothing per item (PriorityContext.Checkpoint.cs)
         try
         {
             while (true)
@@ -488,7 +509,7 @@ public sealed partial class PriorityContext
         finally
         {
             ContextRegistry.Unregister(this);
-            StopTimeSlice();
+            OnLoopEnding();
             watchdog?.Dispose();
             Volatile.Write(ref _loopThreadId, 0);
             Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);

@@ -61,6 +61,7 @@ else
                 typeof(PingPongBenchmarks),
                 typeof(SchedulerBenchmarks),
                 typeof(TimerBenchmarks),
+                typeof(CheckpointBenchmarks),
                 .. diagnostics,
             ],
             config);
