@@ -124,6 +124,11 @@ public sealed partial class PriorityContext
             return false;
         }
 
+        if (_timeSliceTicks == 0)
+        {
+            return true; // no quota (only tests tick such a context)
+        }
+
         long count = DispatchCount;
         if (count != _sliceSeenCount)
         {
