@@ -1,0 +1,93 @@
+using System;
+using System.Diagnostics;
+using System.Threading;
+using System.Threading.Tasks;
+using PriorityAsync.Internal;
+
+namespace PriorityAsync.Benchmarks.Harness;
+
+/// <summary>
+/// What the time quota (<see cref="PriorityContextOptions.TimeSlice"/>) costs and how late it is, per slice length: the basis of its
+/// default (docs/benchmarks.md, "Checkpoints"). Run with <c>--slice-clock</c>.
+/// </summary>
+/// <remarks>
+/// <para>Cost: the loop does nothing per item for the quota; what costs is the slice clock's thread, which ticks every quarter slice
+/// while a loop is awake. One item keeps the loop awake (it sleeps, so the process's CPU time is the clock's plus the idle noise) for
+/// <see cref="Window"/>; the process CPU time and the clock's tick count over that window give CPU per tick and the share of one core.
+/// The same window with the quota off is the noise floor.</para>
+/// <para>Lateness: an item spins on <c>ShouldYield</c> with another item waiting; the time until it turns true, in slices (the design
+/// says between 1 and about 1.5, plus the OS timer's slack).</para>
+/// </remarks>
+public static class SliceClockCost
+{
+    private static readonly TimeSpan Window = TimeSpan.FromSeconds(2);
+
+    public static void Run()
+    {
+        Console.WriteLine("== Slice clock: CPU while a loop is awake, and when a used-up quota is seen (Stopwatch, this process) ==");
+        Console.WriteLine("| TimeSlice | ticks/s | CPU us/tick | CPU % of one core | noise floor (off) % | quota seen after, in slices: p50 / max (20 samples) |");
+        Console.WriteLine("|---|---:|---:|---:|---:|---|");
+        double floor = CpuShare(null).Share;
+        foreach (double ms in new[] { 1.0, 2, 5, 10, 20, 50 })
+        {
+            TimeSpan slice = TimeSpan.FromMilliseconds(ms);
+            (double share, double ticksPerSecond) = CpuShare(slice);
+            double[] late = Lateness(slice, samples: 20);
+            Array.Sort(late);
+            double cpuPerTickUs = ticksPerSecond > 0 ? (share - floor) / 100.0 * 1e6 / ticksPerSecond : double.NaN;
+            Console.WriteLine($"| {ms} ms | {ticksPerSecond:F0} | {cpuPerTickUs:F1} | {share:F3} | {floor:F3} | {late[late.Length / 2]:F2} / {late[^1]:F2} |");
+        }
+    }
+
+    private static (double Share, double TicksPerSecond) CpuShare(TimeSpan? slice)
+    {
+        using var loop = new PriorityContextThread(new PriorityContextOptions { TimeSlice = slice, Name = "slice-cost" });
+        var process = Process.GetCurrentProcess();
+        var started = new ManualResetEventSlim();
+        double share = 0;
+        double ticksPerSecond = 0;
+        Task item = loop.Context.GetTaskFactory(0).StartNew(() =>
+        {
+            started.Set();
+            Thread.Sleep(Window + TimeSpan.FromMilliseconds(200)); // awake, not parked, using no CPU itself
+        });
+        started.Wait();
+        Thread.Sleep(100); // past the registration
+        process.Refresh();
+        TimeSpan cpu0 = process.TotalProcessorTime;
+        long ticks0 = SliceClock.Shared.Ticks;
+        var wall = Stopwatch.StartNew();
+        Thread.Sleep(Window);
+        process.Refresh();
+        TimeSpan cpu1 = process.TotalProcessorTime;
+        long ticks1 = SliceClock.Shared.Ticks;
+        double seconds = wall.Elapsed.TotalSeconds;
+        share = (cpu1 - cpu0).TotalSeconds / seconds * 100.0;
+        ticksPerSecond = (ticks1 - ticks0) / seconds;
+        item.Wait();
+        return (share, ticksPerSecond);
+    }
+
+    private static double[] Lateness(TimeSpan slice, int samples)
+    {
+        using var loop = new PriorityContextThread(new PriorityContextOptions { TimeSlice = slice, Name = "slice-late" });
+        var late = new double[samples];
+        for (int i = 0; i < samples; i++)
+        {
+            int index = i;
+            loop.Context.GetTaskFactory(0).StartNew(() =>
+            {
+                long start = Stopwatch.GetTimestamp();
+                SynchronizationContext.Current!.Post(static _ => { }, null); // another item waits
+                while (!Priority.ShouldYield)
+                {
+                    Thread.SpinWait(20);
+                }
+
+                late[index] = Stopwatch.GetElapsedTime(start).TotalMilliseconds / slice.TotalMilliseconds;
+            }).Wait();
+        }
+
+        return late;
+    }
+}
