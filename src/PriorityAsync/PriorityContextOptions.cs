@@ -27,8 +27,9 @@ public sealed class PriorityContextOptions
     /// <summary>The largest allowed value of <see cref="TimeSlice"/>: 1 minute.</summary>
     public static readonly TimeSpan MaxTimeSlice = TimeSpan.FromMinutes(1);
 
-    /// <summary>The default value of <see cref="TimeSlice"/>: 10 milliseconds (see docs/benchmarks.md, "Checkpoints").</summary>
-    public static readonly TimeSpan DefaultTimeSlice = TimeSpan.FromMilliseconds(10);
+    /// <summary>The default value of <see cref="TimeSlice"/>: 20 milliseconds, the shortest slice whose watcher costs under 1% of a core
+    /// while a loop is busy on the machine it was measured on (docs/benchmarks.md, "Checkpoints").</summary>
+    public static readonly TimeSpan DefaultTimeSlice = TimeSpan.FromMilliseconds(20);
 
     /// <summary>
     /// Gets or sets the number of priority levels. Levels are numbered <c>0</c> to <c>Levels - 1</c>; a higher number runs first.
@@ -72,7 +73,7 @@ public sealed class PriorityContextOptions
     /// <remarks>The quota costs nothing per item or per checkpoint: a process-wide timer thread watches each busy loop's dispatch counter
     /// every quarter of the slice (at least every millisecond) and raises a flag once the same item has been running for a whole slice, so
     /// an item is told to yield between 1 and about 1.5 slices after it started. The timer thread sleeps while every loop is parked.</remarks>
-    /// <value>The default value is <see cref="DefaultTimeSlice"/> (10 ms). Allowed: <see langword="null"/>, or from
+    /// <value>The default value is <see cref="DefaultTimeSlice"/> (20 ms). Allowed: <see langword="null"/>, or from
     /// <see cref="MinTimeSlice"/> (1 ms) to <see cref="MaxTimeSlice"/> (1 minute).</value>
     public TimeSpan? TimeSlice { get; set; } = DefaultTimeSlice;
 
