@@ -72,6 +72,11 @@ public sealed partial class PriorityContext
     // Diagnostics (PriorityContext.Diagnostics.cs): the loop reads _slowPaths once per item and Post once per post; while it is 0 (no
     // listener) nothing else is done. It is a hint, written by other threads without ordering: an item that sees a stale value is
     // merely observed, or not, and takes no part in the protocols above.
+    //
+    // Checkpoints and the time quota (PriorityContext.Checkpoint.cs, Internal/SliceClock.cs): the loop does nothing per item. The
+    // process-wide slice clock compares the dispatch counter (_runPerLevel) between ticks and raises _sliceExpired with the count of
+    // an item that has run a whole TimeSlice; a checkpoint believes it only while the count still equals it (C1, C2). Park's exit
+    // wakes a dormant slice clock (S1); that is the only thing the quota adds to the loop, and only after it parked.
 
     private const int StateNotStarted = 0;
     private const int StateRunning = 1;
