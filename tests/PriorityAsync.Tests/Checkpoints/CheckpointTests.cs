@@ -262,12 +262,16 @@ public class CheckpointTests
     }
 
     [Fact]
-    public async Task SliceClock_LongItemWithOthersWaiting_IsToldToYield()
+    public async Task SliceClock_AfterTheLoopParked_LongItemWithOthersWaiting_IsToldToYield()
     {
         // The real slice clock (1 ms slices): an item that spins until ShouldYield, with another item waiting, is eventually told to
         // yield. No timing is asserted; the test's own timeout bounds a clock that never raises the flag.
         await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, TimeSlice = TimeSpan.FromMilliseconds(1) });
         var ran = new List<string>();
+
+        // Parked first: unless another test's loop is awake, the slice clock goes dormant, and the post below must wake it (S1 in
+        // Internal/SliceClock.cs); a lost wake-up would leave the spinning item without a flag until the test's timeout.
+        loop.Context.WaitUntilParked();
         await loop.Context.RunOn(0, async () =>
         {
             loop.Context.GetSynchronizationContext(0).Post(_ => ran.Add("waiting item"), null);
