@@ -272,6 +272,11 @@ public class CheckpointTests
         // Parked first: unless another test's loop is awake, the slice clock goes dormant, and the post below must wake it (S1 in
         // Internal/SliceClock.cs); a lost wake-up would leave the spinning item without a flag until the test's timeout.
         loop.Context.WaitUntilParked();
+        var dormantBy = Stopwatch.StartNew();
+        while (!PriorityAsync.Internal.SliceClock.Shared.IsDormant && dormantBy.Elapsed < TimeSpan.FromSeconds(2))
+        {
+            Thread.Sleep(1); // the clock's next tick finds every loop parked (other tests' busy loops may keep it awake: then go on)
+        }
         await loop.Context.RunOn(0, async () =>
         {
             loop.Context.GetSynchronizationContext(0).Post(_ => ran.Add("waiting item"), null);
