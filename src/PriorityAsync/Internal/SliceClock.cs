@@ -20,6 +20,9 @@ namespace PriorityAsync.Internal;
 /// the thread sees the loop awake, or the loop sees the thread dormant. The wake-up pulses under the lock, which the thread holds from
 /// its check until <see cref="Monitor.Wait(object)"/> releases it, so the pulse is never lost.</para>
 /// <para>A context registers when its loop starts and unregisters when it ends. Registrations are few; they are kept in a list.</para>
+/// <para>Why not the <see cref="Alarm"/>: it rings each registration once, at a due time, and is built for rare re-arming under a
+/// context's timer lock; the quota needs a steady tick while loops are busy and none while they are parked, which this small loop
+/// gives without touching the timers' protocol (T0, A1).</para>
 /// </remarks>
 internal sealed class SliceClock
 {
