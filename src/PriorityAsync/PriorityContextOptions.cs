@@ -27,7 +27,7 @@ public sealed class PriorityContextOptions
     /// <summary>The largest allowed value of <see cref="TimeSlice"/>: 1 minute.</summary>
     public static readonly TimeSpan MaxTimeSlice = TimeSpan.FromMinutes(1);
 
-    /// <summary>The default value of <see cref="TimeSlice"/>: 20 milliseconds, the shortest slice whose watcher costs under 1% of a core
+    /// <summary>The default value of <see cref="TimeSlice"/>: 20 milliseconds; its watcher costs about 1% of a core
     /// while a loop is busy on the machine it was measured on (docs/benchmarks.md, "Checkpoints").</summary>
     public static readonly TimeSpan DefaultTimeSlice = TimeSpan.FromMilliseconds(20);
 
