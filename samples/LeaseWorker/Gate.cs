@@ -6,8 +6,9 @@ using PriorityAsync;
 namespace LeaseWorker;
 
 /// <summary>
-/// What a mode puts at a scheduling point of the worker: nothing, a <c>Task.Yield()</c>, a task (the seed's <c>Prioritize</c>), or
-/// PriorityAsync's <see cref="PriorityAwaitable"/>. The worker awaits it directly, in its own method body.
+/// What a mode puts at a scheduling point of the worker: nothing, a <c>Task.Yield()</c>, a task (the seed's <c>Prioritize</c>),
+/// PriorityAsync's <see cref="PriorityAwaitable"/>, or its <see cref="CheckpointAwaitable"/>. The worker awaits it directly, in its own
+/// method body.
 /// </summary>
 /// <remarks>
 /// Why a struct awaitable and not a helper method returning a task: PriorityAsync carries the level in the current
@@ -21,12 +22,14 @@ public readonly struct Gate
     private readonly Kind _kind;
     private readonly Task? _task;
     private readonly PriorityAwaitable _priority;
+    private readonly CheckpointAwaitable _checkpoint;
 
-    private Gate(Kind kind, Task? task, PriorityAwaitable priority)
+    private Gate(Kind kind, Task? task, PriorityAwaitable priority, CheckpointAwaitable checkpoint = default)
     {
         _kind = kind;
         _task = task;
         _priority = priority;
+        _checkpoint = checkpoint;
     }
 
     private enum Kind : byte
@@ -35,6 +38,7 @@ public readonly struct Gate
         Yield,
         Task,
         Priority,
+        Checkpoint,
     }
 
     /// <summary>A gate that does nothing: the code goes on at once.</summary>
@@ -47,6 +51,8 @@ public readonly struct Gate
 
     public static Gate From(PriorityAwaitable awaitable) => new(Kind.Priority, null, awaitable);
 
+    public static Gate From(CheckpointAwaitable awaitable) => new(Kind.Checkpoint, null, default, awaitable);
+
     public Awaiter GetAwaiter() => new(this);
 
     /// <summary>Forwards to the awaiter of what the gate holds.</summary>
@@ -55,12 +61,14 @@ public readonly struct Gate
         private readonly Kind _kind;
         private readonly TaskAwaiter _task;
         private readonly PriorityAwaitable.Awaiter _priority;
+        private readonly CheckpointAwaitable.Awaiter _checkpoint;
 
         internal Awaiter(Gate gate)
         {
             _kind = gate._kind;
             _task = gate._kind == Kind.Task ? gate._task!.GetAwaiter() : default;
             _priority = gate._kind == Kind.Priority ? gate._priority.GetAwaiter() : default;
+            _checkpoint = gate._kind == Kind.Checkpoint ? gate._checkpoint.GetAwaiter() : default;
         }
 
         public bool IsCompleted => _kind switch
@@ -68,6 +76,7 @@ public readonly struct Gate
             Kind.Open => true,
             Kind.Yield => false,
             Kind.Task => _task.IsCompleted,
+            Kind.Checkpoint => _checkpoint.IsCompleted,
             _ => _priority.IsCompleted,
         };
 
@@ -83,6 +92,9 @@ public readonly struct Gate
                     break;
                 case Kind.Priority:
                     _priority.OnCompleted(continuation);
+                    break;
+                case Kind.Checkpoint:
+                    _checkpoint.OnCompleted(continuation);
                     break;
                 default:
                     continuation();
@@ -103,6 +115,9 @@ public readonly struct Gate
                 case Kind.Priority:
                     _priority.UnsafeOnCompleted(continuation);
                     break;
+                case Kind.Checkpoint:
+                    _checkpoint.UnsafeOnCompleted(continuation);
+                    break;
                 default:
                     continuation();
                     break;
@@ -118,6 +133,9 @@ public readonly struct Gate
                     break;
                 case Kind.Priority:
                     _priority.GetResult();
+                    break;
+                case Kind.Checkpoint:
+                    _checkpoint.GetResult();
                     break;
             }
         }

@@ -1,4 +1,6 @@
 using System;
+using System.Diagnostics.CodeAnalysis;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 
@@ -6,7 +8,7 @@ namespace PriorityAsync;
 
 /// <summary>
 /// Awaitables for code that runs inside a <see cref="PriorityContext"/>. Import with <c>using static PriorityAsync.Priority;</c>
-/// to write <c>await Prioritize(2);</c> and <c>await Yield();</c>.
+/// to write <c>await Prioritize(2);</c>, <c>await Yield();</c> and <c>await Checkpoint();</c>.
 /// </summary>
 public static class Priority
 {
@@ -20,7 +22,17 @@ public static class Priority
     /// <returns>An awaitable.</returns>
     /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
-    public static PriorityAwaitable Prioritize(int level) => RequireCurrent(nameof(Prioritize)).Prioritize(level);
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static PriorityAwaitable Prioritize(int level)
+    {
+        PrioritySynchronizationContext? current = PriorityContext.CurrentLevelContext;
+        if (current is null)
+        {
+            ThrowNotInContext(nameof(Prioritize));
+        }
+
+        return current.Context.Prioritize(level);
+    }
 
     /// <summary>Queues the rest of the calling method at the back of its current level, letting everything already queued at that level or above run first.</summary>
     /// <returns>An awaitable.</returns>
@@ -51,6 +63,50 @@ public static class Priority
     /// </remarks>
     public static ValueTask Delay(TimeSpan delay, CancellationToken cancellationToken = default) =>
         RequireCurrent(nameof(Delay)).Delay(delay, cancellationToken);
+
+    /// <summary>
+    /// A cheap point at which a long computation lets other work in: completes at once, without queueing or allocating, unless work
+    /// waits at a level above the caller's, or the running item has used up the context's time quota
+    /// (<see cref="PriorityContextOptions.TimeSlice"/>) and other work is waiting; then the rest of the method is queued at the back of
+    /// its level. The caller's level does not change. The decision reads flags (no clock read): see <see cref="ShouldYield"/>.
+    /// </summary>
+    /// <returns>An awaitable.</returns>
+    /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/>.</exception>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static CheckpointAwaitable Checkpoint()
+    {
+        PrioritySynchronizationContext? current = PriorityContext.CurrentLevelContext;
+        if (current is null)
+        {
+            ThrowNotInContext(nameof(Checkpoint)); // a call, not a throw, keeps this method small enough to inline
+        }
+
+        return new(current);
+    }
+
+    /// <summary>
+    /// Gets whether the calling code should yield now (exactly when <see cref="Checkpoint"/> would queue): work waits at a level above
+    /// its own, or the running item has used up the context's time quota (<see cref="PriorityContextOptions.TimeSlice"/>) and other
+    /// work is waiting. For loops that decide for themselves, for example to save their progress before an <c>await Yield()</c>.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/>.</exception>
+    public static bool ShouldYield
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get
+        {
+            PrioritySynchronizationContext? current = PriorityContext.CurrentLevelContext;
+            if (current is null)
+            {
+                ThrowNotInContext(nameof(ShouldYield));
+            }
+
+            return current.Context.ShouldYieldAt(current.Level);
+        }
+    }
+
+    [DoesNotReturn]
+    private static void ThrowNotInContext(string operation) => throw PriorityContext.NotInContext(operation);
 
     private static PriorityContext RequireCurrent(string operation) =>
         PriorityContext.Current ?? throw PriorityContext.NotInContext(operation);

@@ -45,7 +45,8 @@ public readonly struct PriorityAwaitable
         /// Gets whether the method can go on at once: on the loop thread, when nothing is queued at a level above the target level
         /// (a <c>Yield</c> never completes at once). A finished context also completes at once, and <see cref="GetResult"/> then throws.
         /// </summary>
-        public bool IsCompleted => (!_alwaysQueue && _context.CanRunInlineAt(_level)) || _context.IsFinished;
+        /// <remarks>When it returns <see langword="true"/> on the loop thread, the target level is already current.</remarks>
+        public bool IsCompleted => (!_alwaysQueue && _context.TryContinueInlineAt(_level)) || _context.IsFinished;
 
         /// <summary>Queues the continuation at the target level, flowing the current <see cref="System.Threading.ExecutionContext"/>.</summary>
         /// <param name="continuation">The continuation.</param>
@@ -55,7 +56,8 @@ public readonly struct PriorityAwaitable
         /// <param name="continuation">The continuation (the async state machine's cached delegate, queued as is).</param>
         public void UnsafeOnCompleted(Action continuation) => _context.QueueContinuation(_level, continuation, flowExecutionContext: false);
 
-        /// <summary>Makes the target level's context current. Throws <see cref="ObjectDisposedException"/> if the context finished before the continuation could run.</summary>
-        public void GetResult() => _context.EnterLevel(_level);
+        /// <summary>Ends the await (the target level is current: made so by <see cref="IsCompleted"/>, or by the loop that ran the
+        /// queued continuation). Throws <see cref="ObjectDisposedException"/> if the context finished before the continuation could run.</summary>
+        public void GetResult() => _context.ThrowIfResumedAfterFinish(_level);
     }
 }

@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.CompilerServices;
 using System.Runtime.ExceptionServices;
 using System.Threading;
 using System.Threading.Tasks;
@@ -71,6 +72,11 @@ public sealed partial class PriorityContext
     // Diagnostics (PriorityContext.Diagnostics.cs): the loop reads _slowPaths once per item and Post once per post; while it is 0 (no
     // listener) nothing else is done. It is a hint, written by other threads without ordering: an item that sees a stale value is
     // merely observed, or not, and takes no part in the protocols above.
+    //
+    // Checkpoints and the time quota (PriorityContext.Checkpoint.cs, Internal/SliceClock.cs): the loop does nothing per item. The
+    // process-wide slice clock compares the dispatch counter (_runPerLevel) between ticks and raises _sliceExpired with the count of
+    // an item that has run a whole TimeSlice; a checkpoint believes it only while the count still equals it (C1, C2). Park's exit
+    // wakes a dormant slice clock (S1); that is the only thing the quota adds to the loop, and only after it parked.
 
     private const int StateNotStarted = 0;
     private const int StateRunning = 1;
@@ -111,6 +117,9 @@ public sealed partial class PriorityContext
         Name = options.Name ?? nameof(PriorityContext);
         _idleSpinCount = options.IdleSpinCount;
         _stallTimeout = options.StallTimeout;
+        _timeSliceTicks = ToStopwatchTicks(options.TimeSlice); // PriorityContext.Checkpoint.cs
+        _timeSliceWatched = options.TimeSlice is not null && !options.TimeSliceDrivenByTests;
+        TimeSliceTickMilliseconds = ToTickMilliseconds(options.TimeSlice);
 
         _queues = new LevelQueues(Levels);
         _runPerLevel = new long[Levels];
@@ -416,9 +425,12 @@ public sealed partial class PriorityContext
     }
 
     /// <summary>Whether code that wants to run at <paramref name="level"/> may go on at once: on the loop thread, nothing queued above.</summary>
-    /// <remarks>A checkpoint: due timers are queued first (see "Timers"), so a due timer above <paramref name="level"/> runs first.</remarks>
+    /// <remarks>A checkpoint: due timers are queued first (see "Timers"), so a due timer above <paramref name="level"/> runs first.
+    /// The thread check compares Thread.CurrentThread with _loopThread (set while the loop runs): the JIT reuses the thread-local base
+    /// it loaded for SynchronizationContext.Current, where Environment.CurrentManagedThreadId is a call.</remarks>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal bool CanRunInlineAt(int level) =>
-        Environment.CurrentManagedThreadId == _loopThreadId
+        Thread.CurrentThread == _loopThread
         && (Volatile.Read(ref _timersDue) == 0 || FireDueTimersAtCheckpoint())
         && !_queues.HasWorkAbove(level); // HasWorkAbove: consumer only, and we are it
 
@@ -428,25 +440,42 @@ public sealed partial class PriorityContext
         return true;
     }
 
-    /// <summary>The end of an <c>await Prioritize</c>: make the level current, or report that the context finished.</summary>
-    internal void EnterLevel(int level)
+    /// <summary>The inline end of an <c>await Prioritize</c> (its <c>IsCompleted</c>): when the caller may go on at once, makes the level
+    /// current there and then, so that <c>GetResult</c> has only the finished check left (<see cref="ThrowIfResumedAfterFinish"/>).</summary>
+    /// <remarks>Inlined: on the loop thread and already at the level (an inline <c>await Prioritize(sameLevel)</c>), one thread-local
+    /// base, three field reads and a compare. A queued continuation needs nothing here: the loop makes its level current before it runs
+    /// it, and a dropped one runs on the thread pool after the context finished, where <c>GetResult</c> throws.</remarks>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal bool TryContinueInlineAt(int level)
     {
-        if (Environment.CurrentManagedThreadId == _loopThreadId)
+        if (!CanRunInlineAt(level))
         {
-            PrioritySynchronizationContext target = _syncContexts[level];
-            if (!ReferenceEquals(SynchronizationContext.Current, target))
-            {
-                SynchronizationContext.SetSynchronizationContext(target);
-            }
-
-            return;
+            return false;
         }
 
+        PrioritySynchronizationContext target = _syncContexts[level];
+        if (!ReferenceEquals(SynchronizationContext.Current, target))
+        {
+            SynchronizationContext.SetSynchronizationContext(target);
+        }
+
+        return true;
+    }
+
+    /// <summary>The end of an <c>await Prioritize</c> or <c>await Checkpoint</c>: report that the context finished before the method
+    /// could resume (its continuation was dropped and resumed on the thread pool).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void ThrowIfResumedAfterFinish(int level)
+    {
         if (IsFinished)
         {
-            throw new ObjectDisposedException(Name, $"The PriorityContext '{Name}' finished before the awaiting method could resume at level {level}.");
+            ThrowResumedAfterFinish(level);
         }
     }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void ThrowResumedAfterFinish(int level) =>
+        throw new ObjectDisposedException(Name, $"The PriorityContext '{Name}' finished before the awaiting method could resume at level {level}.");
 
     // ---- The loop --------------------------------------------------------------------------------------------------------
 
@@ -468,6 +497,7 @@ public sealed partial class PriorityContext
 
         // Visible to the observable instruments from now on, and _slowPaths set from what is listening (PriorityContext.Diagnostics.cs).
         ContextRegistry.Register(this);
+        OnLoopStarting(); // _loopThread; the slice clock watches the dispatch counter: nothing per item (PriorityContext.Checkpoint.cs)
         try
         {
             while (true)
@@ -484,6 +514,7 @@ public sealed partial class PriorityContext
         finally
         {
             ContextRegistry.Unregister(this);
+            OnLoopEnding();
             watchdog?.Dispose();
             Volatile.Write(ref _loopThreadId, 0);
             Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
@@ -598,6 +629,7 @@ public sealed partial class PriorityContext
 
         _wake.Reset();
         Volatile.Write(ref _parked, 0);
+        OnUnparked(); // a dormant slice clock ticks again (S1 in Internal/SliceClock.cs)
     }
 
     private bool HasWorkOrShouldStop() =>

@@ -21,6 +21,16 @@ public sealed class PriorityContextOptions
     /// <summary>The largest allowed value of <see cref="StallTimeout"/>: one day.</summary>
     public static readonly TimeSpan MaxStallTimeout = TimeSpan.FromDays(1);
 
+    /// <summary>The smallest allowed value of <see cref="TimeSlice"/>: 1 millisecond (the resolution of the timer that watches it).</summary>
+    public static readonly TimeSpan MinTimeSlice = TimeSpan.FromMilliseconds(1);
+
+    /// <summary>The largest allowed value of <see cref="TimeSlice"/>: 1 minute.</summary>
+    public static readonly TimeSpan MaxTimeSlice = TimeSpan.FromMinutes(1);
+
+    /// <summary>The default value of <see cref="TimeSlice"/>: 20 milliseconds; its watcher costs about 1% of a core
+    /// while a loop is busy on the machine it was measured on (docs/benchmarks.md, "Checkpoints").</summary>
+    public static readonly TimeSpan DefaultTimeSlice = TimeSpan.FromMilliseconds(20);
+
     /// <summary>
     /// Gets or sets the number of priority levels. Levels are numbered <c>0</c> to <c>Levels - 1</c>; a higher number runs first.
     /// </summary>
@@ -55,6 +65,22 @@ public sealed class PriorityContextOptions
     /// <see cref="MinStallTimeout"/> (10 ms) to <see cref="MaxStallTimeout"/> (1 day).</value>
     public TimeSpan? StallTimeout { get; set; }
 
+    /// <summary>
+    /// Gets or sets the time quota of one item: once the running item has run this long and other work is waiting,
+    /// <see cref="Priority.Checkpoint"/> and <see cref="Priority.ShouldYield"/> ask it to yield (the rest of the method goes to the back of
+    /// its level). <see langword="null"/> turns the quota off: a checkpoint then yields only to work waiting at a higher level.
+    /// </summary>
+    /// <remarks>The quota costs nothing per item or per checkpoint: a process-wide timer thread watches each busy loop's dispatch counter
+    /// every quarter of the slice (at least every millisecond) and raises a flag once the same item has been running for a whole slice, so
+    /// an item is told to yield between 1 and about 1.5 slices after it started. The timer thread sleeps while every loop is parked.</remarks>
+    /// <value>The default value is <see cref="DefaultTimeSlice"/> (20 ms). Allowed: <see langword="null"/>, or from
+    /// <see cref="MinTimeSlice"/> (1 ms) to <see cref="MaxTimeSlice"/> (1 minute).</value>
+    public TimeSpan? TimeSlice { get; set; } = DefaultTimeSlice;
+
+    /// <summary>For tests: the time quota is not watched by the process-wide timer thread; tests drive it through
+    /// <c>PriorityContext.TickTimeSlice</c> with made-up timestamps.</summary>
+    internal bool TimeSliceDrivenByTests { get; set; }
+
     /// <summary>For tests: the clock of the timing instruments and the trace recorder; <see langword="null"/> is <see cref="System.Diagnostics.Stopwatch"/>.</summary>
     internal TimeProvider? Clock { get; set; }
 
@@ -78,6 +104,11 @@ public sealed class PriorityContextOptions
         if (StallTimeout is { } stallTimeout && (stallTimeout < MinStallTimeout || stallTimeout > MaxStallTimeout))
         {
             throw new ArgumentOutOfRangeException(nameof(StallTimeout), stallTimeout, $"PriorityContextOptions.StallTimeout must be null (off) or between {MinStallTimeout} and {MaxStallTimeout}.");
+        }
+
+        if (TimeSlice is { } timeSlice && (timeSlice < MinTimeSlice || timeSlice > MaxTimeSlice))
+        {
+            throw new ArgumentOutOfRangeException(nameof(TimeSlice), timeSlice, $"PriorityContextOptions.TimeSlice must be null (no quota) or between {MinTimeSlice} and {MaxTimeSlice}.");
         }
     }
 }

@@ -33,6 +33,13 @@ if (options.Design)
 }
 
 
+if (options.SliceClock)
+{
+    // The time quota's cost and lateness per slice length, behind PriorityContextOptions.DefaultTimeSlice (docs/benchmarks.md).
+    SliceClockCost.Run();
+    return 0;
+}
+
 var results = new List<Measurement>();
 var harness = new List<HarnessResult>();
 DateTime runAt = DateTime.UtcNow;
@@ -61,6 +68,7 @@ else
                 typeof(PingPongBenchmarks),
                 typeof(SchedulerBenchmarks),
                 typeof(TimerBenchmarks),
+                typeof(CheckpointBenchmarks),
                 .. diagnostics,
             ],
             config);
@@ -146,7 +154,7 @@ static IConfig BuildConfig(BenchOptions options)
         .WithOptions(ConfigOptions.JoinSummary);
     if (options.Filter is { } filter)
     {
-        config = config.AddFilter(new GlobFilter(new[] { filter }));
+        config = config.AddFilter(new GlobFilter(filter.Split(',', StringSplitOptions.RemoveEmptyEntries))); // several globs: a,b
     }
 
     return config;
@@ -157,6 +165,8 @@ internal sealed class BenchOptions
     public bool Quick { get; private set; }
 
     public bool Design { get; private set; }
+
+    public bool SliceClock { get; private set; }
 
     public bool RunBdn { get; private set; } = true;
 
@@ -185,6 +195,9 @@ internal sealed class BenchOptions
                 case "--design":
                     options.Design = true;
                     break;
+                case "--slice-clock":
+                    options.SliceClock = true;
+                    break;
                 case "--no-bdn":
                     options.RunBdn = false;
                     break;
@@ -204,7 +217,7 @@ internal sealed class BenchOptions
                     samples = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     break;
                 default:
-                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick, --design, --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>.");
+                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick, --design, --slice-clock, --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>.");
             }
         }
 

@@ -32,7 +32,12 @@ public sealed class PriorityMode : Mode
 
     public override Gate Resumed(Activity activity) => Gate.Open;
 
-    public override Gate Checkpoint(Activity activity) => Gate.From(Priority.Prioritize(Level(activity)));
+    /// <summary>
+    /// <c>await Checkpoint()</c> at the activity's level (the worker is already there): free unless more urgent work waits, or the CPU
+    /// part has used up the loop's time slice (<see cref="PriorityContextOptions.TimeSlice"/>, 20 ms by default) while other work
+    /// waits; then the rest goes to the back of the level, so processing messages take turns instead of running each to its end.
+    /// </summary>
+    public override Gate Checkpoint(Activity activity) => Gate.From(Priority.Checkpoint());
 
     /// <summary>
     /// The loop's own timers: a delay armed at a level fires on the loop, at that level, without the thread pool. The refresh delay

@@ -141,6 +141,9 @@ internal sealed class LevelQueues
     /// <summary>Any thread: takes any item of <paramref name="level"/>; used only when draining a finished context.</summary>
     public bool TryDrain(int level, out WorkItem item) => _queues[level].TryDequeue(out item);
 
+    /// <summary>Whether <paramref name="level"/> holds no item (a moment's snapshot; any thread).</summary>
+    public bool IsEmpty(int level) => _queues[level].IsEmpty;
+
     /// <summary>Number of items waiting at <paramref name="level"/> (a moment's snapshot).</summary>
     public int Count(int level) => _queues[level].Count;
 

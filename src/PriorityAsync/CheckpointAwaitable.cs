@@ -1,0 +1,46 @@
+using System;
+using System.ComponentModel;
+using System.Runtime.CompilerServices;
+
+namespace PriorityAsync;
+
+/// <summary>
+/// The awaitable returned by <see cref="Priority.Checkpoint"/> and <see cref="PriorityContext.Checkpoint"/>: completes at once unless
+/// the caller should yield (<see cref="Priority.ShouldYield"/>); then the rest of the method is queued at the back of its level.
+/// </summary>
+/// <remarks>Awaiting it allocates nothing when it completes at once, and nothing beyond the async method's own state machine box when
+/// it queues.</remarks>
+public readonly struct CheckpointAwaitable
+{
+    private readonly PrioritySynchronizationContext _level;
+
+    internal CheckpointAwaitable(PrioritySynchronizationContext level) => _level = level;
+
+    /// <summary>Gets the awaiter.</summary>
+    /// <returns>The awaiter.</returns>
+    public Awaiter GetAwaiter() => new(_level);
+
+    /// <summary>The awaiter of <see cref="CheckpointAwaitable"/>. Used by the compiler; not meant to be called directly.</summary>
+    [EditorBrowsable(EditorBrowsableState.Never)]
+    public readonly struct Awaiter : ICriticalNotifyCompletion
+    {
+        private readonly PrioritySynchronizationContext _level;
+
+        internal Awaiter(PrioritySynchronizationContext level) => _level = level;
+
+        /// <summary>Gets whether the method can go on at once: on the loop thread, with nothing to yield to (see
+        /// <see cref="Priority.ShouldYield"/>). A finished context also completes at once, and <see cref="GetResult"/> then throws.</summary>
+        public bool IsCompleted => !_level.Context.ShouldYieldAt(_level.Level);
+
+        /// <summary>Queues the continuation at the back of the caller's level, flowing the current <see cref="System.Threading.ExecutionContext"/>.</summary>
+        /// <param name="continuation">The continuation.</param>
+        public void OnCompleted(Action continuation) => _level.Context.QueueContinuation(_level.Level, continuation, flowExecutionContext: true);
+
+        /// <summary>Queues the continuation at the back of the caller's level without flowing the <see cref="System.Threading.ExecutionContext"/>.</summary>
+        /// <param name="continuation">The continuation (the async state machine's cached delegate, queued as is).</param>
+        public void UnsafeOnCompleted(Action continuation) => _level.Context.QueueContinuation(_level.Level, continuation, flowExecutionContext: false);
+
+        /// <summary>Ends the await. Throws <see cref="ObjectDisposedException"/> if the context finished before the continuation could run.</summary>
+        public void GetResult() => _level.Context.ThrowIfResumedAfterFinish(_level.Level);
+    }
+}

@@ -1,0 +1,52 @@
+namespace PriorityAsync.Tests.Checkpoints;
+
+/// <summary><see cref="PriorityContextOptions.TimeSlice"/>: null or 1 ms to 1 minute, checked when the context is created.</summary>
+public class TimeSliceValidationTests
+{
+    [Fact]
+    public void Default_IsTheDocumentedDefault()
+    {
+        new PriorityContextOptions().TimeSlice.Should().Be(PriorityContextOptions.DefaultTimeSlice);
+        PriorityContextOptions.DefaultTimeSlice.Should().BeGreaterThanOrEqualTo(PriorityContextOptions.MinTimeSlice)
+            .And.BeLessThanOrEqualTo(PriorityContextOptions.MaxTimeSlice);
+    }
+
+    public static TheoryData<TimeSpan> OutOfRange => new()
+    {
+        TimeSpan.Zero,
+        TimeSpan.FromMilliseconds(-5),
+        TimeSpan.FromMilliseconds(0.5),
+        PriorityContextOptions.MaxTimeSlice + TimeSpan.FromTicks(1),
+        TimeSpan.MaxValue,
+    };
+
+    [Theory]
+    [MemberData(nameof(OutOfRange))]
+    public void OutOfRange_ThrowsAtCreation_NamingTheValueAndTheRange(TimeSpan slice)
+    {
+        Action create = () => PriorityContext.Run(() => { }, new PriorityContextOptions { TimeSlice = slice });
+
+        create.Should().Throw<ArgumentOutOfRangeException>()
+            .Where(e => e.ParamName == "TimeSlice" && Equals(e.ActualValue, slice))
+            .WithMessage("*TimeSlice*null*00:00:00.0010000*00:01:00*");
+    }
+
+    [Fact]
+    public void Null_AndTheBounds_AreAccepted()
+    {
+        foreach (TimeSpan? slice in new TimeSpan?[] { null, PriorityContextOptions.MinTimeSlice, PriorityContextOptions.MaxTimeSlice })
+        {
+            bool ran = false;
+            PriorityContext.Run(() => ran = true, new PriorityContextOptions { TimeSlice = slice });
+            ran.Should().BeTrue();
+        }
+    }
+
+    [Fact]
+    public async Task PriorityContextThread_ValidatesToo()
+    {
+        Func<PriorityContextThread> create = () => new PriorityContextThread(new PriorityContextOptions { TimeSlice = TimeSpan.FromHours(1) });
+        create.Should().Throw<ArgumentOutOfRangeException>().Where(e => e.ParamName == "TimeSlice");
+        await Task.CompletedTask;
+    }
+}
