@@ -119,6 +119,10 @@ internal sealed class LevelQueues
         return !TryClearBit(level) && queue.TryDequeue(out item);
     }
 
+    /// <summary>Consumer only: the oldest item of <paramref name="level"/> without taking it (the next <see cref="TryDequeue"/> of that
+    /// level returns the same item, since no other thread dequeues). Used by the aging policy to read the head's enqueue time.</summary>
+    public bool TryPeek(int level, out WorkItem item) => _queues[level].TryPeek(out item);
+
     /// <summary>
     /// Consumer only, for a level that looked empty: clears its bit and returns <see langword="true"/>, or, if an item turns out to be
     /// there after all, leaves the bit set and returns <see langword="false"/>. This is the one place a bit is cleared (I1): the clear
