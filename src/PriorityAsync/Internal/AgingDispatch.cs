@@ -20,7 +20,7 @@ namespace PriorityAsync.Internal;
 /// loop timers), with the context's clock, the same clock read here. An item with no stamp (0: the entry point of Run, queued before
 /// the loop starts) never expires; it is the first item and runs at once anyway.</para>
 /// <para>Cost: with one level holding work, the strict dispatch and nothing more. With two or more, one clock reading and one peek per
-/// non-empty level.</para>
+/// non-empty level (LevelQueues' peek slot: the head moves into it once, so a peek repeated at the next dispatch is one array read).</para>
 /// </remarks>
 internal sealed class AgingDispatch
 {
@@ -50,8 +50,22 @@ internal sealed class AgingDispatch
             return true;
         }
 
-        // One level holds work, or no head is expired: strict.
-        return default(StrictPriorityPolicy).TryDequeue(queues, out item, out level);
+        // One level holds work, or no head is expired: strict (S1), through the peek slots.
+        mask = queues.NonEmptyMask;
+        while (mask != 0)
+        {
+            level = LevelQueues.HighestLevel(mask);
+            if (queues.TryDequeuePeekable(level, out item))
+            {
+                return true;
+            }
+
+            mask = queues.NonEmptyMask; // a stale bit, now cleared (as in StrictPriorityPolicy)
+        }
+
+        item = default;
+        level = -1;
+        return false;
     }
 
     private bool TryDequeueExpired(LevelQueues queues, ulong mask, out WorkItem item, out int level)
@@ -77,7 +91,7 @@ internal sealed class AgingDispatch
         }
 
         // The peeked head is still there: only this thread dequeues.
-        if (best >= 0 && queues.TryDequeue(best, out item))
+        if (best >= 0 && queues.TryDequeuePeekable(best, out item))
         {
             level = best;
             return true;
