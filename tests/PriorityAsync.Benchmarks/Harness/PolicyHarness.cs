@@ -1,0 +1,313 @@
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Globalization;
+using System.IO;
+using System.Linq;
+using System.Text;
+using System.Threading;
+
+namespace PriorityAsync.Benchmarks.Harness;
+
+/// <summary>
+/// The policies under saturation (issue 12), Stopwatch timestamps in this process (<c>--policies</c>):
+/// <list type="number">
+/// <item>Split: three levels kept saturated (each level always has <see cref="InFlightPerLevel"/> items queued; an item busy-runs for
+/// <see cref="SplitItemUs"/> us and queues itself again), for a number of seconds under each policy. Each level's run time (the
+/// items' own start and end) is summed per 1 s window; the table and the chart (<c>--policies-svg</c>) show each level's share of
+/// each window. The goal for weighted shares 1:2:4: every window within 5 percentage points of 1/7, 2/7, 4/7.</item>
+/// <item>Aging bound: a top level that never empties (each top item busy-runs <see cref="AgingItemUs"/> us and queues the next) and a
+/// chain of lowest-level items (each queues the next when it runs), over <see cref="AgingItems"/> items in all. Measured: every lowest
+/// level item's wait (its post to its start). The goal: the worst wait at most the bound plus one item's run time.</item>
+/// </list>
+/// Wall-clock measurements on a shared machine: a descheduled loop thread stretches whatever item is running (or the gap between two),
+/// so the worst figures are reported together with the longest item and the longest gap between items seen in the same run.
+/// </summary>
+public static class PolicyHarness
+{
+    public const int Levels = 3;
+    public const double SplitItemUs = 20;
+    public const int InFlightPerLevel = 2;
+    public const double AgingItemUs = 5;
+    public const int AgingItems = 1_000_000;
+    public static readonly TimeSpan AgingBound = TimeSpan.FromMilliseconds(1);
+    public static readonly int[] Shares = [1, 2, 4];
+
+    public static void Run(int seconds, string? svgPath, TextWriter output)
+    {
+        output.WriteLine();
+        output.WriteLine($"== Policies under saturation ({Environment.ProcessorCount} cores, load {LoadAverage()}) ==");
+        var splits = new List<SplitResult>();
+        foreach ((string name, PriorityPolicy policy) in Policies())
+        {
+            SplitResult split = RunSplit(name, policy, seconds);
+            splits.Add(split);
+            PrintSplit(split, output);
+        }
+
+        AgingResult aging = RunAgingBound();
+        PrintAging(aging, output);
+        output.WriteLine($"(load {LoadAverage()} at the end)");
+        if (svgPath is not null)
+        {
+            WriteSvg(svgPath, splits, DateTime.UtcNow);
+            output.WriteLine($"Chart written to {Path.GetFullPath(svgPath)}");
+        }
+    }
+
+    private static IEnumerable<(string Name, PriorityPolicy Policy)> Policies()
+    {
+        yield return ("Strict", PriorityPolicy.Strict);
+        yield return ("Aging 50 ms", PriorityPolicy.Aging(TimeSpan.FromMilliseconds(50), TimeSpan.FromMilliseconds(50), TimeSpan.FromDays(1)));
+        yield return ("WeightedShares 1:2:4", PriorityPolicy.WeightedShares(Shares));
+    }
+
+    // ---- Split ------------------------------------------------------------------------------------------------------------
+
+    public sealed record SplitResult(string Name, PriorityPolicy Policy, double[][] Windows, long Items, double LongestItemUs);
+
+    private static SplitResult RunSplit(string name, PriorityPolicy policy, int seconds)
+    {
+        long windowTicks = Stopwatch.Frequency;
+        long spinTicks = (long)(SplitItemUs * Stopwatch.Frequency / 1e6);
+        long[][] perWindow = Enumerable.Range(0, seconds).Select(_ => new long[Levels]).ToArray();
+        long items = 0;
+        long longest = 0;
+        long start = 0;
+        long end = 0;
+        PriorityContext.Run(
+            () =>
+            {
+                PriorityContext context = PriorityContext.Current!;
+                start = Stopwatch.GetTimestamp();
+                end = start + (seconds * windowTicks);
+                for (int level = 0; level < Levels; level++)
+                {
+                    SynchronizationContext sc = context.GetSynchronizationContext(level);
+                    int myLevel = level;
+                    SendOrPostCallback? item = null;
+                    item = _ =>
+                    {
+                        long t0 = Stopwatch.GetTimestamp();
+                        long t1 = Spin(t0, spinTicks);
+                        long window = (t0 - start) / windowTicks;
+                        if (window < seconds)
+                        {
+                            perWindow[window][myLevel] += t1 - t0;
+                            longest = Math.Max(longest, t1 - t0);
+                            items++;
+                        }
+
+                        if (t1 < end)
+                        {
+                            sc.Post(item!, null);
+                        }
+                    };
+                    for (int i = 0; i < InFlightPerLevel; i++)
+                    {
+                        sc.Post(item, null);
+                    }
+                }
+            },
+            new PriorityContextOptions { Levels = Levels, Policy = policy, Name = name });
+
+        double[][] shares = perWindow.Select(w => w.Select(t => w.Sum() == 0 ? 0 : t / (double)w.Sum()).ToArray()).ToArray();
+        return new SplitResult(name, policy, shares, items, longest * 1e6 / Stopwatch.Frequency);
+    }
+
+    private static void PrintSplit(SplitResult split, TextWriter output)
+    {
+        output.WriteLine();
+        output.WriteLine($"### {split.Name}: share of run time per 1 s window (levels 0 / 1 / 2), {split.Items:N0} items of {SplitItemUs} us, longest item {split.LongestItemUs:F0} us");
+        output.WriteLine();
+        output.WriteLine("| window | level 0 | level 1 | level 2 |");
+        output.WriteLine("|---:|---:|---:|---:|");
+        for (int w = 0; w < split.Windows.Length; w++)
+        {
+            output.WriteLine($"| {w + 1} | {Pct(split.Windows[w][0])} | {Pct(split.Windows[w][1])} | {Pct(split.Windows[w][2])} |");
+        }
+
+        if (split.Policy is WeightedSharesPriorityPolicy weighted)
+        {
+            double total = weighted.SharesPerLevel.Sum();
+            double worst = 0;
+            for (int level = 0; level < Levels; level++)
+            {
+                double target = weighted.SharesPerLevel[level] / total;
+                worst = Math.Max(worst, split.Windows.Max(w => Math.Abs(w[level] - target)));
+            }
+
+            output.WriteLine();
+            output.WriteLine($"Targets {string.Join(" / ", weighted.SharesPerLevel.Select(s => Pct(s / total)))}; worst deviation over every window and level: " +
+                             $"{worst * 100:F2} percentage points (goal: at most 5) -> {(worst <= 0.05 ? "met" : "MISSED")}");
+        }
+    }
+
+    // ---- Aging bound ------------------------------------------------------------------------------------------------------
+
+    public sealed record AgingResult(long Items, long LowItems, double WorstWaitUs, double P99WaitUs, double LongestItemUs, double LongestGapUs, int OverBoundPlusItem);
+
+    private static AgingResult RunAgingBound()
+    {
+        long spinTicks = (long)(AgingItemUs * Stopwatch.Frequency / 1e6);
+        long boundTicks = (long)(AgingBound.TotalSeconds * Stopwatch.Frequency);
+        var waits = new List<long>(AgingItems / 100);
+        long items = 0;
+        long longestItem = 0;
+        long longestGap = 0;
+        long lastEnd = 0;
+        bool stop = false;
+        PriorityContext.Run(
+            () =>
+            {
+                PriorityContext context = PriorityContext.Current!;
+                SynchronizationContext top = context.GetSynchronizationContext(2);
+                SynchronizationContext low = context.GetSynchronizationContext(0);
+                SendOrPostCallback? topItem = null;
+                SendOrPostCallback? lowItem = null;
+                topItem = _ =>
+                {
+                    long t0 = Stopwatch.GetTimestamp();
+                    if (lastEnd != 0)
+                    {
+                        longestGap = Math.Max(longestGap, t0 - lastEnd);
+                    }
+
+                    long t1 = Spin(t0, spinTicks);
+                    longestItem = Math.Max(longestItem, t1 - t0);
+                    stop = ++items >= AgingItems;
+                    if (!stop)
+                    {
+                        top.Post(topItem!, null);
+                    }
+
+                    lastEnd = Stopwatch.GetTimestamp();
+                };
+                lowItem = state =>
+                {
+                    long t0 = Stopwatch.GetTimestamp();
+                    waits.Add(t0 - (long)state!);
+                    longestGap = Math.Max(longestGap, t0 - lastEnd);
+                    long t1 = Spin(t0, spinTicks);
+                    longestItem = Math.Max(longestItem, t1 - t0);
+                    items++;
+                    if (!stop)
+                    {
+                        low.Post(lowItem!, Stopwatch.GetTimestamp());
+                    }
+
+                    lastEnd = Stopwatch.GetTimestamp();
+                };
+                top.Post(topItem, null);
+                low.Post(lowItem, Stopwatch.GetTimestamp());
+            },
+            new PriorityContextOptions { Levels = Levels, Policy = PriorityPolicy.Aging(AgingBound, TimeSpan.FromDays(1), TimeSpan.FromDays(1)), Name = "aging-bound" });
+
+        long[] sorted = waits.Take(waits.Count - 1).OrderBy(w => w).ToArray(); // the last one ran after the top level stopped
+        double us = 1e6 / Stopwatch.Frequency;
+        int over = sorted.Count(w => w > boundTicks + longestItem);
+        return new AgingResult(items, sorted.Length, sorted[^1] * us, sorted[(int)(sorted.Length * 0.99)] * us, longestItem * us, longestGap * us, over);
+    }
+
+    private static void PrintAging(AgingResult r, TextWriter output)
+    {
+        double bound = AgingBound.TotalMilliseconds * 1000;
+        output.WriteLine();
+        output.WriteLine($"### Aging: the lowest level under a top level that never empties (bound {bound:F0} us, items of {AgingItemUs} us, {r.Items:N0} items)");
+        output.WriteLine();
+        output.WriteLine("| lowest-level items | p99 wait | worst wait | bound + longest item | longest item | longest gap between items | waits over bound + longest item |");
+        output.WriteLine("|---:|---:|---:|---:|---:|---:|---:|");
+        output.WriteLine($"| {r.LowItems:N0} | {r.P99WaitUs:F1} us | {r.WorstWaitUs:F1} us | {bound + r.LongestItemUs:F1} us | {r.LongestItemUs:F1} us | {r.LongestGapUs:F1} us | {r.OverBoundPlusItem} |");
+        output.WriteLine();
+        output.WriteLine($"Goal: worst wait <= bound + one item's run time -> {(r.OverBoundPlusItem == 0 ? "met" : "MISSED")} (worst {r.WorstWaitUs:F1} us against {bound + r.LongestItemUs:F1} us)");
+    }
+
+    // ---- Helpers ----------------------------------------------------------------------------------------------------------
+
+    private static long Spin(long from, long ticks)
+    {
+        long now;
+        do
+        {
+            now = Stopwatch.GetTimestamp();
+        }
+        while (now - from < ticks);
+        return now;
+    }
+
+    private static string Pct(double share) => (share * 100).ToString("F1", CultureInfo.InvariantCulture) + "%";
+
+    private static string LoadAverage()
+    {
+        try
+        {
+            return File.ReadAllText("/proc/loadavg").Split(' ')[0];
+        }
+        catch (IOException)
+        {
+            return "n/a";
+        }
+    }
+
+    /// <summary>One panel per policy: a stacked bar per 1 s window (level 0 bottom, level 2 top), the weighted-shares targets dashed.</summary>
+    private static void WriteSvg(string path, List<SplitResult> splits, DateTime runAtUtc)
+    {
+        const int PanelWidth = 300;
+        const int PanelHeight = 200;
+        const int Left = 50;
+        const int Top = 60;
+        const int Gap = 40;
+        string[] colors = ["#6b8fb3", "#9bc27a", "#e8710a"];
+        int width = Left + (splits.Count * (PanelWidth + Gap)) + 20;
+        int height = Top + PanelHeight + 80;
+        var svg = new StringBuilder();
+        svg.Append(CultureInfo.InvariantCulture, $"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">\n");
+        svg.Append(CultureInfo.InvariantCulture, $"<rect width=\"{width}\" height=\"{height}\" fill=\"white\"/>\n");
+        svg.Append(CultureInfo.InvariantCulture, $"<text x=\"{Left}\" y=\"22\" font-size=\"15\" font-weight=\"bold\">Share of run time per level, three levels saturated ({SplitItemUs} us items), each bar one 1 s window</text>\n");
+        svg.Append(CultureInfo.InvariantCulture, $"<text x=\"{Left}\" y=\"40\" fill=\"#555\">Measured {runAtUtc:yyyy-MM-dd HH:mm} UTC by tests/PriorityAsync.Benchmarks --policies ({Environment.ProcessorCount} cores, shared machine)</text>\n");
+        for (int p = 0; p < splits.Count; p++)
+        {
+            SplitResult split = splits[p];
+            int x0 = Left + (p * (PanelWidth + Gap));
+            double barWidth = PanelWidth / (double)split.Windows.Length;
+            for (int w = 0; w < split.Windows.Length; w++)
+            {
+                double y = Top + PanelHeight;
+                for (int level = 0; level < Levels; level++)
+                {
+                    double h = split.Windows[w][level] * PanelHeight;
+                    y -= h;
+                    svg.Append(CultureInfo.InvariantCulture, $"<rect x=\"{x0 + (w * barWidth) + 1:F1}\" y=\"{y:F1}\" width=\"{barWidth - 2:F1}\" height=\"{h:F1}\" fill=\"{colors[level]}\"/>\n");
+                }
+            }
+
+            if (split.Policy is WeightedSharesPriorityPolicy weighted)
+            {
+                double total = weighted.SharesPerLevel.Sum();
+                double cumulative = 0;
+                for (int level = 0; level < Levels - 1; level++)
+                {
+                    cumulative += weighted.SharesPerLevel[level] / total;
+                    double y = Top + PanelHeight - (cumulative * PanelHeight);
+                    svg.Append(CultureInfo.InvariantCulture, $"<line x1=\"{x0}\" x2=\"{x0 + PanelWidth}\" y1=\"{y:F1}\" y2=\"{y:F1}\" stroke=\"black\" stroke-dasharray=\"4 3\"/>\n");
+                }
+            }
+
+            svg.Append(CultureInfo.InvariantCulture, $"<rect x=\"{x0}\" y=\"{Top}\" width=\"{PanelWidth}\" height=\"{PanelHeight}\" fill=\"none\" stroke=\"#333\"/>\n");
+            svg.Append(CultureInfo.InvariantCulture, $"<text x=\"{x0 + (PanelWidth / 2)}\" y=\"{Top + PanelHeight + 20}\" text-anchor=\"middle\" font-weight=\"bold\">{split.Name}</text>\n");
+            double[] mean = Enumerable.Range(0, Levels).Select(l => split.Windows.Average(w => w[l])).ToArray();
+            svg.Append(CultureInfo.InvariantCulture, $"<text x=\"{x0 + (PanelWidth / 2)}\" y=\"{Top + PanelHeight + 38}\" text-anchor=\"middle\" fill=\"#555\">mean {Pct(mean[0])} / {Pct(mean[1])} / {Pct(mean[2])}</text>\n");
+        }
+
+        int legendY = Top + PanelHeight + 62;
+        for (int level = 0; level < Levels; level++)
+        {
+            int lx = Left + (level * 130);
+            svg.Append(CultureInfo.InvariantCulture, $"<rect x=\"{lx}\" y=\"{legendY - 10}\" width=\"12\" height=\"12\" fill=\"{colors[level]}\"/><text x=\"{lx + 18}\" y=\"{legendY}\">level {level}</text>\n");
+        }
+
+        svg.Append(CultureInfo.InvariantCulture, $"<text x=\"{Left + 400}\" y=\"{legendY}\" fill=\"#555\">dashed: the 1:2:4 targets (1/7, 3/7 cumulative)</text>\n");
+        svg.Append("</svg>\n");
+        File.WriteAllText(path, svg.ToString());
+    }
+}
