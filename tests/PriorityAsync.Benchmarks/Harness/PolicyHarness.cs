@@ -45,6 +45,8 @@ public static class PolicyHarness
             PrintSplit(split, output);
         }
 
+        PrintDispatchCost(output);
+
         AgingResult aging = RunAgingBound();
         PrintAging(aging, output);
         output.WriteLine($"(load {LoadAverage()} at the end)");
@@ -146,6 +148,90 @@ public static class PolicyHarness
             output.WriteLine($"Targets {string.Join(" / ", weighted.SharesPerLevel.Select(s => Pct(s / total)))}; worst deviation over every window and level: " +
                              $"{worst * 100:F2} percentage points (goal: at most 5) -> {(worst <= 0.05 ? "met" : "MISSED")}");
         }
+    }
+
+    // ---- Dispatch cost ----------------------------------------------------------------------------------------------------
+
+    /// <summary>What each policy costs per item: the loop posts <c>Batch</c> empty callbacks spread over the three levels and runs them
+    /// all, repeated, under each policy in turn (rounds interleaved, so a change in the machine's load hits all alike); the median round.
+    /// Every dispatch then has several levels to choose from, the case where aging reads the clock and peeks, and shares always read
+    /// the clock.</summary>
+    private static void PrintDispatchCost(TextWriter output)
+    {
+        const int Batch = 30_000;
+        const int Rounds = 15;
+        var policies = new (string Name, PriorityPolicy Policy)[]
+        {
+            ("Strict", PriorityPolicy.Strict),
+            ("Aging", PriorityPolicy.Aging(TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1))),
+            ("WeightedShares 1:2:4", PriorityPolicy.WeightedShares(Shares)),
+        };
+        var perItem = policies.Select(_ => new List<double>()).ToArray();
+        var loops = policies.Select(p => new PriorityContextThread(new PriorityContextOptions { Levels = Levels, Policy = p.Policy, Name = p.Name })).ToArray();
+        try
+        {
+            // Two warm-up rounds per loop (JIT, and each level's queue growing to the batch once), then the measured rounds.
+            for (int round = -2; round < Rounds; round++)
+            {
+                for (int p = 0; p < policies.Length; p++)
+                {
+                    double ns = PostAndDrain(loops[p].Context, Batch);
+                    if (round >= 0)
+                    {
+                        perItem[p].Add(ns);
+                    }
+                }
+            }
+        }
+        finally
+        {
+            foreach (PriorityContextThread loop in loops)
+            {
+                loop.Dispose();
+            }
+        }
+
+        output.WriteLine();
+        output.WriteLine($"### Dispatch cost: post + run of {Batch:N0} empty callbacks over 3 levels from the loop thread, median of {Rounds} rounds");
+        output.WriteLine();
+        output.WriteLine("| policy | ns per item (median) | min | vs strict |");
+        output.WriteLine("|---|---:|---:|---:|");
+        double strict = Median(perItem[0]);
+        for (int p = 0; p < policies.Length; p++)
+        {
+            output.WriteLine($"| {policies[p].Name} | {Median(perItem[p]):F1} | {perItem[p].Min():F1} | {Median(perItem[p]) / strict:F2}x |");
+        }
+
+        static double Median(List<double> values) => values.OrderBy(v => v).ElementAt(values.Count / 2);
+    }
+
+    /// <summary>From the loop thread: posts <paramref name="batch"/> empty callbacks round-robin over the levels; the time from the
+    /// first post to the end of the last of them to run, per item.</summary>
+    private static double PostAndDrain(PriorityContext context, int batch)
+    {
+        using var done = new ManualResetEventSlim(false);
+        SynchronizationContext[] sc = Enumerable.Range(0, Levels).Select(context.GetSynchronizationContext).ToArray();
+        int ran = 0;
+        long t0 = 0;
+        long t1 = 0;
+        SendOrPostCallback count = _ =>
+        {
+            if (++ran == batch)
+            {
+                t1 = Stopwatch.GetTimestamp();
+                done.Set();
+            }
+        };
+        sc[Levels - 1].Post(_ =>
+        {
+            t0 = Stopwatch.GetTimestamp();
+            for (int i = 0; i < batch; i++)
+            {
+                sc[i % Levels].Post(count, null);
+            }
+        }, null);
+        done.Wait();
+        return (t1 - t0) * 1e9 / Stopwatch.Frequency / batch;
     }
 
     // ---- Aging bound ------------------------------------------------------------------------------------------------------
