@@ -149,19 +149,6 @@ public static class PolicyHarness
             output.WriteLine();
             output.WriteLine($"Targets {string.Join(" / ", weighted.SharesPerLevel.Select(s => Pct(s / total)))}; worst deviation over every window and level: " +
                              $"{worst * 100:F2} percentage points (goal: at most 5) -> {(worst <= 0.05 ? "met" : "MISSED")}");
-
-            // A policy cannot preempt: an item the OS stretched to a large part of a window moves that window's split. The windows
-            // without such an item show what the policy does by itself.
-            const double StretchedMs = 10;
-            var calm = Enumerable.Range(0, split.Windows.Length).Where(w => split.LongestPerWindowUs[w] / 1000 < StretchedMs).ToArray();
-            double calmWorst = 0;
-            for (int level = 0; level < Levels; level++)
-            {
-                double target = weighted.SharesPerLevel[level] / total;
-                calmWorst = Math.Max(calmWorst, calm.Select(w => Math.Abs(split.Windows[w][level] - target)).DefaultIfEmpty(0).Max());
-            }
-
-            output.WriteLine($"Over the {calm.Length} windows in which no item took {StretchedMs} ms or more (500 times its {SplitItemUs} us): worst deviation {calmWorst * 100:F2} points");
         }
     }
 
