@@ -34,6 +34,9 @@ public static class CommandLine
           --format F          table or json (default table)
           --trace FILE        write PriorityAsync's dispatch trace of the priority run (Chrome trace JSON: Perfetto, chrome://tracing)
           --timeline FILE     write an SVG timeline, one lane per message, of every mode run, side by side
+          --saturate D        instead of the modes: run the priority mode's levels for D under a bulk processing load that never
+                              empties, and report the lowest level's worst wait under each policy
+          --policy LIST       with --saturate: comma-separated strict,aging,shares (default: all three)
           -h, --help          this text
 
         Exit code: 0 when it ran (whatever was lost), 2 for bad arguments.
@@ -50,6 +53,8 @@ public static class CommandLine
         OutputFormat format = OutputFormat.Table;
         string? tracePath = null;
         string? timelinePath = null;
+        TimeSpan? saturate = null;
+        IReadOnlyList<string>? policies = null;
 
         for (int i = 0; i < args.Count; i++)
         {
@@ -117,6 +122,8 @@ public static class CommandLine
                 },
                 "--trace" => Set(() => tracePath = value),
                 "--timeline" => Set(() => timelinePath = value),
+                "--saturate" => ParseDuration(name, value, v => saturate = v),
+                "--policy" => ParsePolicies(value, out policies),
                 _ => $"unknown option '{name}' (see --help).",
             };
 
@@ -139,15 +146,49 @@ public static class CommandLine
             return false;
         }
 
-        options = new Options(settings, modes, format, ShowHelp: false, tracePath, timelinePath);
+        if (saturate is { } saturation && saturation <= TimeSpan.Zero)
+        {
+            error = $"--saturate must be positive (got {Format.Duration(saturation)}).";
+            return false;
+        }
+
+        if (policies is not null && saturate is null)
+        {
+            error = "--policy chooses the policies of the saturation experiment; add --saturate D.";
+            return false;
+        }
+
+        options = new Options(settings, modes, format, ShowHelp: false, tracePath, timelinePath, saturate, policies);
         return true;
     }
 
     private static readonly HashSet<string> KnownOptions =
     [
         "--modes", "--messages", "--steps", "--cpu", "--io", "--receive", "--refresh-delay", "--refresh", "--lease",
-        "--checkpoint", "--cpu-kind", "--time-scale", "--format", "--trace", "--timeline", "--starve-pool",
+        "--checkpoint", "--cpu-kind", "--time-scale", "--format", "--trace", "--timeline", "--starve-pool", "--saturate", "--policy",
     ];
+
+    private static string? ParsePolicies(string value, out IReadOnlyList<string>? policies)
+    {
+        var list = new List<string>();
+        foreach (string part in value.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+        {
+            string policy = part.ToLowerInvariant();
+            if (!Saturation.AllPolicies.Contains(policy))
+            {
+                policies = null;
+                return $"unknown policy '{part}'; the policies are {string.Join(", ", Saturation.AllPolicies)}.";
+            }
+
+            if (!list.Contains(policy))
+            {
+                list.Add(policy);
+            }
+        }
+
+        policies = list;
+        return list.Count == 0 ? "--policy needs at least one policy." : null;
+    }
 
     private static string? Set(Action apply)
     {

@@ -1,3 +1,4 @@
+using System;
 using System.Collections.Generic;
 
 namespace LeaseWorker;
@@ -5,4 +6,8 @@ namespace LeaseWorker;
 /// <summary>What the command line asked for.</summary>
 /// <param name="TracePath">--trace: where to write the priority run's dispatch trace (Chrome trace JSON), or null.</param>
 /// <param name="TimelinePath">--timeline: where to write the per-message timeline (SVG), or null.</param>
-public sealed record Options(Settings Settings, IReadOnlyList<string> Modes, OutputFormat Format, bool ShowHelp, string? TracePath = null, string? TimelinePath = null);
+/// <param name="Saturate">--saturate: run the saturation experiment (Saturation.cs) for this long in seed time instead of the modes, or null.</param>
+/// <param name="Policies">--policy: the policies the saturation experiment runs under (strict, aging, shares), or null for all three.</param>
+public sealed record Options(
+    Settings Settings, IReadOnlyList<string> Modes, OutputFormat Format, bool ShowHelp, string? TracePath = null, string? TimelinePath = null,
+    TimeSpan? Saturate = null, IReadOnlyList<string>? Policies = null);

@@ -33,6 +33,19 @@ if (options.ShowHelp)
 Settings settings = options.Settings;
 bool table = options.Format == OutputFormat.Table;
 
+// --saturate D: the policies under a bulk load that never empties (Saturation.cs), instead of the four modes.
+if (options.Saturate is { } saturation)
+{
+    var saturated = new List<Saturation.Result>();
+    foreach (string policy in options.Policies ?? Saturation.AllPolicies)
+    {
+        saturated.Add(Saturation.Run(policy, settings, saturation));
+    }
+
+    Saturation.Write(Console.Out, settings, saturation, saturated);
+    return 0;
+}
+
 if (table)
 {
     Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"Lease worker: {settings.Describe()}; time scale {settings.TimeScale}."));

@@ -92,7 +92,6 @@ public sealed partial class PriorityContext
     internal static readonly SendOrPostCallback s_runPrioritizeContinuation = static state => ((Action)state!)();
 
     private readonly LevelQueues _queues;
-    private readonly StrictPriorityPolicy _policy = new();
     private readonly PrioritySynchronizationContext[] _syncContexts;
     private readonly PriorityTaskScheduler[] _schedulers;
     private readonly TaskFactory[] _factories;
@@ -124,6 +123,7 @@ public sealed partial class PriorityContext
         _queues = new LevelQueues(Levels);
         _runPerLevel = new long[Levels];
         _clock = options.Clock;
+        InitializePolicy(options.Policy); // PriorityContext.Policies.cs
         _syncContexts = new PrioritySynchronizationContext[Levels];
         _schedulers = new PriorityTaskScheduler[Levels];
         _factories = new TaskFactory[Levels];
@@ -322,8 +322,8 @@ public sealed partial class PriorityContext
 
     internal void Enqueue(int level, SendOrPostCallback callback, object? state)
     {
-        // One field read when no listener wants queue-wait times (see PriorityContext.Diagnostics.cs).
-        var item = (_slowPaths & SlowPaths.WaitTime) == 0 ? new WorkItem(callback, state) : new WorkItem(callback, state, Timestamp());
+        // One field read when no listener wants queue-wait times (see PriorityContext.Diagnostics.cs); the aging policy always stamps.
+        var item = ((_slowPaths | _stampAlways) & SlowPaths.WaitTime) == 0 ? new WorkItem(callback, state) : new WorkItem(callback, state, Timestamp());
         if (Environment.CurrentManagedThreadId == _loopThreadId)
         {
             // The loop thread is running (it is us), so it is neither parked nor finished: no fence, no wake-up.
@@ -535,14 +535,17 @@ public sealed partial class PriorityContext
 
     private bool IsDone() => Volatile.Read(ref _outstanding) <= 0 && _queues.NonEmptyMask == 0;
 
-    /// <summary>Runs items until none is ready or the context faults.</summary>
-    private void DrainReady()
+    /// <summary>Runs items until none is ready or the context faults; <typeparamref name="TPolicy"/> chooses each one (a struct: one
+    /// compiled copy per policy, see PriorityContext.Policies.cs).</summary>
+    private void DrainReady<TPolicy>(TPolicy policy)
+        where TPolicy : struct, IDispatchPolicy
     {
         int level = -1;
         while (true)
         {
             try
             {
+                policy.OnDrainStart();
                 while (true)
                 {
                     if (Volatile.Read(ref _timersDue) != 0)
@@ -550,7 +553,7 @@ public sealed partial class PriorityContext
                         FireDueTimers(); // the one branch the timers add per item (see "Timers")
                     }
 
-                    if (!_policy.TryDequeue(_queues, out WorkItem item, out level))
+                    if (!policy.TryDequeue(_queues, out WorkItem item, out level))
                     {
                         break;
                     }
@@ -569,6 +572,8 @@ public sealed partial class PriorityContext
                     {
                         InvokeObserved(in item, level);
                     }
+
+                    policy.OnItemEnd(level);
                 }
 
                 return;

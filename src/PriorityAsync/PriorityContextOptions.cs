@@ -6,6 +6,8 @@ namespace PriorityAsync;
 /// <remarks>The context copies the values it needs when it is created; changing the options afterwards has no effect.</remarks>
 public sealed class PriorityContextOptions
 {
+    private PriorityPolicy _policy = PriorityPolicy.Strict;
+
     /// <summary>The smallest allowed value of <see cref="Levels"/>.</summary>
     public const int MinLevels = 1;
 
@@ -81,6 +83,20 @@ public sealed class PriorityContextOptions
     /// <c>PriorityContext.TickTimeSlice</c> with made-up timestamps.</summary>
     internal bool TimeSliceDrivenByTests { get; set; }
 
+    /// <summary>
+    /// Gets or sets how the loop chooses between levels: <see cref="PriorityPolicy.Strict"/>, <see cref="PriorityPolicy.Aging(TimeSpan[])"/>
+    /// (a maximum wait per level) or <see cref="PriorityPolicy.WeightedShares(int[])"/> (run time in proportion to shares). See
+    /// docs/concepts.md, "Policies".
+    /// </summary>
+    /// <value>The default value is <see cref="PriorityPolicy.Strict"/>. A policy with values per level must give exactly
+    /// <see cref="Levels"/> of them.</value>
+    /// <exception cref="ArgumentNullException">The value is <see langword="null"/>.</exception>
+    public PriorityPolicy Policy
+    {
+        get => _policy;
+        set => _policy = value ?? throw new ArgumentNullException(nameof(value), "PriorityContextOptions.Policy cannot be null; the default is PriorityPolicy.Strict.");
+    }
+
     /// <summary>For tests: the clock of the timing instruments and the trace recorder; <see langword="null"/> is <see cref="System.Diagnostics.Stopwatch"/>.</summary>
     internal TimeProvider? Clock { get; set; }
 
@@ -109,6 +125,12 @@ public sealed class PriorityContextOptions
         if (TimeSlice is { } timeSlice && (timeSlice < MinTimeSlice || timeSlice > MaxTimeSlice))
         {
             throw new ArgumentOutOfRangeException(nameof(TimeSlice), timeSlice, $"PriorityContextOptions.TimeSlice must be null (no quota) or between {MinTimeSlice} and {MaxTimeSlice}.");
+        }
+
+        (int count, string what) = Policy.PerLevelValues;
+        if (count != 0 && count != Levels)
+        {
+            throw new ArgumentOutOfRangeException(nameof(Policy), count, $"PriorityContextOptions.Policy ({Policy}) gives {count} {what}; exactly one per level is needed: {Levels} (Levels is {Levels}).");
         }
     }
 }

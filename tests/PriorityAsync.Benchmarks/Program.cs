@@ -23,8 +23,15 @@ using Measurement = PriorityAsync.Benchmarks.Infrastructure.Measurement;
 //   dotnet run -c Release --project tests/PriorityAsync.Benchmarks -- --quick      quick check (in-process, short job, ~1 min)
 // Options: --filter <glob> (BenchmarkDotNet filter, e.g. "*PingPong*"), --no-bdn, --no-harness, --svg <path> (default
 // docs/benchmarks.svg for a full run from the repository root; quick and partial runs write BenchmarkDotNet.Artifacts/), --samples <n> (latency samples per variant), --results-from <json>
-// (print the tables and redraw the chart from a saved run's BenchmarkDotNet.Artifacts/results.json, measuring nothing).
+// (print the tables and redraw the chart from a saved run's BenchmarkDotNet.Artifacts/results.json, measuring nothing),
+// --policies [--policy-seconds <n>] [--policies-svg <path>] (the policies under saturation only: Harness/PolicyHarness.cs).
 var options = BenchOptions.Parse(args);
+if (options.Policies)
+{
+    // The policies under saturation (issue 12, docs/benchmarks.md "Policies"): a harness of its own, nothing else runs.
+    PolicyHarness.Run(options.PolicySeconds, options.PoliciesSvg, Console.Out);
+    return 0;
+}
 if (options.Design)
 {
     // The design measurements behind docs/design.md (not part of the published comparison).
@@ -180,6 +187,12 @@ internal sealed class BenchOptions
 
     public int LatencySamples { get; private set; }
 
+    public bool Policies { get; private set; }
+
+    public int PolicySeconds { get; private set; } = 10;
+
+    public string? PoliciesSvg { get; private set; }
+
     public static BenchOptions Parse(string[] args)
     {
         var options = new BenchOptions();
@@ -213,11 +226,20 @@ internal sealed class BenchOptions
                 case "--results-from" when i + 1 < args.Length:
                     options.ResultsFrom = args[++i];
                     break;
+                case "--policies":
+                    options.Policies = true;
+                    break;
+                case "--policy-seconds" when i + 1 < args.Length:
+                    options.PolicySeconds = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
+                    break;
+                case "--policies-svg" when i + 1 < args.Length:
+                    options.PoliciesSvg = args[++i];
+                    break;
                 case "--samples" when i + 1 < args.Length:
                     samples = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     break;
                 default:
-                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick, --design, --slice-clock, --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>.");
+                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick, --design, --slice-clock, --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
             }
         }
 

@@ -28,6 +28,13 @@ namespace PriorityAsync.Internal;
 /// out in the order their enqueues took effect (per producer, in program order). ConcurrentQueue reuses its ring
 /// buffer segment in steady state, so enqueue and dequeue of a struct item allocate nothing.
 /// </para>
+/// <para>
+/// Peeking (the aging policy reads each head's enqueue time): <see cref="ConcurrentQueue{T}.TryPeek"/> marks the head segment as
+/// preserved for observation, which stops the queue from reusing it (measured: 63 B per item). So <see cref="TryPeek"/> instead moves
+/// the head into a one-item slot per level, consumer only. The slot is the front of its level's queue: <see cref="TryDequeuePeekable"/>,
+/// <see cref="TryDrain"/>, <see cref="Count"/>, <see cref="Snapshot"/> and the emptiness checks behind I1 all look at it first. Only
+/// the aging policy peeks; strict priority never fills the slot and its <see cref="TryDequeue"/> does not look at it.
+/// </para>
 /// </remarks>
 internal sealed class LevelQueues
 {
@@ -36,10 +43,18 @@ internal sealed class LevelQueues
     // Bit L set: level L may be non-empty (I1). Written by producers (Or) and the consumer (And).
     private long _nonEmptyMask;
 
+    // The peek slot of each level (see "Peeking"): _peeked[L] holds the front item of level L while _hasPeeked[L] is 1. Filled and
+    // emptied by the consumer; after the loop finished, TryDrain empties it from any thread (an interlocked exchange of the flag hands
+    // the item to exactly one drainer).
+    private readonly WorkItem[] _peeked;
+    private readonly int[] _hasPeeked;
+
     public LevelQueues(int levels)
     {
         Debug.Assert(levels is >= 1 and <= 64);
         _queues = new ConcurrentQueue<WorkItem>[levels];
+        _peeked = new WorkItem[levels];
+        _hasPeeked = new int[levels];
         for (int i = 0; i < levels; i++)
         {
             _queues[i] = new ConcurrentQueue<WorkItem>();
@@ -69,7 +84,7 @@ internal sealed class LevelQueues
             int candidate = HighestLevel(above);
 
             // A set bit over an empty queue is stale (the running item's own level keeps its bit until the next dequeue).
-            if (!_queues[candidate].IsEmpty || !TryClearBit(candidate))
+            if (!IsEmpty(candidate) || !TryClearBit(candidate))
             {
                 return true;
             }
@@ -119,6 +134,43 @@ internal sealed class LevelQueues
         return !TryClearBit(level) && queue.TryDequeue(out item);
     }
 
+    /// <summary>Consumer only: the oldest item of <paramref name="level"/> without taking it: it moves to the level's peek slot, and the
+    /// next <see cref="TryDequeuePeekable"/> of that level returns it. Used by the aging policy to read the head's enqueue time.</summary>
+    public bool TryPeek(int level, out WorkItem item)
+    {
+        if (_hasPeeked[level] != 0)
+        {
+            item = _peeked[level];
+            return true;
+        }
+
+        if (!_queues[level].TryDequeue(out item))
+        {
+            return false;
+        }
+
+        _peeked[level] = item;
+        Volatile.Write(ref _hasPeeked[level], 1); // after the item: a drainer that sees the flag sees the item
+        return true;
+    }
+
+    /// <summary>Consumer only: <see cref="TryDequeue"/> for a policy that peeks: the peek slot first.</summary>
+    public bool TryDequeuePeekable(int level, out WorkItem item)
+    {
+        if (_hasPeeked[level] != 0)
+        {
+            item = _peeked[level];
+            _peeked[level] = default; // let the state be collected
+            Volatile.Write(ref _hasPeeked[level], 0);
+            return true;
+        }
+
+        return TryDequeue(level, out item);
+    }
+
+    /// <summary>Whether <paramref name="level"/> holds no item, counting the peek slot (a moment's snapshot).</summary>
+    public bool IsEmpty(int level) => Volatile.Read(ref _hasPeeked[level]) == 0 && _queues[level].IsEmpty;
+
     /// <summary>
     /// Consumer only, for a level that looked empty: clears its bit and returns <see langword="true"/>, or, if an item turns out to be
     /// there after all, leaves the bit set and returns <see langword="false"/>. This is the one place a bit is cleared (I1): the clear
@@ -129,7 +181,7 @@ internal sealed class LevelQueues
     {
         long bit = 1L << level;
         Interlocked.And(ref _nonEmptyMask, ~bit);
-        if (_queues[level].IsEmpty)
+        if (IsEmpty(level))
         {
             return true;
         }
@@ -139,16 +191,34 @@ internal sealed class LevelQueues
     }
 
     /// <summary>Any thread: takes any item of <paramref name="level"/>; used only when draining a finished context.</summary>
-    public bool TryDrain(int level, out WorkItem item) => _queues[level].TryDequeue(out item);
+    public bool TryDrain(int level, out WorkItem item)
+    {
+        if (Volatile.Read(ref _hasPeeked[level]) != 0 && Interlocked.Exchange(ref _hasPeeked[level], 0) != 0)
+        {
+            item = _peeked[level];
+            return true;
+        }
 
-    /// <summary>Whether <paramref name="level"/> holds no item (a moment's snapshot; any thread).</summary>
-    public bool IsEmpty(int level) => _queues[level].IsEmpty;
+        return _queues[level].TryDequeue(out item);
+    }
 
     /// <summary>Number of items waiting at <paramref name="level"/> (a moment's snapshot).</summary>
-    public int Count(int level) => _queues[level].Count;
+    public int Count(int level) => _queues[level].Count + Volatile.Read(ref _hasPeeked[level]);
 
     /// <summary>A moment's copy of one level's queue, oldest first (for debuggers).</summary>
-    public WorkItem[] Snapshot(int level) => _queues[level].ToArray();
+    public WorkItem[] Snapshot(int level)
+    {
+        WorkItem[] queued = _queues[level].ToArray();
+        if (Volatile.Read(ref _hasPeeked[level]) == 0)
+        {
+            return queued;
+        }
+
+        var all = new WorkItem[queued.Length + 1];
+        all[0] = _peeked[level];
+        queued.CopyTo(all, 1);
+        return all;
+    }
 
     /// <summary>The highest level whose bit is set, or -1.</summary>
     public static int HighestLevel(ulong mask) => 63 - BitOperations.LeadingZeroCount(mask);

@@ -5,10 +5,12 @@ namespace PriorityAsync.Internal;
 /// always the oldest item of the highest non-empty level.
 /// </summary>
 /// <remarks>
-/// Kept apart from the queues and the loop so that later policies (aging, weighted shares, deadlines) replace only
-/// this piece. Consumer thread only.
+/// Kept apart from the queues and the loop so that the other policies (<see cref="AgingDispatch"/>,
+/// <see cref="WeightedSharesDispatch"/>) replace only this piece. A struct with no state: the loop instantiated with it is the loop
+/// as it was before policies existed (see <see cref="IDispatchPolicy"/>). Consumer thread only.
+/// Invariant (S1): the item run is the oldest item of the highest level that held work when the dispatch read the mask.
 /// </remarks>
-internal sealed class StrictPriorityPolicy
+internal readonly struct StrictPriorityPolicy : IDispatchPolicy
 {
     public bool TryDequeue(LevelQueues queues, out WorkItem item, out int level)
     {
@@ -29,5 +31,13 @@ internal sealed class StrictPriorityPolicy
         item = default;
         level = -1;
         return false;
+    }
+
+    public void OnDrainStart()
+    {
+    }
+
+    public void OnItemEnd(int level)
+    {
     }
 }

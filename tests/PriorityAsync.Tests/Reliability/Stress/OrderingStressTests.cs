@@ -12,6 +12,14 @@ namespace PriorityAsync.Tests.Reliability.Stress;
 /// <item>strict priority: when an item of level L runs, every item of a level above L whose Post had returned before this item was
 /// dequeued has already run.</item>
 /// </list>
+/// The same run under each policy (PriorityPolicy), with the policy's own rule in place of strict priority:
+/// <list type="bullet">
+/// <item>aging: such an inversion (a level-L item running while published higher work waits) is allowed only for an item whose wait
+/// passed its level's bound. The wait is measured with the test's own stamps around the library's (before Post, at the start of the
+/// run, the same Stopwatch clock), so it is never shorter than the wait the library saw: the check cannot fail a correct loop.</item>
+/// <item>weighted shares (W1): the level run had the least virtual run time among the levels holding published work (ties to the
+/// higher level), read from the policy's state while the item runs (it changes only between items).</item>
+/// </list>
 /// </summary>
 /// <remarks>
 /// <para>"Had returned before this item was dequeued" is made observable with publication markers: producer p writes
@@ -41,16 +49,29 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
     // Producer p's markers for level L live at [p * Stride + L]: one cache line pair per producer, no false sharing.
     private const int Stride = 16;
 
-    [Fact]
-    public async Task Post_ManyProducersRandomLevels_ExactlyOnceFifoAndStrictPriority()
+    // Aging: a short bound for every level, so that the deep queues of this test expire all the time and the rule is exercised.
+    private static readonly TimeSpan s_agingBound = TimeSpan.FromMilliseconds(1);
+
+    [Theory]
+    [InlineData("strict")]
+    [InlineData("aging")]
+    [InlineData("shares")]
+    public async Task Post_ManyProducersRandomLevels_ExactlyOnceFifoAndThePolicysOrder(string policyName)
     {
-        var options = new PriorityContextOptions { Levels = Levels, Name = nameof(OrderingStressTests) };
+        PriorityPolicy policy = policyName switch
+        {
+            "aging" => PriorityPolicy.Aging(Enumerable.Repeat(s_agingBound, Levels).ToArray()),
+            "shares" => PriorityPolicy.WeightedShares(1, 2, 4, 8),
+            _ => PriorityPolicy.Strict,
+        };
+        var options = new PriorityContextOptions { Levels = Levels, Name = nameof(OrderingStressTests), Policy = policy };
         var loop = new PriorityContextThread(options);
         var checker = new Checker(loop.Context);
         long dropped = 0;
         loop.Context.WorkDropped += (_, _) => Interlocked.Increment(ref dropped);
 
-        TimeSpan duration = StressSettings.Duration;
+        // Strict keeps the whole budget (as before policies existed); the other two share the rest of it.
+        TimeSpan duration = policy == PriorityPolicy.Strict ? StressSettings.Duration : StressSettings.Fraction(0.5);
         var stopwatch = Stopwatch.StartNew();
         var producers = new Thread[Producers];
         var failures = new Exception?[Producers];
@@ -101,6 +122,11 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
         }
 
         checker.ChoicesOverLowerWork.Should().BeGreaterThan(0, "lower-level work must sometimes have been waiting, or the priority check proved nothing");
+        if (policy != PriorityPolicy.Strict)
+        {
+            checker.ChoicesOverHigherWork.Should().BeGreaterThan(0, $"under {policy} lower levels must sometimes have run while higher work waited, or its rule was never exercised");
+        }
+
         checker.Violations.Should().Be(0, "no violation may occur; the first ones: " + string.Join(" | ", checker.FirstViolations));
         Interlocked.Read(ref dropped).Should().Be(0);
         loop.Context.GetSnapshot().DroppedCount.Should().Be(0);
@@ -108,7 +134,7 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
         output.WriteLine(
             $"{posted:N0} items ({checker.LoopPosts:N0} of them posted by the loop itself) from {Producers} producers at {Levels} levels in {stopwatch.Elapsed.TotalSeconds:F1} s " +
             $"({posted / stopwatch.Elapsed.TotalSeconds:N0} items/s); {checker.ChoicesOverLowerWork:N0} items ran " +
-            $"while published lower-level work waited; throttled waits: {Volatile.Read(ref checker.ThrottleWaits):N0}");
+            $"while published lower-level work waited, {checker.ChoicesOverHigherWork:N0} while published higher-level work waited ({policy}); throttled waits: {Volatile.Read(ref checker.ThrottleWaits):N0}");
     }
 
     private static void Produce(PriorityContext context, Checker checker, int producer, int seed, Stopwatch stopwatch, TimeSpan duration)
@@ -134,7 +160,7 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
             }
 
             int level = random.Next(Levels);
-            var item = new StressItem(checker, producer, level, sequence[level]);
+            var item = new StressItem(checker, producer, level, sequence[level], Stopwatch.GetTimestamp());
             int api = random.Next(10_000);
             if (api < 9_900)
             {
@@ -157,13 +183,14 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
         }
     }
 
-    private sealed class StressItem(Checker checker, int producer, int level, long sequence)
+    // postedAt: the Stopwatch before Post (the library stamps its enqueue time after it, with the same clock, under aging).
+    private sealed class StressItem(Checker checker, int producer, int level, long sequence, long postedAt)
     {
         public static readonly SendOrPostCallback Callback = static state => ((StressItem)state!).RunOnLoop();
 
         public static readonly Action<object?> Run = static state => ((StressItem)state!).RunOnLoop();
 
-        private void RunOnLoop() => checker.OnRun(producer, level, sequence);
+        private void RunOnLoop() => checker.OnRun(producer, level, sequence, postedAt);
     }
 
     /// <summary>State touched by the loop thread only, except the markers (written by producers) and RanTotal (read by producers).</summary>
@@ -176,21 +203,27 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
         public long ThrottleWaits;
         public long Violations;
         public long ChoicesOverLowerWork;
+        public long ChoicesOverHigherWork;
 
         // The markers as read at the end of the previous item: all of these had been published before the current item was dequeued.
         private readonly long[] _snapshot = new long[Sources * Stride];
         private readonly PrioritySynchronizationContext[] _syncContexts;
         private readonly Random _random = new(4242);
+        private readonly PriorityContext _context;
+        private readonly bool[] _waiting = new bool[Levels];
+        private readonly long _agingBoundTicks = (long)(s_agingBound.TotalSeconds * Stopwatch.Frequency);
 
         public Checker(PriorityContext context)
         {
+            _context = context;
             _syncContexts = Enumerable.Range(0, Levels).Select(context.GetSynchronizationContext).ToArray();
         }
 
         public long LoopPosts { get; private set; }
 
-        public void OnRun(int producer, int level, long sequence)
+        public void OnRun(int producer, int level, long sequence, long postedAt)
         {
+            long startedAt = Stopwatch.GetTimestamp();
             if (PriorityContext.CurrentLevel != level)
             {
                 Violation($"item ({producer}, L{level}) #{sequence} ran at level {PriorityContext.CurrentLevel}");
@@ -203,23 +236,45 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
                 Violation($"producer {producer} level {level}: expected #{Ran[index]} to run next, got #{sequence} (lost, duplicated or reordered)");
             }
 
-            // Strict priority against everything published before this item was dequeued.
+            // The policy's order against everything published before this item was dequeued.
             bool lowerWasWaiting = false;
+            bool higherWasWaiting = false;
+            bool[] waiting = _waiting;
+            Array.Clear(waiting);
             for (int p = 0; p < Sources; p++)
             {
-                for (int lower = 0; lower < level; lower++)
+                for (int other = 0; other < Levels; other++)
                 {
-                    int l = (p * Stride) + lower;
-                    lowerWasWaiting |= Ran[l] < _snapshot[l];
-                }
-
-                for (int higher = level + 1; higher < Levels; higher++)
-                {
-                    int h = (p * Stride) + higher;
-                    if (Ran[h] < _snapshot[h])
+                    int o = (p * Stride) + other;
+                    if (Ran[o] < _snapshot[o])
                     {
-                        Violation($"item ({producer}, L{level}) #{sequence} ran while ({p}, L{higher}) #{Ran[h]} was published " +
-                                  $"({_snapshot[h]} published before the dequeue) and still waiting");
+                        waiting[other] = true;
+                        lowerWasWaiting |= other < level;
+                        higherWasWaiting |= other > level;
+                        if (other > level && _context.Policy == PriorityPolicy.Strict)
+                        {
+                            Violation($"item ({producer}, L{level}) #{sequence} ran while ({p}, L{other}) #{Ran[o]} was published " +
+                                      $"({_snapshot[o]} published before the dequeue) and still waiting");
+                        }
+                    }
+                }
+            }
+
+            if (higherWasWaiting && _context.AgingDispatch is not null && startedAt - postedAt <= _agingBoundTicks)
+            {
+                Violation($"aging: item ({producer}, L{level}) #{sequence} ran before published higher work after waiting only " +
+                          $"{(startedAt - postedAt) * 1e6 / Stopwatch.Frequency:F0} us, within its bound");
+            }
+
+            if (_context.SharesDispatch is { } shares)
+            {
+                double mine = shares.VirtualRunTime(level);
+                for (int other = 0; other < Levels; other++)
+                {
+                    double theirs = shares.VirtualRunTime(other);
+                    if (waiting[other] && (theirs < mine || (theirs == mine && other > level)))
+                    {
+                        Violation($"shares: level {level} ran at virtual run time {mine} while level {other} held published work at {theirs}");
                     }
                 }
             }
@@ -228,6 +283,11 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
             {
                 // The loop had a real choice (published lower-level work was waiting) and took the more urgent item.
                 ChoicesOverLowerWork++;
+            }
+
+            if (higherWasWaiting)
+            {
+                ChoicesOverHigherWork++;
             }
 
             Ran[index] = sequence + 1;
@@ -239,7 +299,7 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
                 int loopLevel = _random.Next(Levels);
                 int loopIndex = (LoopSource * Stride) + loopLevel;
                 long loopSequence = Published[loopIndex];
-                _syncContexts[loopLevel].Post(StressItem.Callback, new StressItem(this, LoopSource, loopLevel, loopSequence));
+                _syncContexts[loopLevel].Post(StressItem.Callback, new StressItem(this, LoopSource, loopLevel, loopSequence, Stopwatch.GetTimestamp()));
                 Volatile.Write(ref Published[loopIndex], loopSequence + 1);
                 LoopPosts++;
             }

@@ -1,0 +1,118 @@
+using System;
+using System.Diagnostics;
+
+namespace PriorityAsync.Internal;
+
+/// <summary>
+/// The aging policy (<see cref="PriorityPolicy.Aging(TimeSpan[])"/>): strict priority, except that an item whose wait has passed its
+/// level's bound runs first. Consumer thread only.
+/// </summary>
+/// <remarks>
+/// <para>Invariant (A1): at every dispatch, let <c>now</c> be one clock reading and, for each level holding work, <c>deadline</c> its
+/// head's enqueue time plus the level's bound. If some head is expired (<c>deadline &lt; now</c>), the item run is the expired head with
+/// the earliest deadline (ties to the higher level); otherwise it is the head of the highest non-empty level (strict, S1). Only heads
+/// are ever taken, so FIFO within a level holds.</para>
+/// <para>Consequence (the bound): once an item is the head of its level and its deadline passes, it runs after at most the item running
+/// at that moment plus the expired heads with earlier deadlines. Under a top level that never empties (whose own items never wait past
+/// its bound), the lowest level's worst wait is its bound plus one item's run time, provided its items do not queue up behind each other
+/// faster than they run.</para>
+/// <para>Enqueue times: while this policy is in force every item is stamped when queued (PriorityContext.Enqueue, and the firings of
+/// loop timers), with the context's clock, the same clock read here. An item with no stamp (0: the entry point of Run, queued before
+/// the loop starts) never expires; it is the first item and runs at once anyway.</para>
+/// <para>Cost: with one level holding work, the strict dispatch and nothing more. With two or more, one clock reading and one peek per
+/// non-empty level (LevelQueues' peek slot: the head moves into it once, so a peek repeated at the next dispatch is one array read).</para>
+/// </remarks>
+internal sealed class AgingDispatch
+{
+    private readonly long[] _bounds; // in clock ticks, per level
+    private readonly TimeProvider? _clock;
+
+    public AgingDispatch(AgingPriorityPolicy policy, TimeProvider? clock)
+    {
+        _clock = clock;
+        long frequency = clock?.TimestampFrequency ?? Stopwatch.Frequency;
+        _bounds = new long[policy.MaxWaitPerLevel.Count];
+        for (int level = 0; level < _bounds.Length; level++)
+        {
+            // At least one tick: a bound that rounds to 0 would make every stamped item expired at once.
+            _bounds[level] = Math.Max(1, (long)Math.Round(policy.MaxWaitPerLevel[level].TotalSeconds * frequency));
+        }
+    }
+
+    /// <summary>The bound of <paramref name="level"/> in clock ticks (for tests).</summary>
+    internal long BoundTicks(int level) => _bounds[level];
+
+    public bool TryDequeue(LevelQueues queues, out WorkItem item, out int level)
+    {
+        ulong mask = queues.NonEmptyMask;
+        if ((mask & (mask - 1)) != 0 && TryDequeueExpired(queues, mask, out item, out level))
+        {
+            return true;
+        }
+
+        // One level holds work, or no head is expired: strict (S1), through the peek slots.
+        mask = queues.NonEmptyMask;
+        while (mask != 0)
+        {
+            level = LevelQueues.HighestLevel(mask);
+            if (queues.TryDequeuePeekable(level, out item))
+            {
+                return true;
+            }
+
+            mask = queues.NonEmptyMask; // a stale bit, now cleared (as in StrictPriorityPolicy)
+        }
+
+        item = default;
+        level = -1;
+        return false;
+    }
+
+    private bool TryDequeueExpired(LevelQueues queues, ulong mask, out WorkItem item, out int level)
+    {
+        long now = _clock?.GetTimestamp() ?? Stopwatch.GetTimestamp();
+        int best = -1;
+        long bestDeadline = long.MaxValue;
+
+        // From the highest level down, a strictly earlier deadline wins: ties go to the higher level.
+        while (mask != 0)
+        {
+            int candidate = LevelQueues.HighestLevel(mask);
+            mask &= ~(1UL << candidate);
+            if (queues.TryPeek(candidate, out WorkItem head) && head.EnqueuedAt != 0)
+            {
+                long deadline = head.EnqueuedAt + _bounds[candidate];
+                if (deadline < now && deadline < bestDeadline)
+                {
+                    best = candidate;
+                    bestDeadline = deadline;
+                }
+            }
+        }
+
+        // The peeked head is still there: only this thread dequeues.
+        if (best >= 0 && queues.TryDequeuePeekable(best, out item))
+        {
+            level = best;
+            return true;
+        }
+
+        item = default;
+        level = -1;
+        return false;
+    }
+
+    /// <summary>The loop's view of this policy (see <see cref="IDispatchPolicy"/>).</summary>
+    public readonly struct Loop(AgingDispatch policy) : IDispatchPolicy
+    {
+        public bool TryDequeue(LevelQueues queues, out WorkItem item, out int level) => policy.TryDequeue(queues, out item, out level);
+
+        public void OnDrainStart()
+        {
+        }
+
+        public void OnItemEnd(int level)
+        {
+        }
+    }
+}
