@@ -324,9 +324,7 @@ public sealed partial class PriorityContext
 
         if (Volatile.Read(ref _state) >= StateCompleted)
         {
-            DropReason reason = DropReasonNow();
-            CountDrop(level, reason);
-            OnDropped(level, item, reason);
+            Drop(level, item, DropReasonNow());
             return;
         }
 
@@ -629,10 +627,9 @@ public sealed partial class PriorityContext
         {
             while (_queues.TryDrain(level, out WorkItem item))
             {
-                CountDrop(level, reason);
                 try
                 {
-                    OnDropped(level, item, reason);
+                    Drop(level, item, reason);
                 }
                 catch (Exception ex)
                 {
@@ -642,6 +639,20 @@ public sealed partial class PriorityContext
         }
 
         return firstHandlerFailure;
+    }
+
+    /// <summary>Counts and reports one item the loop will never run; a controller's activation hands the drop to its controller.</summary>
+    private void Drop(int level, in WorkItem item, DropReason reason)
+    {
+        if (item.Callback == ControllerActivation.Callback)
+        {
+            // Not user work: the controller counts and reports each of its own queued items (PriorityContext.Controllers.cs).
+            ((ControllerActivation)item.State!).OnDroppedByContext(reason);
+            return;
+        }
+
+        CountDrop(level, reason);
+        OnDropped(level, item, reason);
     }
 
     private void OnDropped(int level, WorkItem item, DropReason reason)

@@ -1,0 +1,62 @@
+using System;
+using System.Threading;
+
+namespace PriorityAsync.Internal;
+
+/// <summary>
+/// The <see cref="SynchronizationContext"/> of one <see cref="PriorityTaskController"/>: posts go into the controller's queue, and its
+/// level follows the controller's, so an <c>await</c> that captured it comes back through the controller wherever it has moved.
+/// </summary>
+internal sealed class ControllerSynchronizationContext : PrioritySynchronizationContext
+{
+    private readonly PriorityTaskController _controller;
+
+    public ControllerSynchronizationContext(PriorityTaskController controller, int level)
+        : base(controller.Context, level)
+    {
+        _controller = controller;
+    }
+
+    public override void Post(SendOrPostCallback d, object? state)
+    {
+        ArgumentNullException.ThrowIfNull(d);
+        _controller.Enqueue(d, state);
+    }
+
+    /// <summary>On the loop thread: runs inline, under the controller. From another thread: queued under the controller, and the caller
+    /// blocks until it ran; if it is dropped instead (the controller was cancelled, or the context finished) the caller gets
+    /// <see cref="ObjectDisposedException"/>.</summary>
+    public override void Send(SendOrPostCallback d, object? state)
+    {
+        ArgumentNullException.ThrowIfNull(d);
+        PriorityContext context = _controller.Context;
+        if (context.IsOnLoopThread)
+        {
+            SynchronizationContext? previous = Current;
+            SetSynchronizationContext(this);
+            try
+            {
+                d(state);
+            }
+            finally
+            {
+                SetSynchronizationContext(previous);
+            }
+
+            return;
+        }
+
+        context.ThrowIfFinished("Send under a PriorityTaskController", Level);
+        SendWaiter waiter = SendWaiter.Rent(d, state);
+        _controller.Enqueue(SendWaiter.RunCallback, waiter);
+        waiter.WaitAndRethrow(context.Name);
+    }
+
+    public override SynchronizationContext CreateCopy() => this;
+
+    public override void OperationStarted() => _controller.OperationStarted();
+
+    public override void OperationCompleted() => _controller.OperationCompleted();
+
+    public override string ToString() => _controller.ToString();
+}
