@@ -239,6 +239,8 @@ public sealed class PriorityTaskController
     /// controller are dropped too, so such a method may never complete: the controller stops holding the loop for them (the loop of
     /// <see cref="PriorityContext.Run(Func{Task}, PriorityContextOptions?)"/> does not wait for them), and the tasks of <see cref="Run(Func{Task})"/>
     /// are cancelled.</para>
+    /// <para>The items taken by Cancel are reported on the calling thread, oldest first; a post racing it from another thread is
+    /// dropped and reported by its own poster, so the two reports may interleave.</para>
     /// <para>If a <see cref="PriorityContext.WorkDropped"/> handler or a callback registered on <see cref="Token"/> throws, every item is
     /// still dropped first; then the first exception is rethrown.</para>
     /// </remarks>
