@@ -19,8 +19,8 @@ namespace PriorityAsync;
 /// <see cref="Run(Func{Task})"/>, <see cref="Factory"/> or <see cref="Scheduler"/>, or by posting to its <see cref="SynchronizationContext"/>.
 /// The work runs with that synchronization context current, so an <c>await</c> inside it comes back through the controller: a later
 /// <see cref="SetLevel"/> moves the continuation too, and after <see cref="Cancel"/> it is dropped. An explicit
-/// <c>await Prioritize(level)</c>, <c>Yield()</c> or <c>Priority.Delay</c> inside the work leaves the controller for that level of the
-/// context, as it names a level of its own.</para>
+/// <c>await Prioritize(level)</c> or <c>Yield()</c> inside the work leaves the controller for that level of the context, as it names a
+/// level of its own; <see cref="Priority.Delay"/> resumes through the controller.</para>
 /// <para>Scheduling: the controller's queued items take one place in the FIFO of its level. When that place comes up, the oldest
 /// item runs, and if more remain the controller takes a new place at the back of its level. So its items run in the order they were
 /// queued, one at a time, interleaved with the other work of the same level as if each had been posted when the previous one ran.

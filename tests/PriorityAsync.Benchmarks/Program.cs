@@ -61,6 +61,7 @@ else
                 typeof(PingPongBenchmarks),
                 typeof(SchedulerBenchmarks),
                 typeof(TimerBenchmarks),
+                typeof(ControllerBenchmarks),
                 .. diagnostics,
             ],
             config);

@@ -182,6 +182,30 @@ public sealed class PriorityTaskControllerTests
     }
 
     [Fact]
+    public void PriorityDelay_InsideItsWork_ResumesThroughTheController_AtItsLevelThen()
+    {
+        int level = -1;
+        SynchronizationContext? current = null;
+        PriorityTaskController? controller = null;
+        PriorityContext.Run(async () =>
+        {
+            controller = PriorityContext.Current!.CreateController(1);
+            Task work = controller.Run(async () =>
+            {
+                await Priority.Delay(TimeSpan.FromMilliseconds(1));
+                level = PriorityContext.CurrentLevel;
+                current = SynchronizationContext.Current;
+            });
+            await Priority.Yield(); // the work starts (level 1) and waits on the loop timer
+            controller.SetLevel(2);
+            await work;
+        }, Options());
+
+        level.Should().Be(2);
+        current.Should().BeSameAs(controller!.SynchronizationContext);
+    }
+
+    [Fact]
     public void Cancel_CancelsRunTasks_AndStopsHoldingTheLoopForWorkThatCanNoLongerResume()
     {
         Task? queued = null;
