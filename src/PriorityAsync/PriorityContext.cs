@@ -65,6 +65,10 @@ public sealed partial class PriorityContext
     //   * Invariants of each kind of timer: T1, T2 in Internal/LoopTimer.cs, D1 in Internal/DelaySource.cs, A1 in Internal/Alarm.cs.
     //   Lock order: _timerLock, then the alarm's lock. Nothing that runs user code (callbacks, WorkDropped) runs under either.
     //
+    // Controllers (PriorityTaskController.cs, its own protocol C1-C3): a controller keeps its items in a FIFO of its own and queues
+    // one "activation" here, an ordinary item. The loop and Post do nothing special for it; only Drop does: when the context drops
+    // an activation, the controller drops (counts, reports) its own queued items instead, so they are never lost silently.
+    //
     // Watchdog (optional, PriorityContext.Stall.cs): a timer thread reads _runPerLevel and the queue counts and writes nothing the
     // loop or the producers read, so it takes no part in the protocols above and costs the hot path nothing.
     //

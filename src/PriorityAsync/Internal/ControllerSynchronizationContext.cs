@@ -24,8 +24,8 @@ internal sealed class ControllerSynchronizationContext : PrioritySynchronization
     }
 
     /// <summary>On the loop thread: runs inline, under the controller. From another thread: queued under the controller, and the caller
-    /// blocks until it ran; if it is dropped instead (the controller was cancelled, or the context finished) the caller gets
-    /// <see cref="ObjectDisposedException"/>.</summary>
+    /// blocks until it ran; if it is dropped instead the caller gets <see cref="OperationCanceledException"/> (the controller was
+    /// cancelled) or <see cref="ObjectDisposedException"/> (the context finished).</summary>
     public override void Send(SendOrPostCallback d, object? state)
     {
         ArgumentNullException.ThrowIfNull(d);
@@ -49,7 +49,16 @@ internal sealed class ControllerSynchronizationContext : PrioritySynchronization
         context.ThrowIfFinished("Send under a PriorityTaskController", Level);
         SendWaiter waiter = SendWaiter.Rent(d, state);
         _controller.Enqueue(SendWaiter.RunCallback, waiter);
-        waiter.WaitAndRethrow(context.Name);
+        try
+        {
+            waiter.WaitAndRethrow(context.Name);
+        }
+        catch (ObjectDisposedException) when (_controller.IsCancelled && !context.IsFinished)
+        {
+            // Dropped by Cancel, not by the end of the context: say so.
+            throw new OperationCanceledException(
+                $"The callback sent under {_controller} was dropped: the controller was cancelled before it could run.", _controller.Token);
+        }
     }
 
     public override SynchronizationContext CreateCopy() => this;

@@ -292,6 +292,18 @@ public sealed class PriorityTaskControllerTests
     }
 
     [Fact]
+    public async Task Send_FromAnotherThread_UnderACancelledController_ThrowsOperationCanceled_AndDoesNotHang()
+    {
+        await using var loop = new PriorityContextThread(Options());
+        PriorityTaskController controller = loop.Context.CreateController(1);
+        controller.Cancel();
+        bool ran = false;
+        Func<Task> send = () => Task.Run(() => controller.SynchronizationContext.Send(_ => ran = true, null));
+        (await send.Should().ThrowAsync<OperationCanceledException>()).Which.CancellationToken.Should().Be(controller.Token);
+        ran.Should().BeFalse();
+    }
+
+    [Fact]
     public void ContextFault_DropsTheControllersQueuedItems_WithTheContextsReason()
     {
         var dropped = new List<WorkDroppedEventArgs>();
