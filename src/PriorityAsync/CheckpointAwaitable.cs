@@ -34,11 +34,11 @@ public readonly struct CheckpointAwaitable
 
         /// <summary>Queues the continuation at the back of the caller's level, flowing the current <see cref="System.Threading.ExecutionContext"/>.</summary>
         /// <param name="continuation">The continuation.</param>
-        public void OnCompleted(Action continuation) => _level.Context.QueueContinuation(_level.Level, continuation, flowExecutionContext: true);
+        public void OnCompleted(Action continuation) => _level.QueueContinuation(continuation, flowExecutionContext: true);
 
         /// <summary>Queues the continuation at the back of the caller's level without flowing the <see cref="System.Threading.ExecutionContext"/>.</summary>
         /// <param name="continuation">The continuation (the async state machine's cached delegate, queued as is).</param>
-        public void UnsafeOnCompleted(Action continuation) => _level.Context.QueueContinuation(_level.Level, continuation, flowExecutionContext: false);
+        public void UnsafeOnCompleted(Action continuation) => _level.QueueContinuation(continuation, flowExecutionContext: false);
 
         /// <summary>Ends the await. Throws <see cref="ObjectDisposedException"/> if the context finished before the continuation could run.</summary>
         public void GetResult() => _level.Context.ThrowIfResumedAfterFinish(_level.Level);

@@ -15,4 +15,10 @@ public enum DropReason
     /// fired. <see cref="WorkDroppedEventArgs.State"/> is the timer.
     /// </summary>
     TimerArmedAtFinish,
+
+    /// <summary>
+    /// It was queued under a <see cref="PriorityTaskController"/> that was cancelled (<see cref="PriorityTaskController.Cancel"/>)
+    /// before it could run, or was posted under it after that. <see cref="WorkDroppedEventArgs.Level"/> is the controller's level.
+    /// </summary>
+    Cancelled,
 }

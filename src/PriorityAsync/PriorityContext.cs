@@ -66,6 +66,10 @@ public sealed partial class PriorityContext
     //   * Invariants of each kind of timer: T1, T2 in Internal/LoopTimer.cs, D1 in Internal/DelaySource.cs, A1 in Internal/Alarm.cs.
     //   Lock order: _timerLock, then the alarm's lock. Nothing that runs user code (callbacks, WorkDropped) runs under either.
     //
+    // Controllers (PriorityTaskController.cs, its own protocol C1-C3): a controller keeps its items in a FIFO of its own and queues
+    // one "activation" here, an ordinary item. The loop and Post do nothing special for it; only Drop does: when the context drops
+    // an activation, the controller drops (counts, reports) its own queued items instead, so they are never lost silently.
+    //
     // Watchdog (optional, PriorityContext.Stall.cs): a timer thread reads _runPerLevel and the queue counts and writes nothing the
     // loop or the producers read, so it takes no part in the protocols above and costs the hot path nothing.
     //
@@ -333,9 +337,7 @@ public sealed partial class PriorityContext
 
         if (Volatile.Read(ref _state) >= StateCompleted)
         {
-            DropReason reason = DropReasonNow();
-            CountDrop(level, reason);
-            OnDropped(level, item, reason);
+            Drop(level, item, DropReasonNow());
             return;
         }
 
@@ -666,10 +668,9 @@ public sealed partial class PriorityContext
         {
             while (_queues.TryDrain(level, out WorkItem item))
             {
-                CountDrop(level, reason);
                 try
                 {
-                    OnDropped(level, item, reason);
+                    Drop(level, item, reason);
                 }
                 catch (Exception ex)
                 {
@@ -679,6 +680,20 @@ public sealed partial class PriorityContext
         }
 
         return firstHandlerFailure;
+    }
+
+    /// <summary>Counts and reports one item the loop will never run; a controller's activation hands the drop to its controller.</summary>
+    private void Drop(int level, in WorkItem item, DropReason reason)
+    {
+        if (item.Callback == ControllerActivation.Callback)
+        {
+            // Not user work: the controller counts and reports each of its own queued items (PriorityContext.Controllers.cs).
+            ((ControllerActivation)item.State!).OnDroppedByContext(reason);
+            return;
+        }
+
+        CountDrop(level, reason);
+        OnDropped(level, item, reason);
     }
 
     private void OnDropped(int level, WorkItem item, DropReason reason)

@@ -11,20 +11,28 @@ namespace PriorityAsync;
 /// <para>No two callbacks of a <see cref="PriorityContext"/> ever run concurrently: all run on its loop thread, one at a time.</para>
 /// <para><see cref="Post"/> may be called from any thread and never blocks. <see cref="Send"/> runs inline on the loop thread
 /// and blocks any other caller until the callback ran, rethrowing its exception to the caller.</para>
+/// <para>A <see cref="PriorityTaskController"/> has one more instance of its own (not sealed for that reason only; its constructor is
+/// internal), whose <see cref="Level"/> follows the controller's, so awaits inside its work come back through the controller.</para>
 /// </remarks>
-public sealed class PrioritySynchronizationContext : SynchronizationContext
+public class PrioritySynchronizationContext : SynchronizationContext
 {
+    // Written only by a controller's own context (SetLevel); fixed for the per-level instances.
+    private int _level;
+
     internal PrioritySynchronizationContext(PriorityContext context, int level)
     {
         Context = context;
-        Level = level;
+        _level = level;
     }
 
     /// <summary>Gets the context this level belongs to.</summary>
     public PriorityContext Context { get; }
 
-    /// <summary>Gets the level callbacks posted here run at.</summary>
-    public int Level { get; }
+    /// <summary>Gets the level callbacks posted here run at (for a controller's context, the controller's level now).</summary>
+    public int Level => Volatile.Read(ref _level);
+
+    /// <summary>A controller's context follows the controller's level.</summary>
+    internal void SetLevel(int level) => Volatile.Write(ref _level, level);
 
     /// <summary>Queues <paramref name="d"/> at this level. Never blocks; allocates nothing in steady state.</summary>
     /// <param name="d">The callback.</param>
@@ -52,6 +60,11 @@ public sealed class PrioritySynchronizationContext : SynchronizationContext
 
     /// <summary>Returns this instance: contexts are immutable and shared, and the copy keeps the level.</summary>
     /// <returns>This instance.</returns>
+    /// <summary>Queues the continuation of an awaiting method where this context's work goes: the back of its level, or, for a
+    /// controller's context, the controller's own queue (so a method that yields at a checkpoint stays under its controller).</summary>
+    internal virtual void QueueContinuation(Action continuation, bool flowExecutionContext) =>
+        Context.QueueContinuation(Level, continuation, flowExecutionContext);
+
     public override SynchronizationContext CreateCopy() => this;
 
     /// <summary>Counts an operation (an <c>async void</c> method) that keeps the context alive until it completes.</summary>

@@ -76,6 +76,7 @@ else
                 typeof(SchedulerBenchmarks),
                 typeof(TimerBenchmarks),
                 typeof(CheckpointBenchmarks),
+                typeof(ControllerBenchmarks),
                 .. diagnostics,
             ],
             config);

@@ -168,7 +168,8 @@ internal sealed class DelaySource : TimerEntry, IValueTaskSource, IThreadPoolWor
         if ((flags & ValueTaskSourceOnCompletedFlags.UseSchedulingContext) != 0)
         {
             SynchronizationContext? current = SynchronizationContext.Current;
-            if (current is PrioritySynchronizationContext level && ReferenceEquals(level.Context, Context))
+            // A controller's context is captured as any other context is, so the method resumes through the controller (its level then).
+            if (current is PrioritySynchronizationContext level && ReferenceEquals(level.Context, Context) && current is not ControllerSynchronizationContext)
             {
                 _resumeLevel = level.Level;
             }

@@ -115,7 +115,12 @@ internal static class PriorityMetrics
                 1,
                 new(ContextTag, contextName),
                 s_levelTags[level],
-                new(DropReasonTag, reason == DropReason.AbandonedAfterFault ? "abandoned_after_fault" : "posted_after_completion"));
+                new(DropReasonTag, reason switch
+                {
+                    DropReason.AbandonedAfterFault => "abandoned_after_fault",
+                    DropReason.Cancelled => "cancelled",
+                    _ => "posted_after_completion",
+                }));
         }
     }
 

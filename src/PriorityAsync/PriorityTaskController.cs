@@ -1,0 +1,443 @@
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Runtime.ExceptionServices;
+using System.Threading;
+using System.Threading.Tasks;
+using PriorityAsync.Internal;
+
+namespace PriorityAsync;
+
+/// <summary>
+/// A handle on work that belongs together (WICG's <c>TaskController</c>, WPF's <c>DispatcherOperation.Priority</c>): callbacks, tasks
+/// and the continuations of async methods started under it run on its <see cref="PriorityContext"/> at the controller's
+/// <see cref="Level"/>; <see cref="SetLevel"/> moves the work still queued to another level, keeping its order; <see cref="Cancel"/>
+/// drops it (each item counted and reported through <see cref="PriorityContext.WorkDropped"/> with <see cref="DropReason.Cancelled"/>).
+/// </summary>
+/// <remarks>
+/// <para>Create one with <see cref="PriorityContext.CreateController(int)"/>. Start work under it with <see cref="Post(SendOrPostCallback, object?)"/>,
+/// <see cref="Run(Func{Task})"/>, <see cref="Factory"/> or <see cref="Scheduler"/>, or by posting to its <see cref="SynchronizationContext"/>.
+/// The work runs with that synchronization context current, so an <c>await</c> inside it comes back through the controller: a later
+/// <see cref="SetLevel"/> moves the continuation too, and after <see cref="Cancel"/> it is dropped. An explicit
+/// <c>await Prioritize(level)</c> or <c>Yield()</c> inside the work leaves the controller for that level of the context, as it names a
+/// level of its own; <see cref="Priority.Delay"/> resumes through the controller.</para>
+/// <para>Scheduling: the controller's queued items take one place in the FIFO of its level. When that place comes up, the oldest
+/// item runs, and if more remain the controller takes a new place at the back of its level. So its items run in the order they were
+/// queued, one at a time, interleaved with the other work of the same level as if each had been posted when the previous one ran.
+/// <see cref="SetLevel"/> puts that place at the back of the new level.</para>
+/// <para>Cost: a post takes an uncontended lock and queues into the controller's own FIFO; each item then costs one more loop item
+/// (its activation). Steady-state posting and running allocate nothing. Work that does not use a controller pays nothing for it.
+/// See docs/benchmarks.md.</para>
+/// <para>Thread safety: every member may be called from any thread.</para>
+/// </remarks>
+public sealed class PriorityTaskController
+{
+    // ---- Protocol (read before changing anything below) -------------------------------------------------------------------
+    //
+    // State, all under _lock: _queue (the controller's FIFO of WorkItems), _current (the activation of the current generation),
+    // _pending, _level, _closed (by Cancel or because the context dropped the current activation) and _operations.
+    //
+    // An activation is a loop item (ControllerActivation.Callback, the activation as its state) that runs the controller's next item.
+    // SetLevel and closing replace _current (a new generation); an activation that is no longer _current is stale and does nothing
+    // when the loop runs it (the loop still counts it as run: it is an item like any other), and nothing when the context drops it.
+    //
+    // (C1) While _queue is not empty, _pending is true, and then exactly one copy of _current is on its way to the loop at _level:
+    //      queued in the context, or about to be queued by the thread that set _pending or replaced _current (it calls
+    //      Context.Enqueue right after leaving the lock), or being run by the loop, which re-queues it before running the item it took
+    //      if items remain. _pending goes false only in a run of _current that takes the last item, or when the controller closes.
+    // (C2) An item enters _queue only under the lock while !_closed, and leaves it exactly once, under the lock: taken by a run of
+    //      _current (which then runs it), or taken by Close (which drops it: counted, reported through WorkDropped).
+    // (C3) Posts after _closed are dropped at once by the poster (counted, reported), with the reason the controller closed for.
+    //
+    // Hence every item posted under a controller is run exactly once or dropped exactly once: by C1 the current activation is pending
+    // whenever items are queued, and the context's own protocol (PriorityContext.cs) either runs it (it takes one item, C2) or drops
+    // it once the loop has finished, and the drop of the current activation closes the controller and drops every queued item (C2).
+    // No user code (callbacks, WorkDropped handlers, token callbacks) and no Context.Enqueue runs under _lock: a handler may post.
+    //
+    // Holds (async void methods and Run operations started under the controller): _operations counts them; while the controller is
+    // open each also holds the context (OperationStarted), so the loop waits for them as for any async void method. Cancel releases
+    // those holds: their continuations will be dropped from now on, so they may never complete, and the loop must not wait forever.
+
+    internal static readonly SendOrPostCallback s_runAction = static state => ((Action)state!)();
+
+    private readonly Lock _lock = new();
+    private readonly ControllerSynchronizationContext _syncContext;
+    private readonly ControllerTaskScheduler _scheduler;
+    private readonly CancellationTokenSource _cancellation = new();
+    private Queue<WorkItem> _queue = new();
+    private ControllerActivation? _current;
+    private bool _pending;
+    private int _level;
+    private bool _closed;
+    private DropReason _closeReason;
+    private int _operations;
+
+    /// <summary>Creates a controller whose work runs on <paramref name="context"/> at <paramref name="level"/>.</summary>
+    /// <param name="context">The context the work runs on.</param>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>; higher runs first.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="context"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
+    /// <exception cref="ObjectDisposedException">The context has finished.</exception>
+    public PriorityTaskController(PriorityContext context, int level)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        context.ValidateLevel(level);
+        context.ThrowIfFinished("a new PriorityTaskController", level);
+        Context = context;
+        _level = level;
+        _current = new ControllerActivation(this);
+        _syncContext = new ControllerSynchronizationContext(this, level);
+        _scheduler = new ControllerTaskScheduler(this);
+        Factory = new TaskFactory(
+            _cancellation.Token, TaskCreationOptions.HideScheduler, TaskContinuationOptions.HideScheduler, _scheduler);
+    }
+
+    /// <summary>Gets the context the work runs on.</summary>
+    public PriorityContext Context { get; }
+
+    /// <summary>Gets the level the controller's work runs at now.</summary>
+    public int Level
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _level;
+            }
+        }
+    }
+
+    /// <summary>Gets whether <see cref="Cancel"/> was called.</summary>
+    public bool IsCancelled => _cancellation.IsCancellationRequested;
+
+    /// <summary>Gets a token that is cancelled by <see cref="Cancel"/>, for work that stops cooperatively (the tasks of
+    /// <see cref="Factory"/> carry it).</summary>
+    public CancellationToken Token => _cancellation.Token;
+
+    /// <summary>Gets the number of items queued under the controller and not run yet (a moment's snapshot).</summary>
+    public int PendingCount
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _queue.Count;
+            }
+        }
+    }
+
+    /// <summary>Gets the controller's <see cref="System.Threading.SynchronizationContext"/>: callbacks posted to it are queued under the
+    /// controller, and its work runs with it current (so awaits inside come back through the controller). Its
+    /// <see cref="PrioritySynchronizationContext.Level"/> follows <see cref="Level"/>.</summary>
+    public PrioritySynchronizationContext SynchronizationContext => _syncContext;
+
+    /// <summary>Gets a <see cref="TaskScheduler"/> that queues tasks under the controller.</summary>
+    /// <remarks>Queueing a task after the context finished throws <see cref="ObjectDisposedException"/> (wrapped in a
+    /// <see cref="TaskSchedulerException"/> by <see cref="TaskFactory.StartNew(Action)"/>), as <see cref="PriorityTaskScheduler"/> does.
+    /// A task dropped by <see cref="Cancel"/> is reported with the task as its state; it completes (cancelled) only if it carries
+    /// <see cref="Token"/>, as the tasks of <see cref="Factory"/> do.</remarks>
+    public TaskScheduler Scheduler => _scheduler;
+
+    /// <summary>Gets a <see cref="TaskFactory"/> whose tasks run under the controller and carry <see cref="Token"/>.</summary>
+    /// <remarks>As <see cref="PriorityContext.GetTaskFactory(int)"/>, it hides its scheduler from the tasks it starts.</remarks>
+    public TaskFactory Factory { get; }
+
+    /// <summary>Queues <paramref name="callback"/> under the controller, at the back of its FIFO. Never blocks.</summary>
+    /// <param name="callback">The callback.</param>
+    /// <param name="state">The state passed to the callback.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="callback"/> is <see langword="null"/>.</exception>
+    /// <remarks>After <see cref="Cancel"/>, or once the context has finished, the callback does not run: it is counted and reported through
+    /// <see cref="PriorityContext.WorkDropped"/> (as a late <see cref="PrioritySynchronizationContext.Post"/> is); a throwing handler's
+    /// exception then reaches the caller.</remarks>
+    public void Post(SendOrPostCallback callback, object? state)
+    {
+        ArgumentNullException.ThrowIfNull(callback);
+        Enqueue(callback, state);
+    }
+
+    /// <summary>Queues <paramref name="action"/> under the controller, at the back of its FIFO. Never blocks.</summary>
+    /// <param name="action">The action.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="action"/> is <see langword="null"/>.</exception>
+    /// <remarks>See <see cref="Post(SendOrPostCallback, object?)"/>.</remarks>
+    public void Post(Action action)
+    {
+        ArgumentNullException.ThrowIfNull(action);
+        Enqueue(s_runAction, action);
+    }
+
+    /// <summary>Queues <paramref name="work"/> under the controller and returns a task that completes as the task it returns does.</summary>
+    /// <param name="work">The asynchronous work; it starts on the loop thread, and its awaits come back through the controller.</param>
+    /// <returns>The work's own task, unwrapped. Cancelled (with <see cref="Token"/>) when the controller is cancelled before the work
+    /// completed; faulted with <see cref="ObjectDisposedException"/> when the context finished before the work could run.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
+    /// <remarks>Until the work's task completes (or the controller is cancelled), it keeps the loop alive, as
+    /// <see cref="PriorityContext.InvokeAsync(Func{Task}, int)"/> does.</remarks>
+    public Task Run(Func<Task> work)
+    {
+        ArgumentNullException.ThrowIfNull(work);
+        var operation = new ControllerRunOperation<object?>(this, work, typedWork: null);
+        Enqueue(IControllerRun.Callback, operation);
+        return operation.Task;
+    }
+
+    /// <summary>Queues <paramref name="work"/> under the controller and returns a task that completes with the result of the task it returns.</summary>
+    /// <typeparam name="TResult">The result type.</typeparam>
+    /// <param name="work">The asynchronous work; it starts on the loop thread, and its awaits come back through the controller.</param>
+    /// <returns>The work's own task, unwrapped; see <see cref="Run(Func{Task})"/>.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
+    public Task<TResult> Run<TResult>(Func<Task<TResult>> work)
+    {
+        ArgumentNullException.ThrowIfNull(work);
+        var operation = new ControllerRunOperation<TResult>(this, work: null, work);
+        Enqueue(IControllerRun.Callback, operation);
+        return operation.Task;
+    }
+
+    /// <summary>
+    /// Moves the controller to <paramref name="level"/>: its queued items, in their order, and everything queued under it from now on
+    /// (continuations of its async methods included) run at <paramref name="level"/>. The queued items go behind the work already queued
+    /// at <paramref name="level"/>. Setting the level it already has does nothing (its items keep their place).
+    /// </summary>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>; higher runs first.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
+    /// <exception cref="ObjectDisposedException">The context has finished.</exception>
+    /// <remarks>An item already running is not affected. Allocates one small object when items are queued (the new activation).</remarks>
+    public void SetLevel(int level)
+    {
+        Context.ValidateLevel(level);
+        Context.ThrowIfFinished($"{nameof(PriorityTaskController)}.{nameof(SetLevel)}", level);
+        ControllerActivation? activation = null;
+        lock (_lock)
+        {
+            if (level == _level)
+            {
+                return;
+            }
+
+            _level = level;
+            _syncContext.SetLevel(level);
+            if (_pending)
+            {
+                // A new generation at the new level (C1 holds again once we queue it below); the old one goes stale.
+                activation = _current = new ControllerActivation(this);
+            }
+        }
+
+        if (activation is not null)
+        {
+            Context.Enqueue(level, ControllerActivation.Callback, activation);
+        }
+    }
+
+    /// <summary>
+    /// Cancels the controller: every item queued under it is dropped (counted, and reported through
+    /// <see cref="PriorityContext.WorkDropped"/> with <see cref="DropReason.Cancelled"/>, oldest first), <see cref="Token"/> is cancelled,
+    /// and everything posted under it from now on is dropped and reported the same way. Calling it again does nothing.
+    /// </summary>
+    /// <remarks>
+    /// <para>An item already running goes on; it can watch <see cref="Token"/>. The continuations of async methods started under the
+    /// controller are dropped too, so such a method may never complete: the controller stops holding the loop for them (the loop of
+    /// <see cref="PriorityContext.Run(Func{Task}, PriorityContextOptions?)"/> does not wait for them), and the tasks of <see cref="Run(Func{Task})"/>
+    /// are cancelled.</para>
+    /// <para>The items taken by Cancel are reported on the calling thread, oldest first; a post racing it from another thread is
+    /// dropped and reported by its own poster, so the two reports may interleave.</para>
+    /// <para>If a <see cref="PriorityContext.WorkDropped"/> handler or a callback registered on <see cref="Token"/> throws, every item is
+    /// still dropped first; then the first exception is rethrown.</para>
+    /// </remarks>
+    public void Cancel()
+    {
+        Close(DropReason.Cancelled, expected: null);
+    }
+
+    /// <summary>Describes the controller.</summary>
+    /// <returns>A description for diagnostics.</returns>
+    public override string ToString() => $"{Context.Name} controller at level {Level}{(IsCancelled ? " (cancelled)" : string.Empty)}";
+
+    // ---- Queueing and running ---------------------------------------------------------------------------------------------
+
+    internal void Enqueue(SendOrPostCallback callback, object? state)
+    {
+        var item = new WorkItem(callback, state);
+        ControllerActivation? activation = null;
+        bool closed;
+        int level;
+        DropReason reason;
+        lock (_lock)
+        {
+            closed = _closed;
+            if (!closed)
+            {
+                _queue.Enqueue(item); // C2
+                if (!_pending)
+                {
+                    _pending = true; // C1: we queue _current below
+                    activation = _current;
+                }
+            }
+
+            level = _level;
+            reason = _closeReason;
+        }
+
+        if (closed)
+        {
+            DropOne(level, item, reason)?.Throw(); // C3
+        }
+        else if (activation is not null)
+        {
+            Context.Enqueue(level, ControllerActivation.Callback, activation);
+        }
+    }
+
+    /// <summary>The loop runs an activation: runs the controller's oldest item, if the activation is still the current one.</summary>
+    internal void RunActivation(ControllerActivation activation)
+    {
+        WorkItem item;
+        bool more;
+        int level;
+        lock (_lock)
+        {
+            if (!ReferenceEquals(activation, _current))
+            {
+                return; // stale: SetLevel or Close replaced it; the current one (if any) serves the queue
+            }
+
+            bool taken = _queue.TryDequeue(out item);
+            Debug.Assert(taken, "C1: the current activation is pending only while items are queued");
+            more = _queue.Count != 0;
+            if (!more)
+            {
+                _pending = false;
+            }
+
+            level = _level;
+        }
+
+        if (more)
+        {
+            // Re-queued before the item runs, so the next item comes after what the item posts at this level, as a plain post would.
+            Context.Enqueue(level, ControllerActivation.Callback, activation); // loop thread: cannot be dropped
+        }
+
+        // The loop set the level's context; the controller's own makes awaits in the item come back through the controller.
+        System.Threading.SynchronizationContext.SetSynchronizationContext(_syncContext);
+        item.Invoke();
+    }
+
+    /// <summary>Closes the controller: by <see cref="Cancel"/> (<paramref name="expected"/> null), or because the context dropped the
+    /// current activation <paramref name="expected"/> (the loop finished). Drops every queued item.</summary>
+    internal void Close(DropReason reason, ControllerActivation? expected)
+    {
+        Queue<WorkItem> dropped;
+        int level;
+        int release = 0;
+        lock (_lock)
+        {
+            if (_closed || (expected is not null && !ReferenceEquals(expected, _current)))
+            {
+                return; // closed already, or a stale activation was dropped (the current one covers the queue)
+            }
+
+            _closed = true;
+            _closeReason = reason;
+            _current = null; // every queued activation is stale from now on
+            _pending = false;
+            dropped = _queue;
+            _queue = new Queue<WorkItem>(0);
+            level = _level;
+            if (reason == DropReason.Cancelled)
+            {
+                release = _operations; // every outstanding operation holds the context while open (see "Holds")
+            }
+        }
+
+        ExceptionDispatchInfo? firstFailure = null;
+        while (dropped.TryDequeue(out WorkItem item))
+        {
+            firstFailure ??= DropOne(level, item, reason);
+        }
+
+        for (int i = 0; i < release; i++)
+        {
+            Context.OperationCompleted();
+        }
+
+        if (reason == DropReason.Cancelled)
+        {
+            try
+            {
+                _cancellation.Cancel();
+            }
+            catch (Exception ex)
+            {
+                firstFailure ??= ExceptionDispatchInfo.Capture(ex);
+            }
+        }
+
+        firstFailure?.Throw();
+    }
+
+    private ExceptionDispatchInfo? DropOne(int level, in WorkItem item, DropReason reason)
+    {
+        try
+        {
+            if (item.Callback == IControllerRun.Callback)
+            {
+                ((IControllerRun)item.State!).Abandon(reason);
+            }
+
+            Context.DropControllerItem(level, item, reason);
+            return null;
+        }
+        catch (Exception ex)
+        {
+            return ExceptionDispatchInfo.Capture(ex);
+        }
+    }
+
+    // ---- Holds ------------------------------------------------------------------------------------------------------------
+
+    internal void OperationStarted()
+    {
+        lock (_lock)
+        {
+            _operations++;
+            if (!_closed || _closeReason != DropReason.Cancelled)
+            {
+                Context.OperationStarted(); // under the lock, so Cancel's release count matches the holds taken (an interlocked add)
+            }
+        }
+    }
+
+    internal void OperationCompleted()
+    {
+        bool release;
+        lock (_lock)
+        {
+            if (_operations <= 0)
+            {
+                throw new InvalidOperationException(
+                    $"OperationCompleted was called on the controller's context ({this}) with no operation outstanding: each " +
+                    "OperationCompleted must match an earlier OperationStarted.");
+            }
+
+            _operations--;
+            release = !_closed || _closeReason != DropReason.Cancelled;
+        }
+
+        if (release)
+        {
+            Context.OperationCompleted();
+        }
+    }
+
+    internal bool IsOnLoopThreadAndMayInline(int level) => !IsCancelled && Context.CanRunInlineAt(level);
+
+    internal WorkItem[] SnapshotQueue()
+    {
+        lock (_lock)
+        {
+            return _queue.ToArray();
+        }
+    }
+}
