@@ -97,6 +97,8 @@ public abstract class PriorityBackgroundService : BackgroundService
             Name = Name,
             IdleSpinCount = options.IdleSpinCount,
             StallTimeout = options.StallTimeout,
+            TimeSlice = options.TimeSlice,
+            Policy = options.Policy,
         });
 
         // No callback can drop, stall or throw before the entry callback is posted below, so subscribing now misses nothing.

@@ -57,4 +57,16 @@ public sealed class PriorityWorkerOptions
     /// see <see cref="PriorityContextOptions.IdleSpinCount"/>.</summary>
     /// <value>The default value is 20. Allowed: 0 to 10,000.</value>
     public int IdleSpinCount { get; set; } = 20;
+
+    /// <summary>Gets or sets the time quota of one callback, after which <c>Checkpoint()</c> and <c>ShouldYield</c> ask it to yield when
+    /// other work waits (key <c>TimeSlice</c>, for example <c>00:00:00.050</c>; empty turns the quota off); see
+    /// <see cref="PriorityContextOptions.TimeSlice"/>.</summary>
+    /// <value>The default value is <see cref="PriorityContextOptions.DefaultTimeSlice"/> (20 ms). Allowed: <see langword="null"/>, or from
+    /// <see cref="PriorityContextOptions.MinTimeSlice"/> (1 ms) to <see cref="PriorityContextOptions.MaxTimeSlice"/> (1 minute).</value>
+    public TimeSpan? TimeSlice { get; set; } = PriorityContextOptions.DefaultTimeSlice;
+
+    /// <summary>Gets or sets how the worker's loop chooses between levels; see <see cref="PriorityContextOptions.Policy"/>. Set in code
+    /// (<c>AddPriorityWorker&lt;Worker&gt;(o =&gt; o.Policy = PriorityPolicy.WeightedShares(1, 2, 4))</c>); configuration does not bind it.</summary>
+    /// <value>The default value is <see cref="PriorityPolicy.Strict"/>. A policy with values per level must give exactly <see cref="Levels"/> of them.</value>
+    public PriorityPolicy Policy { get; set; } = PriorityPolicy.Strict;
 }

@@ -72,6 +72,7 @@ public sealed class PriorityWorkerServiceCollectionExtensionsTests
     [InlineData("BacklogDegradedThreshold", "0", "PriorityAsync:Workers:ScriptedWorker:BacklogDegradedThreshold is 0; it must be empty (off) or between 1 and 2147483647.")]
     [InlineData("WorkDroppedLogInterval", "02:00:00", "PriorityAsync:Workers:ScriptedWorker:WorkDroppedLogInterval is 02:00:00; it must be between 00:00:00.0100000 and 01:00:00.")]
     [InlineData("IdleSpinCount", "10001", "PriorityAsync:Workers:ScriptedWorker:IdleSpinCount is 10001; it must be between 0 and 10000.")]
+    [InlineData("TimeSlice", "00:02:00", "PriorityAsync:Workers:ScriptedWorker:TimeSlice is 00:02:00; it must be empty (no quota) or between 00:00:00.0010000 and 00:01:00.")]
     public async Task StartAsync_InvalidSetting_HostDoesNotStartAndTheMessageNamesKeyValueAndRange(string key, string value, string expected)
     {
         var logs = new TestLoggerProvider();
@@ -89,6 +90,50 @@ public sealed class PriorityWorkerServiceCollectionExtensionsTests
 
         (await start.Should().ThrowAsync<OptionsValidationException>()).Which.Message.Should().Contain(expected);
         executed.Should().BeFalse();
+    }
+
+    [Fact]
+    public async Task AddPriorityWorker_PolicyAndTimeSlice_ReachTheWorkersContext()
+    {
+        var logs = new TestLoggerProvider();
+        var entered = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+        using IHost host = TestHost.Build(
+            logs,
+            async (worker, token) =>
+            {
+                entered.TrySetResult(true);
+                await Task.Delay(Timeout.Infinite, token);
+            },
+            configuration: new() { [$"{Section}:TimeSlice"] = "" },
+            configure: o => o.Policy = PriorityPolicy.WeightedShares(1, 2, 4));
+
+        await host.StartAsync().Within("host start");
+        await entered.Task.Within("ExecuteAsync to start");
+        ScriptedWorker worker = host.Worker();
+
+        worker.PriorityContext.Policy.Should().BeOfType<WeightedSharesPriorityPolicy>()
+            .Which.SharesPerLevel.Should().Equal(1, 2, 4);
+        worker.PriorityContext.GetShares(2).Should().Be(4);
+        PriorityWorkerOptions options = host.Services.GetRequiredService<IOptionsMonitor<PriorityWorkerOptions>>().Get(nameof(ScriptedWorker));
+        options.TimeSlice.Should().BeNull("an empty TimeSlice turns the quota off");
+        new PriorityWorkerOptions().TimeSlice.Should().Be(PriorityContextOptions.DefaultTimeSlice);
+        await host.StopAsync().Within("host stop");
+    }
+
+    [Fact]
+    public async Task StartAsync_PolicyWithTheWrongNumberOfLevels_HostDoesNotStartAndSaysWhy()
+    {
+        var logs = new TestLoggerProvider();
+        using IHost host = TestHost.Build(
+            logs,
+            (worker, token) => Task.CompletedTask,
+            configuration: new() { [$"{Section}:Levels"] = "3" },
+            configure: o => o.Policy = PriorityPolicy.WeightedShares(1, 2));
+
+        Func<Task> start = () => host.StartAsync().Within("host start");
+
+        (await start.Should().ThrowAsync<OptionsValidationException>()).Which.Message.Should().Contain(
+            "PriorityAsync:Workers:ScriptedWorker:Policy is WeightedShares(1:2); it must be a policy with one value per level: 3 values (Levels is 3), not 2.");
     }
 
     [Fact]

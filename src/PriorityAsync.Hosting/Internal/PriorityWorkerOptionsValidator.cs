@@ -46,6 +46,26 @@ internal sealed class PriorityWorkerOptionsValidator : IValidateOptions<Priority
             Fail(ref failures, section, nameof(options.IdleSpinCount), Format(options.IdleSpinCount), $"between 0 and {PriorityContextOptions.MaxIdleSpinCount}");
         }
 
+        if (options.TimeSlice is { } slice && (slice < PriorityContextOptions.MinTimeSlice || slice > PriorityContextOptions.MaxTimeSlice))
+        {
+            Fail(ref failures, section, nameof(options.TimeSlice), Format(slice), $"empty (no quota) or between {Format(PriorityContextOptions.MinTimeSlice)} and {Format(PriorityContextOptions.MaxTimeSlice)}");
+        }
+
+        int perLevel = options.Policy switch
+        {
+            AgingPriorityPolicy aging => aging.MaxWaitPerLevel.Count,
+            WeightedSharesPriorityPolicy shares => shares.SharesPerLevel.Count,
+            _ => 0,
+        };
+        if (options.Policy is null)
+        {
+            Fail(ref failures, section, nameof(options.Policy), "null", $"a PriorityPolicy (the default is {PriorityPolicy.Strict})");
+        }
+        else if (perLevel != 0 && perLevel != options.Levels)
+        {
+            Fail(ref failures, section, nameof(options.Policy), options.Policy.ToString()!, $"a policy with one value per level: {options.Levels} values (Levels is {options.Levels}), not {perLevel}");
+        }
+
         return failures is null ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(failures);
     }
 
