@@ -17,9 +17,13 @@ namespace PriorityAsync.Internal;
 /// <see cref="_dormant"/> == 1 when it leaves Park and wake the thread. How: the thread writes <see cref="_dormant"/> = 1 with a full
 /// fence, then reads every loop's parked flag, and sleeps only if all are parked; a loop leaving Park writes its parked flag = 0, issues
 /// a full fence, then reads <see cref="_dormant"/> (<see cref="OnLoopWoke"/>). Fences on both sides (the store-buffer pattern): either
-/// the thread sees the loop awake, or the loop sees the thread dormant. The wake-up pulses under the lock, which the thread holds from
-/// its check until <see cref="Monitor.Wait(object)"/> releases it, so the pulse is never lost.</para>
-/// <para>A context registers when its loop starts and unregisters when it ends. Registrations are few; they are kept in a list.</para>
+/// the thread sees the loop awake, or the loop sees the thread dormant. The wake-up is an auto-reset event, which keeps a signal set
+/// before the thread waits, so a wake-up between the thread's check and its wait is not lost; a stale signal costs one extra tick.</para>
+/// <para>The loop never takes the clock's lock: <see cref="OnLoopWoke"/> is an interlocked exchange and, only when the thread was
+/// dormant, an event set. (It used to pulse a monitor under the lock the ticking thread holds while it walks the contexts: on .NET 10,
+/// where a contended monitor attaches a managed lock object, that put allocations on a loop thread that had just woken.)</para>
+/// <para>A context registers when its loop starts and unregisters when it ends. Registrations are few; they are kept in a list under
+/// <see cref="_lock"/>, which only registration and the ticking thread take.</para>
 /// <para>Why not the <see cref="Alarm"/>: it rings each registration once, at a due time, and is built for rare re-arming under a
 /// context's timer lock; the quota needs a steady tick while loops are busy and none while they are parked, which this small loop
 /// gives without touching the timers' protocol (T0, A1).</para>
@@ -30,6 +34,7 @@ internal sealed class SliceClock
 
     private readonly object _lock = new();
     private readonly List<PriorityContext> _watched = [];
+    private readonly AutoResetEvent _signal = new(false);
     private Thread? _thread;
     private long _ticks;
 
@@ -52,9 +57,11 @@ internal sealed class SliceClock
         {
             _watched.Add(context);
             EnsureThread();
-            _dormant = 0;
-            Monitor.Pulse(_lock); // a new, possibly shorter, period; and a dormant thread must tick again
         }
+
+        // A new, possibly shorter, period; and a dormant thread must tick again.
+        Interlocked.Exchange(ref _dormant, 0);
+        _signal.Set();
     }
 
     /// <summary>Stops watching <paramref name="context"/>, whose loop is ending.</summary>
@@ -66,17 +73,13 @@ internal sealed class SliceClock
         }
     }
 
-    /// <summary>Called by a loop as it leaves Park, after it wrote its parked flag = 0: wakes a dormant thread (see S1).</summary>
+    /// <summary>Called by a loop as it leaves Park, after it wrote its parked flag = 0: wakes a dormant thread (see S1). No lock.</summary>
     public void OnLoopWoke()
     {
         Interlocked.MemoryBarrier(); // between the loop's parked = 0 and this read (S1)
-        if (Volatile.Read(ref _dormant) != 0)
+        if (Volatile.Read(ref _dormant) != 0 && Interlocked.Exchange(ref _dormant, 0) != 0)
         {
-            lock (_lock)
-            {
-                _dormant = 0;
-                Monitor.Pulse(_lock);
-            }
+            _signal.Set();
         }
     }
 
@@ -101,38 +104,46 @@ internal sealed class SliceClock
 
     private void Run()
     {
-        lock (_lock)
+        while (true)
         {
-            while (true)
+            long now = Stopwatch.GetTimestamp();
+            bool anyAwake = false;
+            int periodMs = int.MaxValue;
+            lock (_lock)
             {
-                long now = Stopwatch.GetTimestamp();
-                bool anyAwake = false;
-                int periodMs = int.MaxValue;
                 foreach (PriorityContext context in _watched)
                 {
                     anyAwake |= context.TickTimeSlice(now);
                     periodMs = Math.Min(periodMs, context.TimeSliceTickMilliseconds);
                 }
+            }
 
-                Interlocked.Increment(ref _ticks);
-                if (!anyAwake)
+            Interlocked.Increment(ref _ticks);
+            if (!anyAwake)
+            {
+                Interlocked.Exchange(ref _dormant, 1); // full fence before the re-check (S1)
+                if (AllParked())
                 {
-                    Interlocked.Exchange(ref _dormant, 1); // full fence before the re-check (S1)
-                    if (AllParked())
-                    {
-                        Monitor.Wait(_lock); // until Register or OnLoopWoke, which clear _dormant and pulse
-                        continue;
-                    }
-
-                    _dormant = 0;
+                    _signal.WaitOne(); // until Register or OnLoopWoke, which clear _dormant and set the event
+                    continue;
                 }
 
-                Monitor.Wait(_lock, periodMs);
+                Volatile.Write(ref _dormant, 0);
             }
+
+            _signal.WaitOne(periodMs == int.MaxValue ? Timeout.Infinite : periodMs);
         }
     }
 
     private bool AllParked()
+    {
+        lock (_lock)
+        {
+            return AllParkedLocked();
+        }
+    }
+
+    private bool AllParkedLocked()
     {
         foreach (PriorityContext context in _watched)
         {
