@@ -62,17 +62,17 @@ public sealed class BrokerWorkerMemoryTests
     [Fact]
     public async Task CpuPartLongerThanTheLease_SingleLosesTheLease_PriorityWithCheckpointsKeepsIt()
     {
-        // One CPU part of 1.5 s against a 1 s lease renewed every 100 ms: on one FIFO thread the renewal waits behind the whole part;
-        // at the top priority level it waits behind one 20 ms slice (single gets no checkpoints: in a FIFO queue a checkpoint is a
-        // Task.Yield, which would let the renewal through).
-        string[] args = ["--time-scale", "1", "--messages", "2", "--steps", "1", "--cpu", "1500ms", "--io", "1ms", "--renew-every", "100ms", "--lease", "1s", "--latency", "1ms", "--concurrency", "2", "--deadline", "6s"];
+        // CPU parts of 600 ms against a 300 ms lease renewed every 50 ms: on one FIFO thread a renewal waits behind whole CPU parts;
+        // at the top priority level it waits behind one 10 ms slice. (Single gets no checkpoints: in a FIFO queue a checkpoint is a
+        // Task.Yield, which would let the renewal through.) On a loaded machine the parts take longer still, which only widens
+        // the gap between the two.
+        string[] args = ["--time-scale", "1", "--messages", "2", "--steps", "2", "--cpu", "600ms", "--io", "1ms", "--renew-every", "50ms", "--lease", "300ms", "--latency", "1ms", "--concurrency", "2"];
 
-        RunResult single = await RunAsync([.. args, "--mode", "single"]);
-        RunResult priority = await RunAsync([.. args, "--mode", "priority", "--checkpoint", "20ms"]);
+        RunResult single = await RunAsync([.. args, "--mode", "single", "--deadline", "3s"]);
+        RunResult priority = await RunAsync([.. args, "--mode", "priority", "--checkpoint", "10ms", "--deadline", "60s", "--stall-after", "30s"]);
 
-        single.AtEnd.FailedRenewals.Should().BeGreaterThan(0);
-        single.AtEnd.Redelivered.Should().BeGreaterThan(0);
-        single.Seen.StoppedLeaseLost.Should().BeGreaterThan(0, "a refused renewal cancels the lease's token");
+        (single.Final.FailedRenewals + single.Final.RejectedCompletes).Should().BeGreaterThan(0, "the broker refused a late renewal or a late complete");
+        single.Final.Completed.Should().BeLessThan(2);
         priority.Stalled.Should().BeFalse();
         priority.AtEnd.Completed.Should().Be(2);
         priority.AtEnd.FailedRenewals.Should().Be(0);
