@@ -103,6 +103,12 @@ public sealed class WorkerChild : IDisposable
         _process.StandardInput.Flush();
     }
 
+    /// <summary>SIGKILL: no abandon, no last word; its leases expire in the database.</summary>
+    public void Kill() => _process.Kill();
+
+    /// <summary>The exit code, once exited.</summary>
+    public int ExitCode => _process.ExitCode;
+
     /// <summary>Graceful stop: end of input.</summary>
     public void Stop()
     {
