@@ -23,7 +23,7 @@ public static class CommandLine
           --cpu-factor F           multiply the CPU part (the issue's 2x-4x runs), default 1
           --checkpoint D|off       cut CPU parts into slices of D with a checkpoint between them, default off
           --renew-every D          renewal interval, default 2s;  --lease D  lease length, default 5s
-          --progress-timeout D     priority: stop renewing a message without progress for D, default 2 leases
+          --progress-timeout D     priority: stop renewing a message whose I/O call has not answered for D, default 2 leases
           --time-scale X           run every seed duration times X, default 0.1
           --hang-message K         message K's first delivery never finishes processing
           --latency D              the in-memory bus's reply time in the seed's time, default 250ms

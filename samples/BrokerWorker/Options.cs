@@ -46,7 +46,7 @@ public sealed record Options
     /// <summary>Slice of a CPU part between two checkpoints; null: whole parts.</summary>
     public TimeSpan? Checkpoint { get; init; }
 
-    /// <summary>Priority mode: stop renewing a message that made no progress for this long (seed time); null: twice the lease.</summary>
+    /// <summary>Priority mode: stop renewing a message whose external call (an I/O part) has not answered for this long (seed time); null: twice the lease.</summary>
     public TimeSpan? ProgressTimeout { get; init; }
 
     public double TimeScale { get; init; } = 0.1;

@@ -11,20 +11,23 @@ namespace BrokerWorker.Modes;
 /// </summary>
 /// <remarks>
 /// <para><b>Renewal follows progress.</b> The renewal loop of a message runs at the top level on the same thread as the message's
-/// processing, and before each renewal it checks the message's progress stamp (set by processing after every CPU slice and every
-/// I/O part). If the stamp is older than the progress timeout, it does not renew: it cancels the lease's token and lets the lease
-/// lapse, so another worker gets the message. This is sound here, and only here, for two reasons:</para>
+/// processing, and before each renewal it checks the message's progress stamp: how long processing has been waiting for an external
+/// call (an I/O part) that has not answered. The stamp starts when the call starts and stops when the call itself completes, not
+/// when the loop resumes the message, so a message queued behind other messages' CPU work is never "stuck". If the stamp exceeds the
+/// progress timeout (two leases by default; it must exceed the longest legitimate call), the loop does not renew: it cancels the
+/// lease's token and lets the lease lapse, so another worker gets the message. Why this covers every way a message can hang:</para>
 /// <list type="number">
-/// <item>Renewal never waits behind processing (it is at the top level; processing yields at each checkpoint), so a stale stamp
-/// cannot be the renewal's own lateness: the stamp is stale because the message's processing did not advance.</item>
-/// <item>If the loop itself is stuck (a CPU-bound endless loop, a blocking call), the renewal does not run at all: the lease lapses
-/// by itself. So a stuck worker loses its leases whether it is stuck asynchronously (caught by the stamp) or synchronously (caught
-/// by the single thread), and a live worker keeps every lease.</item>
+/// <item>Asynchronously (a call that never answers): the loop is free, renewal runs on time at the top level, and the stamp shows the
+/// call outstanding for longer than the timeout.</item>
+/// <item>Synchronously (an endless CPU loop, a blocking call on the loop): renewal runs on the same thread, so it does not run at all,
+/// and every lease of that worker lapses by itself.</item>
+/// <item>Neither can happen to a worker that is merely busy: its renewals are never queued behind processing (top level; processing
+/// yields at each checkpoint), and its messages waiting for the thread have no call outstanding.</item>
 /// </list>
 /// <para>A dedicated heartbeat thread (<see cref="HeartbeatThreadMode"/>) has neither property: it renews whether or not the
 /// processing thread moves, so a hung message keeps its lease forever (a zombie). It can be given the same stamp check (Kafka's
-/// <c>max.poll.interval.ms</c> is that check, added with the heartbeat thread in KIP-62), but then the stamp's timeout must cover the
-/// processing thread's whole FIFO backlog, not one slice.</para>
+/// <c>max.poll.interval.ms</c> is that check, added with the heartbeat thread in KIP-62), but a heartbeat thread alone cannot see the
+/// second case: a processing thread stuck in a synchronous loop keeps its leases as long as the heartbeat thread lives.</para>
 /// </remarks>
 public sealed class PriorityMode : Mode
 {

@@ -151,10 +151,11 @@ public sealed class MessageWorker(IMessageBus bus, Mode mode, Options options, W
                 return;
             }
 
-            if (mode.RenewalFollowsProgress && message.SinceProgress > _progressTimeout)
+            if (mode.RenewalFollowsProgress && message.StuckFor > _progressTimeout)
             {
-                // Not a late renewal: renewal runs at the top level and is never queued behind processing, so a stale stamp means
-                // this message's processing is stuck. Give the lease up: it lapses and another worker takes the message.
+                // The message's processing has been waiting on an external call that has not answered for the progress timeout:
+                // it is stuck (a message queued for this thread is never "stuck"). Give the lease up: it lapses and another worker
+                // takes the message.
                 stats.NoProgress();
                 message.Lose();
                 return;
@@ -207,25 +208,22 @@ public sealed class MessageWorker(IMessageBus bus, Mode mode, Options options, W
 
                 stats.SampleThreads(ThreadPool.ThreadCount);
                 CpuWork.Run(_slice, options.SpinsPerMs);
-                message.Progressed();
             }
 
             if (step == 0 && message.Lease.MessageId == options.HangMessage && message.Lease.DeliveryCount == 1)
             {
                 // --hang-message: an I/O call that never answers (it honours the lease's token, as a call given one does).
-                await Task.Delay(Timeout.InfiniteTimeSpan, token).ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
+                await message.Waiting(Task.Delay(Timeout.InfiniteTimeSpan, token)).ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
                 await mode.MoveTo(Activity.Processing);
                 return false;
             }
 
-            await Task.Delay(_io, mode.Time, token).ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
+            await message.Waiting(Task.Delay(_io, mode.Time, token)).ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
             await mode.MoveTo(Activity.Processing);
             if (token.IsCancellationRequested)
             {
                 return false;
             }
-
-            message.Progressed();
         }
 
         return true;
