@@ -51,7 +51,7 @@ public sealed record Options
 
     public double TimeScale { get; init; } = 0.1;
 
-    /// <summary>The message whose first delivery never finishes processing; 0: none.</summary>
+    /// <summary>The K-th message produced (payload <c>message K</c>, from 1) whose first delivery never finishes processing; 0: none.</summary>
     public long HangMessage { get; init; }
 
     /// <summary>Producer rate in messages per second (real time); 0: all before the workers start.</summary>

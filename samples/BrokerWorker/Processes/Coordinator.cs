@@ -36,7 +36,7 @@ public sealed class Coordinator(Options options, TextWriter error)
             Options o = options with { SpinsPerMs = spins };
             var bus = new InMemoryMessageBus(o.Scaled(o.MemoryLatency));
             using var producing = new CancellationTokenSource();
-            Task producer = ProduceAsync(count => { for (int i = 0; i < count; i++) { bus.Enqueue($"message {i}"); } return Task.CompletedTask; }, producing.Token);
+            Task producer = ProduceAsync((first, count) => { for (int i = first; i < first + count; i++) { bus.Enqueue($"message {i + 1}"); } return Task.CompletedTask; }, producing.Token);
             using IHost host = WorkerHost.Build(bus, o, mode, o.Workers);
             long start = Stopwatch.GetTimestamp();
             await host.StartAsync();
@@ -79,7 +79,7 @@ public sealed class Coordinator(Options options, TextWriter error)
             var producerQueue = new PostgresQueueProducer(queue);
             if (o.Rate == 0)
             {
-                await producerQueue.FillAsync(o.Messages, i => $"message {i}");
+                await producerQueue.FillAsync(o.Messages, i => $"message {i + 1}");
             }
 
             List<WorkerChild> children = [];
@@ -107,7 +107,7 @@ public sealed class Coordinator(Options options, TextWriter error)
                 }
 
                 Task producer = o.Rate > 0
-                    ? producerQueue.FillAsync(o.Messages, i => $"message {i}", o.Rate, producing.Token)
+                    ? producerQueue.FillAsync(o.Messages, i => $"message {i + 1}", o.Rate, producing.Token)
                     : Task.CompletedTask;
                 var bus = new PostgresMessageBus(queue);
                 (TimeSpan makespan, bool stalled) = await WaitAsync(bus, start, Bound(o, mode), () => children.All(c => c.HasExited));
@@ -194,11 +194,11 @@ public sealed class Coordinator(Options options, TextWriter error)
         return work > chain ? work : chain;
     }
 
-    private async Task ProduceAsync(Func<int, Task> enqueue, CancellationToken cancellationToken)
+    private async Task ProduceAsync(Func<int, int, Task> enqueue, CancellationToken cancellationToken)
     {
         if (options.Rate == 0)
         {
-            await enqueue(options.Messages);
+            await enqueue(0, options.Messages);
             return;
         }
 
@@ -211,7 +211,7 @@ public sealed class Coordinator(Options options, TextWriter error)
                 await Task.Delay(due, cancellationToken);
             }
 
-            await enqueue(1);
+            await enqueue(sent, 1);
         }
     }
 

@@ -32,6 +32,7 @@ public sealed class MessageWorker(IMessageBus bus, Mode mode, Options options, W
     private readonly TimeSpan _io = options.Scaled(options.Io);
     private readonly TimeSpan _slice = options.ScaledCpu / options.SlicesPerCpuPart;
     private readonly int _slices = options.SlicesPerCpuPart;
+    private readonly string? _hangPayload = options.HangMessage > 0 ? $"message {options.HangMessage}" : null;
     private readonly TimeSpan _progressTimeout = options.ScaledProgressTimeout;
 
     /// <summary>Runs the slots until the queue is done or <paramref name="stopping"/> is cancelled.</summary>
@@ -210,7 +211,7 @@ public sealed class MessageWorker(IMessageBus bus, Mode mode, Options options, W
                 CpuWork.Run(_slice, options.SpinsPerMs);
             }
 
-            if (step == 0 && message.Lease.MessageId == options.HangMessage && message.Lease.DeliveryCount == 1)
+            if (step == 0 && message.Lease.DeliveryCount == 1 && message.Lease.Payload == _hangPayload)
             {
                 // --hang-message: an I/O call that never answers (it honours the lease's token, as a call given one does).
                 await message.Waiting(Task.Delay(Timeout.InfiniteTimeSpan, token)).ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
