@@ -61,6 +61,24 @@ public sealed class BrokerWorkerProcessTests
         run.Children.Should().OnlyContain(c => c.ExitCode == 0);
     }
 
+    [PostgresRestartFact]
+    public async Task PostgresRestart_MidRun_TheWorkersReconnectWithBackoffAndNothingIsLost()
+    {
+        const int Messages = 30;
+        await using Run run = await Run.StartAsync(Messages, "priority", workers: 2, Base);
+        await run.WaitUntilAsync($"SELECT count(completed_at) >= 3 FROM {run.Table}", "the first completions");
+
+        await RestartServerAsync();
+
+        PostgresQueueCounts counts = await run.WaitForAllCompletedAsync();
+        counts.Completed.Should().Be(Messages);
+        counts.Available.Should().Be(0);
+        IReadOnlyList<ProcessStats> stats = await run.StopAsync();
+        stats.Should().HaveCount(2, "both workers survived the restart and exited normally");
+        run.Children.Should().OnlyContain(c => c.ExitCode == 0);
+        stats.Sum(s => s.Reconnects + s.ConnectionErrors).Should().BeGreaterThan(0, "every pooled connection died with the server");
+    }
+
     [PostgresFact]
     public async Task RenewalRefused_TheLeaseTokenIsCancelled_WorkStopsAndNothingIsCompletedWithTheStaleToken()
     {
@@ -95,6 +113,28 @@ public sealed class BrokerWorkerProcessTests
         string line = stderr.ToString().TrimEnd();
         line.Split('\n').Should().ContainSingle();
         line.Should().Contain($"{builder.Host}:{builder.Port}").And.Contain(builder.Database).And.NotContain("not-the-password-42");
+    }
+
+    /// <summary>Restarts the cluster of tests/postgres/start.sh (fast shutdown: every connection is cut), as its owner.</summary>
+    private static async Task RestartServerAsync()
+    {
+        string data = Environment.GetEnvironmentVariable(PostgresRestartFactAttribute.DataVariable)
+            ?? throw new InvalidOperationException($"{PostgresRestartFactAttribute.DataVariable} is not set and CI=true: CI starts the server with tests/postgres/start.sh.");
+        string pgCtl = Directory.GetDirectories("/usr/lib/postgresql").OrderBy(d => Version.TryParse(Path.GetFileName(d), out Version? v) ? v : new Version(0, 0)).Select(d => Path.Combine(d, "bin", "pg_ctl")).LastOrDefault(File.Exists)
+            ?? "pg_ctl";
+        // -l: the restarted server writes to a log file, so it does not inherit (and hold open forever) pg_ctl's output pipes.
+        string[] command = [pgCtl, "-D", Path.Combine(data, "data"), "-l", Path.Combine(data, "server.log"), "-m", "fast", "-w", "-t", "60", "restart"];
+        var info = new System.Diagnostics.ProcessStartInfo(Environment.UserName == "root" ? "runuser" : command[0]) { RedirectStandardOutput = true, RedirectStandardError = true };
+        foreach (string argument in Environment.UserName == "root" ? ["-u", "postgres", "--", .. command] : command[1..])
+        {
+            info.ArgumentList.Add(argument);
+        }
+
+        using var process = System.Diagnostics.Process.Start(info)!;
+        Task<string> output = process.StandardOutput.ReadToEndAsync();
+        Task<string> error = process.StandardError.ReadToEndAsync();
+        await process.WaitForExitAsync();
+        process.ExitCode.Should().Be(0, $"pg_ctl restart: {await output} {await error}");
     }
 
     /// <summary>A queue filled with messages and N worker processes of the sample started on it together.</summary>
