@@ -13,7 +13,7 @@ namespace MessageBus.Postgres.Tests;
 /// </summary>
 public sealed class BrokerWorkerProcessTests
 {
-    private static readonly string[] Base =
+    internal static readonly string[] Base =
         ["--time-scale", "1", "--steps", "4", "--cpu", "20ms", "--io", "40ms", "--renew-every", "100ms", "--lease", "1s", "--concurrency", "2"];
 
     [PostgresFact]
@@ -61,24 +61,6 @@ public sealed class BrokerWorkerProcessTests
         run.Children.Should().OnlyContain(c => c.ExitCode == 0);
     }
 
-    [PostgresRestartFact]
-    public async Task PostgresRestart_MidRun_TheWorkersReconnectWithBackoffAndNothingIsLost()
-    {
-        const int Messages = 30;
-        await using Run run = await Run.StartAsync(Messages, "priority", workers: 2, Base);
-        await run.WaitUntilAsync($"SELECT count(completed_at) >= 3 FROM {run.Table}", "the first completions");
-
-        await RestartServerAsync();
-
-        PostgresQueueCounts counts = await run.WaitForAllCompletedAsync();
-        counts.Completed.Should().Be(Messages);
-        counts.Available.Should().Be(0);
-        IReadOnlyList<ProcessStats> stats = await run.StopAsync();
-        stats.Should().HaveCount(2, "both workers survived the restart and exited normally");
-        run.Children.Should().OnlyContain(c => c.ExitCode == 0);
-        stats.Sum(s => s.Reconnects + s.ConnectionErrors).Should().BeGreaterThan(0, "every pooled connection died with the server");
-    }
-
     [PostgresFact]
     public async Task RenewalRefused_TheLeaseTokenIsCancelled_WorkStopsAndNothingIsCompletedWithTheStaleToken()
     {
@@ -116,7 +98,7 @@ public sealed class BrokerWorkerProcessTests
     }
 
     /// <summary>Restarts the cluster of tests/postgres/start.sh (fast shutdown: every connection is cut), as its owner.</summary>
-    private static async Task RestartServerAsync()
+    internal static async Task RestartServerAsync()
     {
         string data = Environment.GetEnvironmentVariable(PostgresRestartFactAttribute.DataVariable)
             ?? throw new InvalidOperationException($"{PostgresRestartFactAttribute.DataVariable} is not set and CI=true: CI starts the server with tests/postgres/start.sh.");
@@ -138,7 +120,7 @@ public sealed class BrokerWorkerProcessTests
     }
 
     /// <summary>A queue filled with messages and N worker processes of the sample started on it together.</summary>
-    private sealed class Run : IAsyncDisposable
+    internal sealed class Run : IAsyncDisposable
     {
         private readonly PostgresLeaseQueue _queue;
         private readonly int _messages;
@@ -229,5 +211,35 @@ public sealed class BrokerWorkerProcessTests
             await _queue.DropAsync();
             await _queue.DisposeAsync();
         }
+    }
+}
+
+/// <summary>Tests that restart the server cut every connection, other tests' too: they run alone, after the parallel ones.</summary>
+[CollectionDefinition(Name, DisableParallelization = true)]
+public sealed class ServerRestartCollection
+{
+    public const string Name = "PostgreSQL server restart";
+}
+
+/// <summary>The BrokerWorker's worker processes across a PostgreSQL restart.</summary>
+[Collection(ServerRestartCollection.Name)]
+public sealed class BrokerWorkerRestartTests
+{
+    [PostgresRestartFact]
+    public async Task PostgresRestart_MidRun_TheWorkersReconnectWithBackoffAndNothingIsLost()
+    {
+        const int Messages = 30;
+        await using BrokerWorkerProcessTests.Run run = await BrokerWorkerProcessTests.Run.StartAsync(Messages, "priority", workers: 2, BrokerWorkerProcessTests.Base);
+        await run.WaitUntilAsync($"SELECT count(completed_at) >= 3 FROM {run.Table}", "the first completions");
+
+        await BrokerWorkerProcessTests.RestartServerAsync();
+
+        PostgresQueueCounts counts = await run.WaitForAllCompletedAsync();
+        counts.Completed.Should().Be(Messages);
+        counts.Available.Should().Be(0);
+        IReadOnlyList<ProcessStats> stats = await run.StopAsync();
+        stats.Should().HaveCount(2, "both workers survived the restart and exited normally");
+        run.Children.Should().OnlyContain(c => c.ExitCode == 0);
+        stats.Sum(s => s.Reconnects + s.ConnectionErrors).Should().BeGreaterThan(0, "every pooled connection died with the server");
     }
 }
