@@ -1,0 +1,64 @@
+using System;
+using System.Collections.Generic;
+using System.IO;
+using System.Threading.Tasks;
+using BrokerWorker.Bus;
+using BrokerWorker.Processes;
+using BrokerWorker.Report;
+
+namespace BrokerWorker;
+
+/// <summary>The entry point's logic, callable in-process by the tests: the exit code, 2 for bad input (one line on error).</summary>
+public static class App
+{
+    public static async Task<int> RunAsync(IReadOnlyList<string> args, TextWriter output, TextWriter error)
+    {
+        if (args.Count > 0 && args[0] is "--help" or "-h")
+        {
+            await output.WriteLineAsync(CommandLine.Usage);
+            return 0;
+        }
+
+        if (!CommandLine.TryParse(args, out Options options, out string? problem))
+        {
+            await error.WriteLineAsync($"BrokerWorker: {problem}");
+            return 2;
+        }
+
+        if (options.WorkerProcess)
+        {
+            return await WorkerProcess.RunAsync(options, output, error);
+        }
+
+        if (options.BusCost)
+        {
+            return await BusCost.RunAsync(options, output, error);
+        }
+
+        var coordinator = new Coordinator(options, error);
+        IReadOnlyList<RunResult>? results;
+        if (options.Bus == "postgres")
+        {
+            // Checked before anything connects: a malformed string never reaches the network.
+            string? connection = BusFactory.ConnectionString(options, out problem);
+            if (connection is null)
+            {
+                await error.WriteLineAsync($"BrokerWorker: {problem}");
+                return 2;
+            }
+
+            results = await coordinator.RunPostgresAsync(connection);
+            if (results is null)
+            {
+                return 2;
+            }
+        }
+        else
+        {
+            results = await coordinator.RunMemoryAsync();
+        }
+
+        Table.Write(output, options, results);
+        return 0;
+    }
+}

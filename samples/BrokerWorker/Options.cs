@@ -1,0 +1,209 @@
+using System;
+using System.Collections.Generic;
+using System.Globalization;
+
+namespace BrokerWorker;
+
+/// <summary>
+/// The run's parameters. Durations are given in the seed's time (the lease-worker article's numbers: CPU 1 s and I/O 1 s per step,
+/// renewal every 2 s, lease 5 s) and run scaled by <see cref="TimeScale"/>, so that the ratios, which decide what is lost, stay the
+/// seed's while a run takes seconds.
+/// </summary>
+public sealed record Options
+{
+    public const string ConnectionVariable = "PRIORITYASYNC_POSTGRES";
+
+    public static readonly string[] AllModes = ["priority", "single", "threadpool", "heartbeat-thread"];
+
+    public string Bus { get; init; } = "memory";
+
+    public string? Connection { get; init; }
+
+    public IReadOnlyList<string> Modes { get; init; } = AllModes;
+
+    public int Workers { get; init; } = 1;
+
+    public int Messages { get; init; } = 12;
+
+    public int Steps { get; init; } = 10;
+
+    /// <summary>Messages in flight per worker process.</summary>
+    public int Concurrency { get; init; } = 4;
+
+    public TimeSpan Cpu { get; init; } = TimeSpan.FromSeconds(1);
+
+    public double CpuFactor { get; init; } = 1;
+
+    public TimeSpan Io { get; init; } = TimeSpan.FromSeconds(1);
+
+    public TimeSpan RenewEvery { get; init; } = TimeSpan.FromSeconds(2);
+
+    public TimeSpan Lease { get; init; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>The in-memory bus's reply latency (the seed's refresh took 250 ms); a real broker takes what it takes.</summary>
+    public TimeSpan MemoryLatency { get; init; } = TimeSpan.FromMilliseconds(250);
+
+    /// <summary>Slice of a CPU part between two checkpoints; null: whole parts.</summary>
+    public TimeSpan? Checkpoint { get; init; }
+
+    /// <summary>Priority mode: stop renewing a message whose external call (an I/O part) has not answered for this long (seed time); null: twice the lease.</summary>
+    public TimeSpan? ProgressTimeout { get; init; }
+
+    public double TimeScale { get; init; } = 0.1;
+
+    /// <summary>The K-th message produced (payload <c>message K</c>, from 1) whose first delivery never finishes processing; 0: none.</summary>
+    public long HangMessage { get; init; }
+
+    /// <summary>Producer rate in messages per second (real time); 0: all before the workers start.</summary>
+    public double Rate { get; init; }
+
+    public TimeSpan ConnectTimeout { get; init; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>The coordinator ends a run with no completion for this long (real time) as stalled; null: 8 leases.</summary>
+    public TimeSpan? StallAfter { get; init; }
+
+    /// <summary>The coordinator ends a run that has not completed by then (real time); null: 3 times the CPU bound plus the stall time.</summary>
+    public TimeSpan? Deadline { get; init; }
+
+    /// <summary>Thread-pool minimum worker threads in the threadpool mode; null: computed (see ThreadPoolMode).</summary>
+    public int? PoolThreads { get; init; }
+
+    public string Queue { get; init; } = "broker_worker";
+
+    public bool BusCost { get; init; }
+
+    public TimeSpan BusCostDuration { get; init; } = TimeSpan.FromSeconds(3);
+
+    public bool Json { get; init; }
+
+    /// <summary>Hidden: this process is one worker process started by the coordinator.</summary>
+    public bool WorkerProcess { get; init; }
+
+    /// <summary>Hidden (worker processes): the worker's mode.</summary>
+    public string WorkerMode => Modes[0];
+
+    /// <summary>Hidden (worker processes): spin iterations per millisecond, calibrated once by the coordinator.</summary>
+    public double SpinsPerMs { get; init; }
+
+    public TimeSpan Scaled(TimeSpan seed) => TimeSpan.FromTicks((long)Math.Round(seed.Ticks * TimeScale));
+
+    public TimeSpan ScaledCpu => Scaled(Cpu * CpuFactor);
+
+    public int SlicesPerCpuPart =>
+        Checkpoint is { } slice && slice > TimeSpan.Zero && Cpu * CpuFactor > slice ? (int)Math.Ceiling(Cpu * CpuFactor / slice) : 1;
+
+    public TimeSpan ScaledProgressTimeout => Scaled(ProgressTimeout ?? Lease * 2);
+
+    public TimeSpan ScaledStallAfter => StallAfter ?? (Scaled(Lease) * 8 > TimeSpan.FromSeconds(3) ? Scaled(Lease) * 8 : TimeSpan.FromSeconds(3));
+
+    /// <summary>Checks the settings; returns one line when they cannot make a meaningful run.</summary>
+    public string? Validate()
+    {
+        if (Bus is not ("memory" or "postgres"))
+        {
+            return $"--bus must be memory or postgres (got '{Bus}').";
+        }
+
+        foreach (string mode in Modes)
+        {
+            if (Array.IndexOf(AllModes, mode) < 0)
+            {
+                return $"--mode must be one of {string.Join(", ", AllModes)} or all (got '{mode}').";
+            }
+        }
+
+        if (Workers is < 1 or > 64)
+        {
+            return $"--workers must be from 1 to 64 (got {Workers}).";
+        }
+
+        if (Messages is < 1 or > 1_000_000)
+        {
+            return $"--messages must be from 1 to 1000000 (got {Messages}).";
+        }
+
+        if (Steps is < 1 or > 10_000)
+        {
+            return $"--steps must be from 1 to 10000 (got {Steps}).";
+        }
+
+        if (Concurrency is < 1 or > 1000)
+        {
+            return $"--concurrency must be from 1 to 1000 (got {Concurrency}).";
+        }
+
+        if (double.IsNaN(TimeScale) || double.IsInfinity(TimeScale) || TimeScale <= 0 || TimeScale > 10)
+        {
+            return $"--time-scale must be a number in (0, 10] (got {TimeScale.ToString(CultureInfo.InvariantCulture)}).";
+        }
+
+        if (double.IsNaN(CpuFactor) || double.IsInfinity(CpuFactor) || CpuFactor < 0 || CpuFactor > 100)
+        {
+            return $"--cpu-factor must be from 0 to 100 (got {CpuFactor.ToString(CultureInfo.InvariantCulture)}).";
+        }
+
+        if (double.IsNaN(Rate) || double.IsInfinity(Rate) || Rate < 0)
+        {
+            return $"--rate must be 0 (all at once) or a positive number of messages per second (got {Rate.ToString(CultureInfo.InvariantCulture)}).";
+        }
+
+        if (Cpu < TimeSpan.Zero || Io < TimeSpan.Zero || MemoryLatency < TimeSpan.Zero)
+        {
+            return "--cpu, --io and --latency must not be negative.";
+        }
+
+        if (Scaled(RenewEvery) < TimeSpan.FromMilliseconds(1))
+        {
+            return $"--renew-every must be at least 1 ms as it runs (got {Format.Ms(Scaled(RenewEvery))} after --time-scale).";
+        }
+
+        if (Lease <= RenewEvery)
+        {
+            return $"--lease ({Format.Seed(Lease)}) must be longer than the renewal interval --renew-every ({Format.Seed(RenewEvery)}), or every lease expires between two renewals.";
+        }
+
+        if (Scaled(Lease) > TimeSpan.FromDays(1))
+        {
+            return $"--lease must be at most 1 day as it runs (got {Format.Seed(Scaled(Lease))}).";
+        }
+
+        if (Checkpoint is { } checkpoint && checkpoint <= TimeSpan.Zero)
+        {
+            return $"--checkpoint must be positive, or off (got {Format.Seed(checkpoint)}).";
+        }
+
+        if (ProgressTimeout is { } progress && progress <= RenewEvery)
+        {
+            return $"--progress-timeout ({Format.Seed(progress)}) must be longer than --renew-every ({Format.Seed(RenewEvery)}).";
+        }
+
+        if (HangMessage < 0)
+        {
+            return $"--hang-message must be a message id from 1, or 0 for none (got {HangMessage}).";
+        }
+
+        if (ConnectTimeout < TimeSpan.FromSeconds(1) || ConnectTimeout > TimeSpan.FromSeconds(1024))
+        {
+            return $"--connect-timeout must be from 1 s to 1024 s (got {Format.Seed(ConnectTimeout)}).";
+        }
+
+        if (PoolThreads is < 1 or > 32767)
+        {
+            return $"--pool-threads must be from 1 to 32767 (got {PoolThreads}).";
+        }
+
+        if (Bus == "memory" && BusCost)
+        {
+            return null; // the bus cost measures the in-memory bus too
+        }
+
+        return null;
+    }
+
+    public string Describe() =>
+        $"{Messages} messages x {Steps} steps of CPU {Format.Seed(Cpu * CpuFactor)} + I/O {Format.Seed(Io)}; renew every {Format.Seed(RenewEvery)}, " +
+        $"lease {Format.Seed(Lease)}; checkpoints " +
+        (SlicesPerCpuPart > 1 ? $"every {Format.Seed(Checkpoint!.Value)} ({SlicesPerCpuPart} slices per CPU part)" : "off") +
+        $"; {Concurrency} in flight per worker; time scale {TimeScale.ToString(CultureInfo.InvariantCulture)} " +
+        $"(lease {Format.Ms(Scaled(Lease))} as it runs)" + (HangMessage > 0 ? $"; message {HangMessage} hangs on its first delivery" : "");
+}

@@ -1,0 +1,251 @@
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.IO;
+using System.Linq;
+using System.Text.Json;
+using System.Threading;
+using System.Threading.Tasks;
+using BrokerWorker.Bus;
+using BrokerWorker.Modes;
+using BrokerWorker.Processing;
+using BrokerWorker.Report;
+using MessageBus;
+using MessageBus.Postgres;
+using Microsoft.Extensions.Hosting;
+
+namespace BrokerWorker.Processes;
+
+/// <summary>
+/// Runs each mode in turn: the producer fills the queue, the workers start together, and the run ends when the broker has
+/// completed every message, or when no message was completed or delivered for <see cref="Options.ScaledStallAfter"/> (a zombie lease holds one),
+/// or when every worker exited, or at a deadline (3 times the CPU bound plus the stall time, or --deadline). The makespan is measured from the workers' common start to the broker's last completion; the
+/// counts are read from the broker.
+/// </summary>
+public sealed class Coordinator(Options options, TextWriter error)
+{
+    private static readonly TimeSpan Poll = TimeSpan.FromMilliseconds(10);
+
+    /// <summary>The memory run: the workers are hosted workers in this process (an in-memory broker cannot be shared).</summary>
+    public async Task<IReadOnlyList<RunResult>> RunMemoryAsync()
+    {
+        double spins = CpuWork.Calibrate();
+        var results = new List<RunResult>();
+        foreach (string mode in options.Modes)
+        {
+            Options o = options with { SpinsPerMs = spins };
+            var bus = new InMemoryMessageBus(o.Scaled(o.MemoryLatency));
+            using var producing = new CancellationTokenSource();
+            Task producer = ProduceAsync((first, count) => { for (int i = first; i < first + count; i++) { bus.Enqueue($"message {i + 1}"); } return Task.CompletedTask; }, producing.Token);
+            using IHost host = WorkerHost.Build(bus, o, mode, o.Workers);
+            long start = Stopwatch.GetTimestamp();
+            await host.StartAsync();
+            Task hostDone = host.WaitForShutdownAsync();
+            (TimeSpan makespan, bool stalled) = await WaitAsync(bus, start, Bound(o, mode), () => hostDone.IsCompleted);
+            BusCounts atEnd = await bus.GetCountsAsync();
+            await producing.CancelAsync();
+            await producer.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            await host.StopAsync();
+            await hostDone;
+            var group = (WorkerGroup)host.Services.GetService(typeof(WorkerGroup))!;
+            results.Add(new RunResult(mode, o.Workers, "memory", makespan, stalled, atEnd, await bus.GetCountsAsync(), null,
+                ProcessStats.From(group.Stats, 0), Bound(o, mode), (Mode.Create(mode, o) as ThreadPoolMode)?.MinThreads));
+        }
+
+        return results;
+    }
+
+    /// <summary>The PostgreSQL run: N worker processes per mode. Returns null after writing one line when the database cannot be used.</summary>
+    public async Task<IReadOnlyList<RunResult>?> RunPostgresAsync(string connection)
+    {
+        double spins = CpuWork.Calibrate();
+        var results = new List<RunResult>();
+        foreach (string mode in options.Modes)
+        {
+            Options o = options with { SpinsPerMs = spins };
+            string table = BusFactory.Table(o, mode);
+            await using PostgresLeaseQueue queue = BusFactory.Queue(connection, o, table, "coordinator");
+            try
+            {
+                await queue.EnsureSchemaAsync();
+                await queue.PurgeAsync();
+            }
+            catch (PostgresConnectionException e)
+            {
+                await error.WriteLineAsync($"BrokerWorker: {e.Message}");
+                return null;
+            }
+
+            var producerQueue = new PostgresQueueProducer(queue);
+            if (o.Rate == 0)
+            {
+                await producerQueue.FillAsync(o.Messages, i => $"message {i + 1}");
+            }
+
+            List<WorkerChild> children = [];
+            try
+            {
+                for (int i = 0; i < o.Workers; i++)
+                {
+                    children.Add(WorkerChild.Start(WorkerArguments(o, mode, table, spins), connection));
+                }
+
+                foreach (WorkerChild child in children)
+                {
+                    if (!await child.WaitReadyAsync(TimeSpan.FromSeconds(60)))
+                    {
+                        await error.WriteLineAsync($"BrokerWorker: a worker process did not start: {child.Describe()}");
+                        return null;
+                    }
+                }
+
+                using var producing = new CancellationTokenSource();
+                long start = Stopwatch.GetTimestamp();
+                foreach (WorkerChild child in children)
+                {
+                    child.Go();
+                }
+
+                Task producer = o.Rate > 0
+                    ? producerQueue.FillAsync(o.Messages, i => $"message {i + 1}", o.Rate, producing.Token)
+                    : Task.CompletedTask;
+                var bus = new PostgresMessageBus(queue);
+                (TimeSpan makespan, bool stalled) = await WaitAsync(bus, start, Bound(o, mode), () => children.All(c => c.HasExited));
+                BusCounts atEnd = await bus.GetCountsAsync();
+                await producing.CancelAsync();
+                await producer.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+
+                // Stop the workers still running (a stalled run): end of input is their graceful stop; a hung one is killed.
+                foreach (WorkerChild child in children)
+                {
+                    child.Stop();
+                }
+
+                List<ProcessStats> stats = [];
+                foreach (WorkerChild child in children)
+                {
+                    await child.WaitForExitAsync(TimeSpan.FromSeconds(15));
+                    if (child.Stats is { } s)
+                    {
+                        stats.Add(s);
+                    }
+                }
+
+                PostgresQueueCounts final = await queue.GetCountsAsync();
+                results.Add(new RunResult(mode, o.Workers, "postgres", makespan, stalled, atEnd, await bus.GetCountsAsync(), final.ExpiredRedeliveries,
+                    ProcessStats.Sum(stats), Bound(o, mode), (Mode.Create(mode, o) as ThreadPoolMode)?.MinThreads));
+            }
+            finally
+            {
+                foreach (WorkerChild child in children)
+                {
+                    child.Dispose();
+                }
+            }
+        }
+
+        return results;
+    }
+
+    /// <summary>The worker processes' command line: the coordinator's own settings, one mode, the run's table.</summary>
+    public static List<string> WorkerArguments(Options o, string mode, string table, double spins)
+    {
+        var args = new List<string>
+        {
+            "--worker-process", "--bus", "postgres", "--mode", mode, "--queue", table,
+            "--messages", o.Messages.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            "--steps", o.Steps.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            "--concurrency", o.Concurrency.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            "--cpu", Ms(o.Cpu), "--io", Ms(o.Io), "--renew-every", Ms(o.RenewEvery), "--lease", Ms(o.Lease),
+            "--cpu-factor", o.CpuFactor.ToString("R", System.Globalization.CultureInfo.InvariantCulture),
+            "--time-scale", o.TimeScale.ToString("R", System.Globalization.CultureInfo.InvariantCulture),
+            "--hang-message", o.HangMessage.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            "--connect-timeout", Ms(o.ConnectTimeout),
+            "--spins-per-ms", spins.ToString("R", System.Globalization.CultureInfo.InvariantCulture),
+        };
+        if (o.Checkpoint is { } checkpoint)
+        {
+            args.AddRange(["--checkpoint", Ms(checkpoint)]);
+        }
+
+        if (o.ProgressTimeout is { } progress)
+        {
+            args.AddRange(["--progress-timeout", Ms(progress)]);
+        }
+
+        if (o.PoolThreads is { } pool)
+        {
+            args.AddRange(["--pool-threads", pool.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+        }
+
+        return args;
+    }
+
+    private static string Ms(TimeSpan value) => value.TotalMilliseconds.ToString("R", System.Globalization.CultureInfo.InvariantCulture) + "ms";
+
+    /// <summary>The least time any scheduler could take: all CPU back to back on the cores the mode can use, or one message's chain.</summary>
+    public static TimeSpan Bound(Options o, string mode)
+    {
+        int perProcess = Mode.Create(mode, o).CpuThreadsPerProcess ?? Environment.ProcessorCount;
+        int threads = Math.Min(o.Workers * perProcess, Environment.ProcessorCount);
+        TimeSpan cpu = o.ScaledCpu;
+        TimeSpan work = TimeSpan.FromTicks(cpu.Ticks * o.Messages * o.Steps / threads) + o.Scaled(o.Io);
+        TimeSpan chain = o.Steps * (cpu + o.Scaled(o.Io));
+        return work > chain ? work : chain;
+    }
+
+    private async Task ProduceAsync(Func<int, int, Task> enqueue, CancellationToken cancellationToken)
+    {
+        if (options.Rate == 0)
+        {
+            await enqueue(0, options.Messages);
+            return;
+        }
+
+        long start = Stopwatch.GetTimestamp();
+        for (int sent = 0; sent < options.Messages; sent++)
+        {
+            TimeSpan due = TimeSpan.FromSeconds(sent / options.Rate) - Stopwatch.GetElapsedTime(start);
+            if (due > TimeSpan.Zero)
+            {
+                await Task.Delay(due, cancellationToken);
+            }
+
+            await enqueue(sent, 1);
+        }
+    }
+
+    private async Task<(TimeSpan Makespan, bool Stalled)> WaitAsync(IMessageBus bus, long start, TimeSpan bound, Func<bool> allExited)
+    {
+        TimeSpan deadline = options.Deadline ?? (bound * 3) + options.ScaledStallAfter;
+        long lastProgress = -1;
+        long lastChange = Stopwatch.GetTimestamp();
+        while (true)
+        {
+            BusCounts counts = await bus.GetCountsAsync();
+            if (counts.Completed >= options.Messages)
+            {
+                return (Stopwatch.GetElapsedTime(start), false);
+            }
+
+            // Progress is a completion or a delivery: a mode that loses every lease still redelivers; a zombie lease stops both.
+            if (counts.Completed + counts.Delivered != lastProgress)
+            {
+                lastProgress = counts.Completed + counts.Delivered;
+                lastChange = Stopwatch.GetTimestamp();
+            }
+            else if (Stopwatch.GetElapsedTime(lastChange) > options.ScaledStallAfter || allExited())
+            {
+                return (Stopwatch.GetElapsedTime(start), true);
+            }
+
+            // A mode that loses every lease never stalls (the broker redelivers forever): give up at the deadline.
+            if (Stopwatch.GetElapsedTime(start) > deadline)
+            {
+                return (Stopwatch.GetElapsedTime(start), true);
+            }
+
+            await Task.Delay(Poll);
+        }
+    }
+}

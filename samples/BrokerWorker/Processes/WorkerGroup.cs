@@ -1,0 +1,49 @@
+using System;
+using System.Collections.Generic;
+using System.Threading;
+using BrokerWorker.Modes;
+using BrokerWorker.Processing;
+using MessageBus;
+using Microsoft.Extensions.Hosting;
+
+namespace BrokerWorker.Processes;
+
+/// <summary>
+/// The workers of one host (one worker process on PostgreSQL; all N workers of the in-memory run): their shared settings and
+/// statistics, and the host's stop once every worker is done.
+/// </summary>
+public sealed class WorkerGroup(IMessageBus bus, Options options, int workers, IHostApplicationLifetime lifetime)
+{
+    private readonly List<WorkerStats> _stats = [];
+    private int _running = workers;
+
+    public IMessageBus Bus => bus;
+
+    public Options Options => options;
+
+    public IReadOnlyList<WorkerStats> Stats => _stats;
+
+    /// <summary>Creates one worker's <see cref="MessageWorker"/> (and, in the heartbeat-thread mode, its renewer thread).</summary>
+    public (MessageWorker Worker, Heartbeat? Heartbeat) CreateWorker(Mode mode)
+    {
+        var stats = new WorkerStats();
+        lock (_stats)
+        {
+            _stats.Add(stats);
+        }
+
+        Heartbeat? heartbeat = mode.RenewsOnDedicatedThread
+            ? new Heartbeat(bus, options.Scaled(options.RenewEvery), options.Scaled(options.Lease), stats)
+            : null;
+        return (new MessageWorker(bus, mode, options, stats, heartbeat), heartbeat);
+    }
+
+    /// <summary>A worker is done: the last one stops the host.</summary>
+    public void WorkerDone()
+    {
+        if (Interlocked.Decrement(ref _running) == 0)
+        {
+            lifetime.StopApplication();
+        }
+    }
+}

@@ -1,0 +1,43 @@
+using System;
+using BrokerWorker.Modes;
+using MessageBus;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using PriorityAsync.Hosting;
+
+namespace BrokerWorker.Processes;
+
+/// <summary>Builds the Generic Host of the workers: one hosted worker per worker, all of one mode, sharing one bus.</summary>
+public static class WorkerHost
+{
+    public static IHost Build(IMessageBus bus, Options options, string modeName, int workers)
+    {
+        HostApplicationBuilder builder = Host.CreateApplicationBuilder([]);
+        builder.Logging.ClearProviders();
+        builder.Logging.AddConsole(o => o.LogToStandardErrorThreshold = LogLevel.Trace); // stdout carries the protocol
+        builder.Logging.SetMinimumLevel(LogLevel.Warning);
+        builder.Services.AddSingleton(bus);
+        builder.Services.AddSingleton(options);
+        builder.Services.AddSingleton(provider => new WorkerGroup(bus, options, workers, provider.GetRequiredService<IHostApplicationLifetime>()));
+        for (int i = 1; i <= workers; i++)
+        {
+            if (modeName == "priority")
+            {
+                builder.Services.AddPriorityWorker<PriorityModeService>($"broker-{i}", o =>
+                {
+                    o.Levels = PriorityMode.Levels;
+                    o.StallTimeout = null; // a CPU part may hold the loop for longer than a watchdog would like; that is the experiment
+                });
+            }
+            else
+            {
+                Mode mode = Mode.Create(modeName, options);
+                builder.Services.AddSingleton<IHostedService>(provider => new ThreadModeService(provider.GetRequiredService<WorkerGroup>(), mode));
+            }
+        }
+
+        builder.Services.Configure<HostOptions>(o => o.ShutdownTimeout = TimeSpan.FromSeconds(10));
+        return builder.Build();
+    }
+}

@@ -1,0 +1,98 @@
+using System;
+using System.IO;
+using System.Linq;
+using System.Text.Json;
+using System.Threading;
+using System.Threading.Tasks;
+using BrokerWorker.Bus;
+using BrokerWorker.Processing;
+using MessageBus.Postgres;
+using Microsoft.Extensions.Hosting;
+
+namespace BrokerWorker.Processes;
+
+/// <summary>
+/// The hidden <c>--worker-process</c> role: one worker process on the PostgreSQL queue, started by the coordinator.
+/// Protocol on the standard streams: it connects, prints <c>ready</c>, waits for the line <c>go</c>; then works until the queue is
+/// done and prints one JSON line of its statistics. End of input (the coordinator closed it, or died) stops it gracefully: the
+/// messages in flight are abandoned, so another process takes them at once.
+/// </summary>
+public static class WorkerProcess
+{
+    public static async Task<int> RunAsync(Options options, TextWriter output, TextWriter error)
+    {
+        string? connection = BusFactory.ConnectionString(options, out string? problem);
+        if (connection is null)
+        {
+            await error.WriteLineAsync($"BrokerWorker: {problem}");
+            return 2;
+        }
+
+        await using PostgresLeaseQueue queue = BusFactory.Queue(connection, options, options.Queue, options.WorkerMode);
+        try
+        {
+            await queue.EnsureSchemaAsync();
+            await queue.GetCountsAsync(); // a pooled connection, warm, before the clock starts
+        }
+        catch (PostgresConnectionException e)
+        {
+            await error.WriteLineAsync($"BrokerWorker: {e.Message}");
+            return 2;
+        }
+
+        await output.WriteLineAsync("ready");
+        await output.FlushAsync();
+        if (Console.In.ReadLine() != "go")
+        {
+            return 0;
+        }
+
+        using IHost host = WorkerHost.Build(new PostgresMessageBus(queue), options, options.WorkerMode, workers: 1);
+        var lifetime = (IHostApplicationLifetime)host.Services.GetService(typeof(IHostApplicationLifetime))!;
+        var stdin = new Thread(() =>
+        {
+            while (Console.In.ReadLine() is not null)
+            {
+            }
+
+            lifetime.StopApplication();
+        })
+        { IsBackground = true, Name = "stdin" };
+        stdin.Start();
+
+        var group = (WorkerGroup)host.Services.GetService(typeof(WorkerGroup))!;
+        await host.StartAsync();
+        await host.WaitForShutdownAsync();
+        await output.WriteLineAsync(JsonSerializer.Serialize(ProcessStats.From(group.Stats, queue.Reconnects)));
+        await output.FlushAsync();
+        return 0;
+    }
+}
+
+/// <summary>One worker process's view, sent to the coordinator as JSON.</summary>
+public sealed record ProcessStats(long StoppedLeaseLost, long StoppedNoProgress, long RejectedByBroker, long Completed, long ConnectionErrors, long Reconnects, double WorstRenewGapMs, int PeakThreads)
+{
+    public static ProcessStats From(System.Collections.Generic.IReadOnlyList<WorkerStats> stats, long reconnects) => new(
+        stats.Sum(s => s.StoppedLeaseLost),
+        stats.Sum(s => s.StoppedNoProgress),
+        stats.Sum(s => s.RejectedByBroker),
+        stats.Sum(s => s.Completed),
+        stats.Sum(s => s.ConnectionErrors),
+        reconnects,
+        stats.Count == 0 ? 0 : stats.Max(s => s.WorstRenewGap.TotalMilliseconds),
+        stats.Count == 0 ? 0 : stats.Max(s => s.PeakThreads));
+
+    public static ProcessStats Sum(System.Collections.Generic.IEnumerable<ProcessStats> all)
+    {
+        ProcessStats[] a = all.ToArray();
+        return new(
+            a.Sum(s => s.StoppedLeaseLost),
+            a.Sum(s => s.StoppedNoProgress),
+            a.Sum(s => s.RejectedByBroker),
+            a.Sum(s => s.Completed),
+            a.Sum(s => s.ConnectionErrors),
+            a.Sum(s => s.Reconnects),
+            a.Length == 0 ? 0 : a.Max(s => s.WorstRenewGapMs),
+            a.Length == 0 ? 0 : a.Max(s => s.PeakThreads));
+    }
+}

@@ -1,0 +1,26 @@
+using System;
+using BrokerWorker.Processes;
+using MessageBus;
+
+namespace BrokerWorker.Report;
+
+/// <summary>One mode's run: the broker's counts (when the run ended, and after the workers stopped), the workers' views, the bound.</summary>
+/// <param name="AtEnd">The broker's counts when the last message was completed, or when the run was declared stalled.</param>
+/// <param name="Final">The broker's counts after the workers stopped (a stopping worker abandons what it holds).</param>
+/// <param name="ExpiredRedeliveries">PostgreSQL: the redeliveries whose previous lease had expired; null for the in-memory bus.</param>
+/// <param name="PoolMinThreads">The threadpool mode's minimum threads; null in the other modes.</param>
+public sealed record RunResult(
+    string Mode,
+    int Workers,
+    string Bus,
+    TimeSpan Makespan,
+    bool Stalled,
+    BusCounts AtEnd,
+    BusCounts Final,
+    long? ExpiredRedeliveries,
+    ProcessStats Seen,
+    TimeSpan Bound,
+    int? PoolMinThreads)
+{
+    public double Ratio => Makespan / Bound;
+}

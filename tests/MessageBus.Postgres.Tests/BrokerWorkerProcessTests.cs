@@ -1,0 +1,245 @@
+using System.IO;
+using BrokerWorker;
+using BrokerWorker.Processes;
+using BrokerWorker.Processing;
+using Npgsql;
+
+namespace MessageBus.Postgres.Tests;
+
+/// <summary>
+/// The BrokerWorker sample's worker processes against a real PostgreSQL, under faults: a worker killed with SIGKILL, the workers'
+/// connections terminated by the server, a renewal refused. Every check is on the database's counts: in the end every message is
+/// completed exactly once as far as the database accepted it, and nothing is lost. Leases are short (1 s) to keep the tests quick.
+/// </summary>
+public sealed class BrokerWorkerProcessTests
+{
+    internal static readonly string[] Base =
+        ["--time-scale", "1", "--steps", "4", "--cpu", "20ms", "--io", "40ms", "--renew-every", "100ms", "--lease", "1s", "--concurrency", "2"];
+
+    [PostgresFact]
+    public async Task Sigkill_OneOfThreeWorkerProcesses_ItsLeasesExpireAndAreRedelivered_EveryMessageCompletedOnce()
+    {
+        const int Messages = 30;
+        await using Run run = await Run.StartAsync(Messages, "priority", workers: 3, Base);
+        WorkerChild victim = run.Children[0];
+
+        // Kill it while it holds at least one current lease and others have been completed (mid-run).
+        await run.WaitUntilAsync(
+            $"SELECT count(*) FILTER (WHERE lease_owner = 'priority:{victim.Id}' AND completed_at IS NULL AND lease_until > clock_timestamp()) > 0 AND count(completed_at) >= 2 FROM {run.Table}",
+            "the victim to hold a lease mid-run");
+        victim.Kill();
+
+        PostgresQueueCounts counts = await run.WaitForAllCompletedAsync();
+        counts.Completed.Should().Be(Messages, "every message is completed once: completed_at is set once per row");
+        counts.Available.Should().Be(0);
+        counts.Leased.Should().Be(0);
+        counts.ExpiredRedeliveries.Should().BeGreaterThan(0, "the killed worker's leases expired and were delivered again");
+        (await run.StopAsync()).Should().HaveCount(2, "the two survivors exit normally and report");
+    }
+
+    [PostgresFact]
+    public async Task PgTerminateBackend_OfTheWorkersConnections_TheyReconnectAndNothingIsLost()
+    {
+        const int Messages = 30;
+        await using Run run = await Run.StartAsync(Messages, "priority", workers: 2, Base);
+        await run.WaitUntilAsync($"SELECT count(completed_at) >= 3 FROM {run.Table}", "the first completions");
+
+        int terminated = 0;
+        for (int round = 0; round < 3; round++)
+        {
+            terminated += await run.ScalarAsync<int>(
+                "SELECT count(pg_terminate_backend(pid))::int FROM pg_stat_activity WHERE application_name = 'broker-worker-priority'");
+            await Task.Delay(200);
+        }
+
+        terminated.Should().BeGreaterThan(0, "the workers had connections open");
+        PostgresQueueCounts counts = await run.WaitForAllCompletedAsync();
+        counts.Completed.Should().Be(Messages);
+        counts.Available.Should().Be(0);
+        IReadOnlyList<ProcessStats> stats = await run.StopAsync();
+        stats.Should().HaveCount(2, "both workers survived the terminations and exited normally");
+        run.Children.Should().OnlyContain(c => c.ExitCode == 0);
+    }
+
+    [PostgresFact]
+    public async Task RenewalRefused_TheLeaseTokenIsCancelled_WorkStopsAndNothingIsCompletedWithTheStaleToken()
+    {
+        // One message at a time, with long I/O parts: the message is in flight for seconds, renewed every 100 ms.
+        const int Messages = 2;
+        await using Run run = await Run.StartAsync(Messages, "priority", workers: 1,
+            ["--time-scale", "1", "--steps", "3", "--cpu", "5ms", "--io", "1500ms", "--renew-every", "100ms", "--lease", "1s", "--concurrency", "1"]);
+        await run.WaitUntilAsync($"SELECT count(*) FILTER (WHERE lease_token IS NOT NULL AND completed_at IS NULL) > 0 FROM {run.Table}", "a delivery");
+
+        // Another holder's token, as if the lease had been handed on: the worker's next renewal is refused.
+        await run.ScalarAsync<int>($"WITH s AS (UPDATE {run.Table} SET lease_token = lease_token + 1000000000 WHERE lease_token IS NOT NULL AND completed_at IS NULL RETURNING 1) SELECT count(*)::int FROM s");
+
+        PostgresQueueCounts counts = await run.WaitForAllCompletedAsync();
+        IReadOnlyList<ProcessStats> stats = await run.StopAsync();
+        counts.FailedRenewals.Should().BeGreaterThan(0);
+        stats.Single().StoppedLeaseLost.Should().BeGreaterThan(0, "the refused renewal cancelled the lease's token");
+        counts.RejectedCompletes.Should().Be(0, "the worker stopped working on the message and never tried to complete it");
+        counts.ExpiredRedeliveries.Should().BeGreaterThan(0, "the message came back after the stolen lease expired, and was completed then");
+        counts.Completed.Should().Be(Messages);
+    }
+
+    [PostgresFact]
+    public async Task WrongPassword_OneLineNamingHostPortAndDatabase_NeverThePassword_ExitCode2()
+    {
+        NpgsqlConnectionStringBuilder builder = new(TestDatabase.ConnectionString) { Password = "not-the-password-42" };
+        var stdout = new StringWriter();
+        var stderr = new StringWriter();
+
+        int exit = await App.RunAsync(["--bus", "postgres", "--connection", builder.ConnectionString, "--mode", "priority"], stdout, stderr);
+
+        exit.Should().Be(2);
+        string line = stderr.ToString().TrimEnd();
+        line.Split('\n').Should().ContainSingle();
+        line.Should().Contain($"{builder.Host}:{builder.Port}").And.Contain(builder.Database).And.NotContain("not-the-password-42");
+    }
+
+    /// <summary>Restarts the cluster of tests/postgres/start.sh (fast shutdown: every connection is cut), as its owner.</summary>
+    internal static async Task RestartServerAsync()
+    {
+        string data = Environment.GetEnvironmentVariable(PostgresRestartFactAttribute.DataVariable)
+            ?? throw new InvalidOperationException($"{PostgresRestartFactAttribute.DataVariable} is not set and CI=true: CI starts the server with tests/postgres/start.sh.");
+        string pgCtl = Directory.GetDirectories("/usr/lib/postgresql").OrderBy(d => Version.TryParse(Path.GetFileName(d), out Version? v) ? v : new Version(0, 0)).Select(d => Path.Combine(d, "bin", "pg_ctl")).LastOrDefault(File.Exists)
+            ?? "pg_ctl";
+        // -l: the restarted server writes to a log file, so it does not inherit (and hold open forever) pg_ctl's output pipes.
+        string[] command = [pgCtl, "-D", Path.Combine(data, "data"), "-l", Path.Combine(data, "server.log"), "-m", "fast", "-w", "-t", "60", "restart"];
+        var info = new System.Diagnostics.ProcessStartInfo(Environment.UserName == "root" ? "runuser" : command[0]) { RedirectStandardOutput = true, RedirectStandardError = true };
+        foreach (string argument in Environment.UserName == "root" ? ["-u", "postgres", "--", .. command] : command[1..])
+        {
+            info.ArgumentList.Add(argument);
+        }
+
+        using var process = System.Diagnostics.Process.Start(info)!;
+        Task<string> output = process.StandardOutput.ReadToEndAsync();
+        Task<string> error = process.StandardError.ReadToEndAsync();
+        await process.WaitForExitAsync();
+        process.ExitCode.Should().Be(0, $"pg_ctl restart: {await output} {await error}");
+    }
+
+    /// <summary>A queue filled with messages and N worker processes of the sample started on it together.</summary>
+    internal sealed class Run : IAsyncDisposable
+    {
+        private readonly PostgresLeaseQueue _queue;
+        private readonly int _messages;
+
+        private Run(PostgresLeaseQueue queue, int messages, List<WorkerChild> children)
+        {
+            _queue = queue;
+            _messages = messages;
+            Children = children;
+        }
+
+        public List<WorkerChild> Children { get; }
+
+        public string Table => _queue.QueueName;
+
+        public static async Task<Run> StartAsync(int messages, string mode, int workers, string[] args)
+        {
+            PostgresLeaseQueue queue = await TestDatabase.CreateQueueAsync(TestDatabase.NewOptions());
+            await new PostgresQueueProducer(queue).FillAsync(messages, i => $"message {i}");
+            CommandLine.TryParse([.. args, "--messages", messages.ToString(System.Globalization.CultureInfo.InvariantCulture)], out Options options, out string? error)
+                .Should().BeTrue(error);
+            double spins = CpuWork.Calibrate();
+            var children = new List<WorkerChild>();
+            for (int i = 0; i < workers; i++)
+            {
+                children.Add(WorkerChild.Start(Coordinator.WorkerArguments(options, mode, queue.QueueName, spins), TestDatabase.ConnectionString));
+            }
+
+            foreach (WorkerChild child in children)
+            {
+                (await child.WaitReadyAsync(TestDatabase.Patience)).Should().BeTrue(child.Describe());
+            }
+
+            foreach (WorkerChild child in children)
+            {
+                child.Go();
+            }
+
+            return new Run(queue, messages, children);
+        }
+
+        public async Task<T> ScalarAsync<T>(string sql)
+        {
+            await using NpgsqlConnection connection = await TestDatabase.OpenAdminAsync();
+            await using NpgsqlCommand command = new(sql, connection);
+            return (T)(await command.ExecuteScalarAsync())!;
+        }
+
+        public async Task WaitUntilAsync(string condition, string what)
+        {
+            using CancellationTokenSource timeout = new(TestDatabase.Patience);
+            while (!await ScalarAsync<bool>(condition))
+            {
+                Children.Should().Contain(c => !c.HasExited, $"a worker must still run while waiting for {what}");
+                await Task.Delay(10, timeout.Token);
+            }
+        }
+
+        public async Task<PostgresQueueCounts> WaitForAllCompletedAsync()
+        {
+            await WaitUntilAsync($"SELECT count(completed_at) >= {_messages} FROM {Table}", "every message to be completed");
+            return await _queue.GetCountsAsync();
+        }
+
+        /// <summary>Waits for the live workers to exit (they stop by themselves once the queue is done) and returns their reports.</summary>
+        public async Task<IReadOnlyList<ProcessStats>> StopAsync()
+        {
+            var stats = new List<ProcessStats>();
+            foreach (WorkerChild child in Children)
+            {
+                await child.WaitForExitAsync(TestDatabase.Patience);
+                if (child.Stats is { } s)
+                {
+                    stats.Add(s);
+                }
+            }
+
+            return stats;
+        }
+
+        public async ValueTask DisposeAsync()
+        {
+            foreach (WorkerChild child in Children)
+            {
+                child.Dispose();
+            }
+
+            await _queue.DropAsync();
+            await _queue.DisposeAsync();
+        }
+    }
+}
+
+/// <summary>Tests that restart the server cut every connection, other tests' too: they run alone, after the parallel ones.</summary>
+[CollectionDefinition(Name, DisableParallelization = true)]
+public sealed class ServerRestartCollection
+{
+    public const string Name = "PostgreSQL server restart";
+}
+
+/// <summary>The BrokerWorker's worker processes across a PostgreSQL restart.</summary>
+[Collection(ServerRestartCollection.Name)]
+public sealed class BrokerWorkerRestartTests
+{
+    [PostgresRestartFact]
+    public async Task PostgresRestart_MidRun_TheWorkersReconnectWithBackoffAndNothingIsLost()
+    {
+        const int Messages = 30;
+        await using BrokerWorkerProcessTests.Run run = await BrokerWorkerProcessTests.Run.StartAsync(Messages, "priority", workers: 2, BrokerWorkerProcessTests.Base);
+        await run.WaitUntilAsync($"SELECT count(completed_at) >= 3 FROM {run.Table}", "the first completions");
+
+        await BrokerWorkerProcessTests.RestartServerAsync();
+
+        PostgresQueueCounts counts = await run.WaitForAllCompletedAsync();
+        counts.Completed.Should().Be(Messages);
+        counts.Available.Should().Be(0);
+        IReadOnlyList<ProcessStats> stats = await run.StopAsync();
+        stats.Should().HaveCount(2, "both workers survived the restart and exited normally");
+        run.Children.Should().OnlyContain(c => c.ExitCode == 0);
+        stats.Sum(s => s.Reconnects + s.ConnectionErrors).Should().BeGreaterThan(0, "every pooled connection died with the server");
+    }
+}

@@ -1,0 +1,123 @@
+using System.IO;
+using BrokerWorker;
+using BrokerWorker.Processes;
+using BrokerWorker.Report;
+
+namespace Samples.Tests.BrokerWorker;
+
+/// <summary>
+/// The BrokerWorker sample on its in-memory broker (no PostgreSQL needed): every mode completes every message, the hang shows the
+/// difference between renewal tied to progress and a heartbeat thread, and bad input is one line with exit code 2. Durations are
+/// real time (<c>--time-scale 1</c>), with leases long against the work so that a loaded machine does not change the outcome,
+/// except where a CPU part longer than the lease is the point.
+/// </summary>
+public sealed class BrokerWorkerMemoryTests
+{
+    private static readonly string[] Quick =
+        ["--time-scale", "1", "--messages", "6", "--steps", "3", "--cpu", "5ms", "--io", "10ms", "--renew-every", "100ms", "--lease", "2s", "--latency", "1ms", "--concurrency", "2"];
+
+    [Theory]
+    [InlineData("priority")]
+    [InlineData("single")]
+    [InlineData("threadpool")]
+    [InlineData("heartbeat-thread")]
+    public async Task EveryMode_TwoWorkers_CompletesEveryMessageAndLosesNothing(string mode)
+    {
+        RunResult result = await RunAsync([.. Quick, "--mode", mode, "--workers", "2"]);
+
+        result.Stalled.Should().BeFalse();
+        result.AtEnd.Completed.Should().Be(6);
+        result.Final.Leased.Should().Be(0, "the workers stopped with nothing in hand");
+        result.Final.Available.Should().Be(0);
+        result.Final.FailedRenewals.Should().Be(0, "a 2 s lease renewed every 100 ms around 5 ms CPU parts is never late");
+        result.Final.RejectedCompletes.Should().Be(0);
+    }
+
+    [Fact]
+    public async Task Hang_Priority_RenewalStopsWithoutProgress_TheLeaseLapsesAndAnotherDeliveryCompletesTheMessage()
+    {
+        RunResult result = await RunAsync([.. Quick, "--mode", "priority", "--lease", "1s", "--hang-message", "1", "--progress-timeout", "300ms"]);
+
+        result.Stalled.Should().BeFalse("the hung delivery gave its lease up, and the second delivery of message 1 does not hang");
+        result.AtEnd.Completed.Should().Be(6);
+        result.Seen.StoppedNoProgress.Should().Be(1, "only message 1's first delivery stopped making progress");
+        result.AtEnd.Redelivered.Should().Be(1);
+        result.AtEnd.FailedRenewals.Should().Be(0, "the worker gave the lease up; the broker never had to refuse it");
+        result.AtEnd.RejectedCompletes.Should().Be(0);
+    }
+
+    [Fact]
+    public async Task Hang_HeartbeatThread_KeepsRenewingTheHungMessage_AZombieHoldsItUntilTheRunIsStopped()
+    {
+        RunResult result = await RunAsync([.. Quick, "--mode", "heartbeat-thread", "--lease", "1s", "--hang-message", "1", "--stall-after", "2s"]);
+
+        result.Stalled.Should().BeTrue("message 1 is leased and renewed forever and nobody else may take it");
+        result.AtEnd.Completed.Should().Be(5);
+        result.AtEnd.Leased.Should().Be(1);
+        result.AtEnd.Redelivered.Should().Be(0, "the zombie's lease never lapsed");
+        result.AtEnd.FailedRenewals.Should().Be(0);
+        result.Final.Abandoned.Should().Be(1, "stopping the worker cancels the hung call and hands the message back");
+    }
+
+    [Fact]
+    public async Task CpuPartLongerThanTheLease_SingleLosesTheLease_PriorityWithCheckpointsKeepsIt()
+    {
+        // CPU parts of 600 ms against a 300 ms lease renewed every 50 ms: on one FIFO thread a renewal waits behind whole CPU parts;
+        // at the top priority level it waits behind one 10 ms slice. (Single gets no checkpoints: in a FIFO queue a checkpoint is a
+        // Task.Yield, which would let the renewal through.) On a loaded machine the parts take longer still, which only widens
+        // the gap between the two.
+        string[] args = ["--time-scale", "1", "--messages", "2", "--steps", "2", "--cpu", "600ms", "--io", "1ms", "--renew-every", "50ms", "--lease", "300ms", "--latency", "1ms", "--concurrency", "2"];
+
+        RunResult single = await RunAsync([.. args, "--mode", "single", "--deadline", "3s"]);
+        RunResult priority = await RunAsync([.. args, "--mode", "priority", "--checkpoint", "10ms", "--deadline", "60s", "--stall-after", "30s"]);
+
+        (single.Final.FailedRenewals + single.Final.RejectedCompletes).Should().BeGreaterThan(0, "the broker refused a late renewal or a late complete");
+        single.Final.Completed.Should().BeLessThan(2);
+        priority.Stalled.Should().BeFalse();
+        priority.AtEnd.Completed.Should().Be(2);
+        priority.AtEnd.FailedRenewals.Should().Be(0);
+        priority.AtEnd.Redelivered.Should().Be(0);
+    }
+
+    [Theory]
+    [InlineData("--workers 0", "--workers must be from 1 to 64 (got 0).")]
+    [InlineData("--lease 1s --renew-every 2s", "--lease (1 s) must be longer than the renewal interval --renew-every (2 s)")]
+    [InlineData("--mode fifo", "--mode must be one of")]
+    [InlineData("--cpu fast", "--cpu must be a duration such as 250ms or 2s (got 'fast').")]
+    [InlineData("--bus postgres --connection Host=127.0.0.1;Port=notaport", "The PostgreSQL connection string is malformed")]
+    public async Task BadInput_OneLineAndExitCode2(string arguments, string expected)
+    {
+        (int exit, string stdout, string stderr) = await RunAppAsync(arguments.Split(' '));
+
+        exit.Should().Be(2);
+        stdout.Should().BeEmpty();
+        stderr.Should().Contain(expected).And.StartWith("BrokerWorker: ");
+        stderr.TrimEnd().Split('\n').Should().ContainSingle();
+    }
+
+    [Fact]
+    public async Task NothingListening_OneLineNamingHostPortAndDatabase_NeverThePassword_ExitCode2()
+    {
+        (int exit, _, string stderr) = await RunAppAsync(
+            ["--bus", "postgres", "--connection", "Host=127.0.0.1;Port=1;Database=queue_db;Username=worker;Password=hunter2", "--connect-timeout", "2s"]);
+
+        exit.Should().Be(2);
+        stderr.TrimEnd().Split('\n').Should().ContainSingle();
+        stderr.Should().Contain("127.0.0.1:1").And.Contain("queue_db").And.NotContain("hunter2");
+    }
+
+    private static async Task<RunResult> RunAsync(string[] args)
+    {
+        CommandLine.TryParse(args, out Options options, out string? error).Should().BeTrue(error);
+        IReadOnlyList<RunResult> results = await new Coordinator(options, TextWriter.Null).RunMemoryAsync();
+        return results.Should().ContainSingle().Subject;
+    }
+
+    private static async Task<(int Exit, string Stdout, string Stderr)> RunAppAsync(string[] args)
+    {
+        var stdout = new StringWriter();
+        var stderr = new StringWriter();
+        int exit = await App.RunAsync(args, stdout, stderr);
+        return (exit, stdout.ToString(), stderr.ToString());
+    }
+}
