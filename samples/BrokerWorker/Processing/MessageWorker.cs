@@ -143,9 +143,16 @@ public sealed class MessageWorker(IMessageBus bus, Mode mode, Options options, W
     private async Task KeepLeaseAsync(InFlight message)
     {
         await mode.Begin(Activity.Lease);
+
+        // Fixed rate: each renewal is due one interval after the previous one was sent, not after its reply was handled. On a busy
+        // thread the reply waits for a CPU part as the send did; counting the interval from the reply would put two such waits
+        // between the renewals the broker sees, and halve the slack the lease leaves.
+        long lastSent = mode.Time.GetTimestamp();
         while (true)
         {
-            await Task.Delay(_renewEvery, mode.Time, message.Done).ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
+            TimeSpan wait = _renewEvery - mode.Time.GetElapsedTime(lastSent);
+            await Task.Delay(wait > TimeSpan.Zero ? wait : TimeSpan.Zero, mode.Time, message.Done)
+                .ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
             await mode.MoveTo(Activity.Lease);
             if (message.Done.IsCancellationRequested)
             {
@@ -164,6 +171,7 @@ public sealed class MessageWorker(IMessageBus bus, Mode mode, Options options, W
 
             stats.RenewGap(message.SinceRenewed);
             bool renewed;
+            lastSent = mode.Time.GetTimestamp();
             try
             {
                 renewed = await bus.RenewAsync(message.Lease, _lease, CancellationToken.None);
