@@ -16,66 +16,16 @@ namespace PriorityAsync.Internal;
 /// the work still has to run.
 /// </remarks>
 /// <typeparam name="TResult">The result type; <see cref="object"/> (always <see langword="null"/>) for a plain <see cref="Task"/>.</typeparam>
-internal sealed class InvokeOperation<TResult> : TaskCompletionSource<TResult>, IInvokeOperation
+internal sealed class InvokeOperation<TResult> : WorkOperation<TResult>, IInvokeOperation
 {
     private readonly PriorityContext _context;
     private readonly int _level;
-    private readonly bool _hasResult;
-    private Func<Task>? _work;
-    private Func<Task<TResult>>? _typedWork;
-    private Task? _pending;
 
     public InvokeOperation(PriorityContext context, int level, Func<Task>? work, Func<Task<TResult>>? typedWork)
-        : base(TaskCreationOptions.RunContinuationsAsynchronously) // the caller's continuations never run on the loop thread by accident
+        : base(work, typedWork)
     {
         _context = context;
         _level = level;
-        _work = work;
-        _typedWork = typedWork;
-        _hasResult = typedWork is not null;
-    }
-
-    public void Run()
-    {
-        Func<Task>? work = _work;
-        Func<Task<TResult>>? typedWork = _typedWork;
-        _work = null;
-        _typedWork = null;
-
-        Task? task;
-        try
-        {
-            task = typedWork is not null ? typedWork() : work!();
-        }
-        catch (OperationCanceledException ex)
-        {
-            // As an async method would: a cancellation thrown before the first await cancels the task.
-            TrySetCanceled(ex.CancellationToken);
-            return;
-        }
-        catch (Exception ex)
-        {
-            TrySetException(ex);
-            return;
-        }
-
-        if (task is null)
-        {
-            TrySetException(new InvalidOperationException(
-                $"The delegate passed to PriorityContext.InvokeAsync (PriorityContext '{_context.Name}', level {_level}) returned null instead of a Task."));
-            return;
-        }
-
-        if (task.IsCompleted)
-        {
-            CompleteFrom(task);
-            return;
-        }
-
-        // Held until the work's task completes (see the invariant). On the loop thread, while the loop runs: it cannot have finished.
-        _context.OperationStarted();
-        _pending = task;
-        task.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(OnWorkCompleted);
     }
 
     public void Abandon() =>
@@ -83,39 +33,11 @@ internal sealed class InvokeOperation<TResult> : TaskCompletionSource<TResult>, 
             _context.Name,
             $"The PriorityContext '{_context.Name}' finished ({_context.State}) before the work passed to InvokeAsync at level {_level} could run; the work did not run."));
 
-    private void OnWorkCompleted()
-    {
-        Task task = _pending!;
-        _pending = null;
+    protected override string NullTaskMessage() =>
+        $"The delegate passed to PriorityContext.InvokeAsync (PriorityContext '{_context.Name}', level {_level}) returned null instead of a Task.";
 
-        // Complete first, release second: an awaiter inside the context posts its continuation while the hold still keeps the loop alive.
-        CompleteFrom(task);
-        _context.OperationCompleted();
-    }
+    // Held until the work's task completes (see the invariant). On the loop thread, while the loop runs: it cannot have finished.
+    protected override void Hold() => _context.OperationStarted();
 
-    private void CompleteFrom(Task task)
-    {
-        if (task.IsCompletedSuccessfully)
-        {
-            TrySetResult(_hasResult ? ((Task<TResult>)task).Result : default!);
-        }
-        else if (task.IsCanceled)
-        {
-            try
-            {
-                task.GetAwaiter().GetResult();
-            }
-            catch (OperationCanceledException ex)
-            {
-                TrySetCanceled(ex.CancellationToken);
-                return;
-            }
-
-            TrySetCanceled();
-        }
-        else
-        {
-            TrySetException(task.Exception!.InnerExceptions);
-        }
-    }
+    protected override void Release() => _context.OperationCompleted();
 }
