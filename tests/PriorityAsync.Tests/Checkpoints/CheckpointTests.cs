@@ -270,7 +270,7 @@ public class CheckpointTests
         var ran = new List<string>();
 
         // Parked first: unless another test's loop is awake, the slice clock goes dormant, and the post below must wake it (S1 in
-        // Internal/SliceClock.cs); a lost wake-up would leave the spinning item without a flag until the test's timeout.
+        // Checkpoints/SliceClock.cs); a lost wake-up would leave the spinning item without a flag until the test's timeout.
         loop.Context.WaitUntilParked();
         var dormantBy = Stopwatch.StartNew();
         while (!PriorityAsync.Internal.SliceClock.Shared.IsDormant && dormantBy.Elapsed < TimeSpan.FromSeconds(2))

@@ -9,7 +9,7 @@ using PriorityAsync.Internal;
 namespace PriorityAsync;
 
 // Loop-owned timers: the context's TimeProvider, Priority.Delay, the timer heap and the flag the loop checks between items.
-// The protocols are described at the top of PriorityContext.cs ("Timers").
+// The protocols are described at the top of Context/PriorityContext.cs ("Timers").
 public sealed partial class PriorityContext : IAlarmTarget
 {
     private const int MaxPooledDelays = 64;

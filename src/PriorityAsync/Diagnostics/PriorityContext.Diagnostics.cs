@@ -10,7 +10,7 @@ namespace PriorityAsync;
 // Cost model. The loop reads _slowPaths once per item, Post once per post; with no listener it is 0 and nothing else happens. The
 // counters behind the observable instruments (_runPerLevel, the queue counts) are kept anyway and read only when a
 // listener collects. ContextRegistry sets _slowPaths when a listener enables a timing histogram, the EventSource is enabled, or a
-// trace recorder starts; it is a hint (see "Diagnostics" in the protocols of PriorityContext.cs).
+// trace recorder starts; it is a hint (see "Diagnostics" in the protocols of Context/PriorityContext.cs).
 //
 // Clock reads. A timed item costs one read at its end; its start is the previous item's end when that item ran just before it in the
 // same drain (the dequeue in between, a few tens of nanoseconds, is charged to this item), else one more read. Post adds one read

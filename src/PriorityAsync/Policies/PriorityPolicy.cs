@@ -162,7 +162,7 @@ public sealed class WeightedSharesPriorityPolicy : PriorityPolicy
     internal override (int Count, string What) PerLevelValues => (SharesPerLevel.Count, "share counts");
 }
 
-/// <summary>Which dispatch loop a context runs (PriorityContext.Policies.cs).</summary>
+/// <summary>Which dispatch loop a context runs (Policies/PriorityContext.Policies.cs).</summary>
 internal enum PolicyKind
 {
     Strict = 0,

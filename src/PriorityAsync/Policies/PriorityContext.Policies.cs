@@ -3,13 +3,13 @@ using PriorityAsync.Internal;
 
 namespace PriorityAsync;
 
-// The dispatch policy (PriorityPolicy): which queued item runs next. The loop (DrainReady<TPolicy> in PriorityContext.cs) is one
+// The dispatch policy (PriorityPolicy): which queued item runs next. The loop (DrainReady<TPolicy> in Context/PriorityContext.cs) is one
 // generic method, instantiated with a struct per policy, so each policy gets its own compiled copy with its calls inlined: the
 // strict copy is the loop as it was before policies existed, and the choice between copies is one branch per drain, not per item.
 //
-// Invariants: S1 in Internal/StrictPriorityPolicy.cs, A1 in Internal/AgingDispatch.cs, W1 and W2 in Internal/WeightedSharesDispatch.cs.
+// Invariants: S1 in Policies/StrictPriorityPolicy.cs, A1 in Policies/AgingDispatch.cs, W1 and W2 in Policies/WeightedSharesDispatch.cs.
 // Every policy takes only the head of a level, so FIFO within a level and "run or dropped exactly once" (the protocols at the top of
-// PriorityContext.cs) hold under each of them unchanged.
+// Context/PriorityContext.cs) hold under each of them unchanged.
 public sealed partial class PriorityContext
 {
     private PriorityPolicy _priorityPolicy = PriorityPolicy.Strict;

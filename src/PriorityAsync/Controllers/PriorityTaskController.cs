@@ -50,7 +50,7 @@ public sealed class PriorityTaskController
     // (C3) Posts after _closed are dropped at once by the poster (counted, reported), with the reason the controller closed for.
     //
     // Hence every item posted under a controller is run exactly once or dropped exactly once: by C1 the current activation is pending
-    // whenever items are queued, and the context's own protocol (PriorityContext.cs) either runs it (it takes one item, C2) or drops
+    // whenever items are queued, and the context's own protocol (Context/PriorityContext.cs) either runs it (it takes one item, C2) or drops
     // it once the loop has finished, and the drop of the current activation closes the controller and drops every queued item (C2).
     // No user code (callbacks, WorkDropped handlers, token callbacks) and no Context.Enqueue runs under _lock: a handler may post.
     //

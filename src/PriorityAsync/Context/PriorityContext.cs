@@ -42,7 +42,7 @@ public sealed partial class PriorityContext
     // thread pool, where GetResult throws ObjectDisposedException). Dropping never stops early: a throwing WorkDropped handler
     // is rethrown only after every remaining item was dropped (DropRemaining).
     //
-    // Timers (PriorityContext.Timers.cs): each context keeps its armed loop timers (its TimeProvider's ITimers and pending
+    // Timers (Timers/PriorityContext.Timers.cs): each context keeps its armed loop timers (its TimeProvider's ITimers and pending
     // Priority.Delay sources) in a min-heap keyed by (due Stopwatch timestamp, arming sequence number), guarded by _timerLock.
     // Arming, Change, Dispose and cancellation take the lock from any thread; they are not the hot path.
     //   * The loop learns that a timer is due from one int flag, _timersDue, read between items (DrainReady), in Park's re-check, and
@@ -51,7 +51,7 @@ public sealed partial class PriorityContext
     //     time has passed at the timer's level (EnqueueFromConsumer, a static callback with the timer as state: 0 B), in due order,
     //     then re-arms periodic ones and points the alarm at the new earliest due time. Strict priority then decides when each
     //     firing runs: FIFO behind the work already queued at its level.
-    //   * Who raises the flag: the process-wide Alarm (Internal/Alarm.cs, one dedicated thread, never the thread pool) at the earliest
+    //   * Who raises the flag: the process-wide Alarm (Timers/Alarm.cs, one dedicated thread, never the thread pool) at the earliest
     //     due time, or the arming thread itself when the due time has already passed. Raising is an interlocked write (full fence)
     //     followed by WakeIfParked, so the parking protocol above covers it: Park's re-check after _parked = 1 includes the flag.
     //     Either the loop's re-check sees the flag, or the raiser sees _parked == 1 and sets the event.
@@ -63,21 +63,21 @@ public sealed partial class PriorityContext
     //   * Timers do not keep the loop alive (IsDone ignores them). When the loop finishes, the lock is taken once more to close the
     //     heap (_timersClosed: no arming after that) and every armed timer is dropped: counted, reported through WorkDropped with
     //     DropReason.TimerArmedAtFinish; a pending Priority.Delay resumes its awaiter on the thread pool with ObjectDisposedException.
-    //   * Invariants of each kind of timer: T1, T2 in Internal/LoopTimer.cs, D1 in Internal/DelaySource.cs, A1 in Internal/Alarm.cs.
+    //   * Invariants of each kind of timer: T1, T2 in Timers/LoopTimer.cs, D1 in Timers/DelaySource.cs, A1 in Timers/Alarm.cs.
     //   Lock order: _timerLock, then the alarm's lock. Nothing that runs user code (callbacks, WorkDropped) runs under either.
     //
-    // Controllers (PriorityTaskController.cs, its own protocol C1-C3): a controller keeps its items in a FIFO of its own and queues
+    // Controllers (Controllers/PriorityTaskController.cs, its own protocol C1-C3): a controller keeps its items in a FIFO of its own and queues
     // one "activation" here, an ordinary item. The loop and Post do nothing special for it; only Drop does: when the context drops
     // an activation, the controller drops (counts, reports) its own queued items instead, so they are never lost silently.
     //
-    // Watchdog (optional, PriorityContext.Stall.cs): a timer thread reads _runPerLevel and the queue counts and writes nothing the
+    // Watchdog (optional, Diagnostics/PriorityContext.Stall.cs): a timer thread reads _runPerLevel and the queue counts and writes nothing the
     // loop or the producers read, so it takes no part in the protocols above and costs the hot path nothing.
     //
-    // Diagnostics (PriorityContext.Diagnostics.cs): the loop reads _slowPaths once per item and Post once per post; while it is 0 (no
+    // Diagnostics (Diagnostics/PriorityContext.Diagnostics.cs): the loop reads _slowPaths once per item and Post once per post; while it is 0 (no
     // listener) nothing else is done. It is a hint, written by other threads without ordering: an item that sees a stale value is
     // merely observed, or not, and takes no part in the protocols above.
     //
-    // Checkpoints and the time quota (PriorityContext.Checkpoint.cs, Internal/SliceClock.cs): the loop does nothing per item. The
+    // Checkpoints and the time quota (Checkpoints/PriorityContext.Checkpoint.cs, Checkpoints/SliceClock.cs): the loop does nothing per item. The
     // process-wide slice clock compares the dispatch counter (_runPerLevel) between ticks and raises _sliceExpired with the count of
     // an item that has run a whole TimeSlice; a checkpoint believes it only while the count still equals it (C1, C2). Park's exit
     // wakes a dormant slice clock (S1); that is the only thing the quota adds to the loop, and only after it parked.
@@ -120,14 +120,14 @@ public sealed partial class PriorityContext
         Name = options.Name ?? nameof(PriorityContext);
         _idleSpinCount = options.IdleSpinCount;
         _stallTimeout = options.StallTimeout;
-        _timeSliceTicks = ToStopwatchTicks(options.TimeSlice); // PriorityContext.Checkpoint.cs
+        _timeSliceTicks = ToStopwatchTicks(options.TimeSlice); // Checkpoints/PriorityContext.Checkpoint.cs
         _timeSliceWatched = options.TimeSlice is not null && !options.TimeSliceDrivenByTests;
         TimeSliceTickMilliseconds = ToTickMilliseconds(options.TimeSlice);
 
         _queues = new LevelQueues(Levels);
         _runPerLevel = new long[Levels];
         _clock = options.Clock;
-        InitializePolicy(options.Policy); // PriorityContext.Policies.cs
+        InitializePolicy(options.Policy); // Policies/PriorityContext.Policies.cs
         _syncContexts = new PrioritySynchronizationContext[Levels];
         _schedulers = new PriorityTaskScheduler[Levels];
         _factories = new TaskFactory[Levels];
@@ -326,7 +326,7 @@ public sealed partial class PriorityContext
 
     internal void Enqueue(int level, SendOrPostCallback callback, object? state)
     {
-        // One field read when no listener wants queue-wait times (see PriorityContext.Diagnostics.cs); the aging policy always stamps.
+        // One field read when no listener wants queue-wait times (see Diagnostics/PriorityContext.Diagnostics.cs); the aging policy always stamps.
         var item = ((_slowPaths | _stampAlways) & SlowPaths.WaitTime) == 0 ? new WorkItem(callback, state) : new WorkItem(callback, state, Timestamp());
         if (Environment.CurrentManagedThreadId == _loopThreadId)
         {
@@ -497,9 +497,9 @@ public sealed partial class PriorityContext
         // Null unless StallTimeout is set. A timer that samples _runPerLevel and the queue counts: nothing on the hot path.
         Watchdog? watchdog = StartWatchdog();
 
-        // Visible to the observable instruments from now on, and _slowPaths set from what is listening (PriorityContext.Diagnostics.cs).
+        // Visible to the observable instruments from now on, and _slowPaths set from what is listening (Diagnostics/PriorityContext.Diagnostics.cs).
         ContextRegistry.Register(this);
-        OnLoopStarting(); // _loopThread; the slice clock watches the dispatch counter: nothing per item (PriorityContext.Checkpoint.cs)
+        OnLoopStarting(); // _loopThread; the slice clock watches the dispatch counter: nothing per item (Checkpoints/PriorityContext.Checkpoint.cs)
         try
         {
             while (true)
@@ -538,7 +538,7 @@ public sealed partial class PriorityContext
     private bool IsDone() => Volatile.Read(ref _outstanding) <= 0 && _queues.NonEmptyMask == 0;
 
     /// <summary>Runs items until none is ready or the context faults; <typeparamref name="TPolicy"/> chooses each one (a struct: one
-    /// compiled copy per policy, see PriorityContext.Policies.cs).</summary>
+    /// compiled copy per policy, see Policies/PriorityContext.Policies.cs).</summary>
     private void DrainReady<TPolicy>(TPolicy policy)
         where TPolicy : struct, IDispatchPolicy
     {
@@ -617,7 +617,7 @@ public sealed partial class PriorityContext
 
     private void Park()
     {
-        _lastItemEnd = 0; // an idle gap is nobody's run time (PriorityContext.Diagnostics.cs)
+        _lastItemEnd = 0; // an idle gap is nobody's run time (Diagnostics/PriorityContext.Diagnostics.cs)
         for (int i = 0; i < _idleSpinCount; i++)
         {
             if (HasWorkOrShouldStop())
@@ -636,7 +636,7 @@ public sealed partial class PriorityContext
 
         _wake.Reset();
         Volatile.Write(ref _parked, 0);
-        OnUnparked(); // a dormant slice clock ticks again (S1 in Internal/SliceClock.cs)
+        OnUnparked(); // a dormant slice clock ticks again (S1 in Checkpoints/SliceClock.cs)
     }
 
     private bool HasWorkOrShouldStop() =>
@@ -687,7 +687,7 @@ public sealed partial class PriorityContext
     {
         if (item.Callback == ControllerActivation.Callback)
         {
-            // Not user work: the controller counts and reports each of its own queued items (PriorityContext.Controllers.cs).
+            // Not user work: the controller counts and reports each of its own queued items (Controllers/PriorityContext.Controllers.cs).
             ((ControllerActivation)item.State!).OnDroppedByContext(reason);
             return;
         }

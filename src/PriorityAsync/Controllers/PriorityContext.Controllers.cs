@@ -4,10 +4,10 @@ using PriorityAsync.Internal;
 
 namespace PriorityAsync;
 
-// The context's side of PriorityTaskController (see the protocol at the top of PriorityTaskController.cs). A controller queues its
+// The context's side of PriorityTaskController (see the protocol at the top of Controllers/PriorityTaskController.cs). A controller queues its
 // work in a FIFO of its own and keeps at most one "activation" item queued here, at its level; the loop treats an activation as any
 // other item. Nothing below runs for work that does not use a controller: the loop and Post are unchanged, and the only branch the
-// controllers add is in the drop path (Drop in PriorityContext.cs), which is not the hot path.
+// controllers add is in the drop path (Drop in Context/PriorityContext.cs), which is not the hot path.
 public sealed partial class PriorityContext
 {
     /// <summary>Creates a <see cref="PriorityTaskController"/> whose work runs on this context at <paramref name="level"/>.</summary>
