@@ -7,18 +7,26 @@ namespace PriorityAsync;
 
 // Checkpoints and the time quota: Checkpoint(), ShouldYield, and the flag the slice clock raises.
 //
-// Protocol (C1). _sliceExpired holds 0, or the dispatch count of an item the slice clock saw running for a whole TimeSlice. The loop's
-// dispatch count (DispatchCount, the sum of _runPerLevel) goes up by one as each item starts, so while item K runs it is K, and a
-// value of _sliceExpired is only believed while DispatchCount equals it: the same item is still running. The slice clock writes it
-// (TickTimeSlice); a checkpoint that finds a value for an item that has ended clears it with a compare-exchange, which cannot undo a
-// newer raise. So the loop does nothing per item for the quota: no write, no clock read; a checkpoint reads one more field.
+// Protocol (C1). _sliceExpired holds 0; or the dispatch count K of an item the slice clock saw running for a whole TimeSlice while
+// some level's bit was set (work may be waiting); or SliceClockDormant (-1), written by the clock before it sleeps (S1 in
+// Checkpoints/SliceClock.cs). The loop's dispatch count (DispatchCount, the sum of _runPerLevel) goes up by one as each item starts,
+// so while item K runs it is K, and a raise is only believed while DispatchCount equals it: the same item is still running. Only the
+// slice clock writes raises and the sentinel (TickTimeSlice, MarkSliceClockDormant); a checkpoint clears the flag with a
+// compare-exchange, which cannot undo a newer write: when the raise is for an item that has ended, when it finds the sentinel (and
+// wakes the clock), and when it finds nothing waiting after all (stale mask bits; it clears them). So the loop does nothing per item
+// for the quota (no write, no clock read), and a checkpoint's fast path reads the flag and nothing more: in a long item that has used
+// up its quota with nothing waiting the flag is 0, and the checkpoint costs what it costs with the quota off (issue 22; it used to
+// keep the flag raised and take the slow path at every checkpoint, 3x slower).
 //
-// Why the clock's raise is right (C2): the clock remembers the first tick at which it saw count K with the loop not parked
-// (_sliceSeenAt). Count K at that tick means item K had started (the count goes up before the item runs). If a checkpoint later sees
-// DispatchCount == K, item K is still running, so it has run at least (now - _sliceSeenAt) >= TimeSlice. The counters are read one
-// by one from another thread, but each only grows, so a sum read between two moments lies between the counts at those moments: two
-// equal sums at two ticks mean no item started in between. A tick every quarter slice raises the flag at most a quarter slice plus a
-// tick late: between 1 and about 1.5 slices into the item.
+// Why a raise is right (C2): the clock remembers the first tick at which it saw count K with the loop not parked (_sliceSeenAt).
+// Count K at that tick means item K had started (the count goes up before the item runs). If a checkpoint later sees DispatchCount
+// == K, item K is still running, so it has run at least (now - _sliceSeenAt) >= TimeSlice. The counters are read one by one from
+// another thread, but each only grows, so a sum read between two moments lies between the counts at those moments: two equal sums at
+// two ticks mean no item started in between. The clock ticks every quarter slice and raises only while the mask shows a bit, so an
+// item is told to yield at its first checkpoint after the first tick at which it has run a slice and work may wait: between 1 and
+// about 1.5 slices into the item when work was already waiting, else within a tick (a quarter slice, at least 1 ms) after work is
+// queued. An item that started while the clock slept (every loop parked) is watched from its first checkpoint (S1): the same bounds,
+// counted from that checkpoint. A checkpoint yields only if work really waits (HasWaitingWork), so a stale bit never makes it yield.
 public sealed partial class PriorityContext
 {
     // Stopwatch ticks of the quota; 0: no quota. Copied from the options.
@@ -29,7 +37,11 @@ public sealed partial class PriorityContext
     // reuses the thread-local base it already loaded for SynchronizationContext.Current; a second [ThreadStatic] costs one more call.
     private Thread? _loopThread;
 
-    // C1: 0, or the dispatch count of the item that has used up its quota. Written by the slice clock, cleared by checkpoints.
+    /// <summary>The value of the quota flag while the slice clock sleeps (S1): the next checkpoint wakes it.</summary>
+    internal const long SliceClockDormant = -1;
+
+    // C1: 0, the dispatch count of the item that has used up its quota, or SliceClockDormant. Written by the slice clock, cleared by
+    // checkpoints.
     private long _sliceExpired;
 
     // The slice clock's own (one thread at a time: the clock, or a test driving TickTimeSlice): the count seen, and since when.
@@ -102,13 +114,24 @@ public sealed partial class PriorityContext
             return false;
         }
 
-        if (expired != DispatchCount)
+        if (expired == SliceClockDormant)
         {
-            Interlocked.CompareExchange(ref _sliceExpired, 0, expired); // raised for an item that has ended (C1)
+            // The clock sleeps (S1): wake it, so it watches this item from now on. The compare-exchange is the full fence S1 needs
+            // before the clock's _dormant is read.
+            Interlocked.CompareExchange(ref _sliceExpired, 0, SliceClockDormant);
+            SliceClock.Shared.OnCheckpointFoundDormant();
             return false;
         }
 
-        return HasWaitingWork();
+        if (expired == DispatchCount && _queues.HasWaitingWork())
+        {
+            return true; // the quota is used up and work waits: yield (the flag stays; the next item clears it as stale)
+        }
+
+        // Raised for an item that has ended, or nothing waits after all (HasWaitingWork cleared the stale bits): clear it, so the
+        // checkpoints that follow take the fast path. The clock raises it again if the item still runs when work is queued (C1, C2).
+        Interlocked.CompareExchange(ref _sliceExpired, 0, expired);
+        return false;
     }
 
     /// <summary>
@@ -135,13 +158,16 @@ public sealed partial class PriorityContext
             _sliceSeenCount = count;
             _sliceSeenAt = now;
         }
-        else if (count != 0 && now - _sliceSeenAt >= _timeSliceTicks)
+        else if (count != 0 && now - _sliceSeenAt >= _timeSliceTicks && _queues.NonEmptyMask != 0)
         {
-            Volatile.Write(ref _sliceExpired, count);
+            Volatile.Write(ref _sliceExpired, count); // C1: only while work may wait, so an unneeded raise costs one slow checkpoint a tick
         }
 
         return true;
     }
+
+    /// <summary>The slice clock, before it sleeps: makes the next checkpoint of this loop wake it (S1 in SliceClock).</summary>
+    internal void MarkSliceClockDormant() => Interlocked.Exchange(ref _sliceExpired, SliceClockDormant);
 
     private static long ToStopwatchTicks(TimeSpan? slice) =>
         slice is { } value ? (long)(value.TotalSeconds * System.Diagnostics.Stopwatch.Frequency) : 0;
@@ -159,24 +185,6 @@ public sealed partial class PriorityContext
             ? new($"{operation} was called on PriorityContext '{context.Name}' by code running in PriorityContext '{other.Context.Name}'. " +
                   "A checkpoint asks about the context the caller runs in: use Priority." + operation + ", or hop first with context.Prioritize(level).")
             : NotInContext(operation);
-
-    /// <summary>Loop thread: whether any level holds an item (a stale bit of the running item's level does not count).</summary>
-    private bool HasWaitingWork()
-    {
-        ulong mask = _queues.NonEmptyMask;
-        while (mask != 0)
-        {
-            int level = LevelQueues.HighestLevel(mask);
-            if (!_queues.IsEmpty(level))
-            {
-                return true;
-            }
-
-            mask &= ~(1UL << level);
-        }
-
-        return false;
-    }
 
     /// <summary>Called on the loop thread as the loop starts, before any item: records the thread for the inline checks (Prioritize,
     /// Checkpoint), and the slice clock watches the loop when it has a quota (and tests do not drive it).</summary>
@@ -196,15 +204,6 @@ public sealed partial class PriorityContext
         if (_timeSliceWatched)
         {
             SliceClock.Shared.Unregister(this);
-        }
-    }
-
-    /// <summary>Called as the loop leaves Park, after it cleared its parked flag: wakes a dormant slice clock (S1 in SliceClock).</summary>
-    private void OnUnparked()
-    {
-        if (_timeSliceWatched)
-        {
-            SliceClock.Shared.OnLoopWoke();
         }
     }
 }

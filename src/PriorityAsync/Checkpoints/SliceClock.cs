@@ -12,16 +12,25 @@ namespace PriorityAsync.Internal;
 /// (<see cref="PriorityContext.TickTimeSlice"/>). The loops themselves do nothing per item and read no clock.
 /// </summary>
 /// <remarks>
-/// <para>Idle cost: when every watched loop is parked, the thread sleeps without a timeout until a loop leaves <c>Park</c> or a context
-/// registers. Invariant (S1): while a watched loop is not parked, the thread is not dormant, or that loop will see
-/// <see cref="_dormant"/> == 1 when it leaves Park and wake the thread. How: the thread writes <see cref="_dormant"/> = 1 with a full
-/// fence, then reads every loop's parked flag, and sleeps only if all are parked; a loop leaving Park writes its parked flag = 0, issues
-/// a full fence, then reads <see cref="_dormant"/> (<see cref="OnLoopWoke"/>). Fences on both sides (the store-buffer pattern): either
-/// the thread sees the loop awake, or the loop sees the thread dormant. The wake-up is an auto-reset event, which keeps a signal set
-/// before the thread waits, so a wake-up between the thread's check and its wait is not lost; a stale signal costs one extra tick.</para>
-/// <para>The loop never takes the clock's lock: <see cref="OnLoopWoke"/> is an interlocked exchange and, only when the thread was
-/// dormant, an event set. (It used to pulse a monitor under the lock the ticking thread holds while it walks the contexts: on .NET 10,
-/// where a contended monitor attaches a managed lock object, that put allocations on a loop thread that had just woken.)</para>
+/// <para>Idle cost: when every watched loop is parked, the thread sleeps without a timeout until a checkpoint wakes it or a context
+/// registers. A loop leaving Park does nothing for the clock: the wake-up of a parked loop has nothing but the wake itself on its
+/// critical path (issue 22; it used to set the clock's event there, and the clock thread, woken at that moment, competed with the loop
+/// for a core: a parked loop woke at 2x a <see cref="ManualResetEventSlim"/>).</para>
+/// <para>Invariant (S1): while a watched loop runs an item, either the thread is not dormant, or the loop's quota flag holds
+/// <see cref="PriorityContext.SliceClockDormant"/>, so the item's next checkpoint wakes the thread. How: before it sleeps, the thread
+/// writes <see cref="_dormant"/> = 1, then the sentinel into every watched context's flag (interlocked writes, in that order), then
+/// reads every loop's parked flag and sleeps only if all are parked (else it clears <see cref="_dormant"/> and ticks on; a sentinel left
+/// in an awake loop costs that loop one slow checkpoint). The sentinel makes a checkpoint's fast path fail; its slow path clears the
+/// sentinel with a compare-exchange (a full fence) and then reads <see cref="_dormant"/> (<see cref="OnCheckpointFoundDormant"/>): having
+/// seen the sentinel, which was written after <see cref="_dormant"/> = 1, it sees 1 unless another checkpoint or a registration has
+/// already woken the thread. The wake-up is an auto-reset event, which keeps a signal set before the thread waits, so a wake-up
+/// between the thread's check and its wait is not lost; a stale signal costs one extra tick. Only the clock thread writes the sentinel
+/// and the raises (C1), so it never overwrites a raise it has not already superseded.</para>
+/// <para>What S1 costs the quota (C2 in Checkpoints/PriorityContext.Checkpoint.cs): an item that starts while the clock sleeps is watched
+/// from its first checkpoint, not from its start. An item that never reaches a checkpoint cannot be told to yield anyway.</para>
+/// <para>The loop never takes the clock's lock: <see cref="OnCheckpointFoundDormant"/> is an interlocked exchange and, only when the
+/// thread was dormant, an event set. (A monitor pulse under the lock the ticking thread holds while it walks the contexts would, on
+/// .NET 10, where a contended monitor attaches a managed lock object, put allocations on the loop thread.)</para>
 /// <para>A context registers when its loop starts and unregisters when it ends. Registrations are few; they are kept in a list under
 /// <see cref="_lock"/>, which only registration and the ticking thread take.</para>
 /// <para>Why not the <see cref="Alarm"/>: it rings each registration once, at a due time, and is built for rare re-arming under a
@@ -73,10 +82,10 @@ internal sealed class SliceClock
         }
     }
 
-    /// <summary>Called by a loop as it leaves Park, after it wrote its parked flag = 0: wakes a dormant thread (see S1). No lock.</summary>
-    public void OnLoopWoke()
+    /// <summary>Called by a checkpoint that found (and cleared, with a full fence) the dormant sentinel in its quota flag: wakes the
+    /// thread if it still sleeps (see S1). No lock; only the first of several such checkpoints sets the event.</summary>
+    public void OnCheckpointFoundDormant()
     {
-        Interlocked.MemoryBarrier(); // between the loop's parked = 0 and this read (S1)
         if (Volatile.Read(ref _dormant) != 0 && Interlocked.Exchange(ref _dormant, 0) != 0)
         {
             _signal.Set();
@@ -121,10 +130,10 @@ internal sealed class SliceClock
             Interlocked.Increment(ref _ticks);
             if (!anyAwake)
             {
-                Interlocked.Exchange(ref _dormant, 1); // full fence before the re-check (S1)
-                if (AllParked())
+                Interlocked.Exchange(ref _dormant, 1); // before the sentinels (S1)
+                if (MarkDormantAndCheckAllParked())
                 {
-                    _signal.WaitOne(); // until Register or OnLoopWoke, which clear _dormant and set the event
+                    _signal.WaitOne(); // until Register or a checkpoint that found the sentinel, which clear _dormant and set the event
                     continue;
                 }
 
@@ -135,24 +144,25 @@ internal sealed class SliceClock
         }
     }
 
-    private bool AllParked()
+    /// <summary>S1: writes the dormant sentinel into every watched context's quota flag, then says whether every loop is parked.</summary>
+    private bool MarkDormantAndCheckAllParked()
     {
         lock (_lock)
         {
-            return AllParkedLocked();
-        }
-    }
-
-    private bool AllParkedLocked()
-    {
-        foreach (PriorityContext context in _watched)
-        {
-            if (!context.IsParked)
+            foreach (PriorityContext context in _watched)
             {
-                return false;
+                context.MarkSliceClockDormant();
             }
-        }
 
-        return true;
+            foreach (PriorityContext context in _watched)
+            {
+                if (!context.IsParked)
+                {
+                    return false;
+                }
+            }
+
+            return true;
+        }
     }
 }

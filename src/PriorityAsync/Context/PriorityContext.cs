@@ -79,8 +79,9 @@ public sealed partial class PriorityContext
     //
     // Checkpoints and the time quota (Checkpoints/PriorityContext.Checkpoint.cs, Checkpoints/SliceClock.cs): the loop does nothing per item. The
     // process-wide slice clock compares the dispatch counter (_runPerLevel) between ticks and raises _sliceExpired with the count of
-    // an item that has run a whole TimeSlice; a checkpoint believes it only while the count still equals it (C1, C2). Park's exit
-    // wakes a dormant slice clock (S1); that is the only thing the quota adds to the loop, and only after it parked.
+    // an item that has run a whole TimeSlice while work may wait; a checkpoint believes it only while the count still equals it (C1,
+    // C2). A slice clock that sleeps (every loop parked) leaves a sentinel in the flag, and the next checkpoint wakes it (S1): the
+    // quota adds nothing to the loop, not even to Park.
 
     private const int StateNotStarted = 0;
     private const int StateRunning = 1;
@@ -636,7 +637,9 @@ public sealed partial class PriorityContext
 
         _wake.Reset();
         Volatile.Write(ref _parked, 0);
-        OnUnparked(); // a dormant slice clock ticks again (S1 in Checkpoints/SliceClock.cs)
+
+        // Nothing else before the next item: a sleeping slice clock is woken by this loop's next checkpoint, not here (S1 in
+        // Checkpoints/SliceClock.cs), so a wake-up costs what the event costs.
     }
 
     private bool HasWorkOrShouldStop() =>

@@ -72,9 +72,12 @@ public sealed class PriorityContextOptions
     /// <see cref="Priority.Checkpoint"/> and <see cref="Priority.ShouldYield"/> ask it to yield (the rest of the method goes to the back of
     /// its level). <see langword="null"/> turns the quota off: a checkpoint then yields only to work waiting at a higher level.
     /// </summary>
-    /// <remarks>The quota costs nothing per item or per checkpoint: a process-wide timer thread watches each busy loop's dispatch counter
-    /// every quarter of the slice (at least every millisecond) and raises a flag once the same item has been running for a whole slice, so
-    /// an item is told to yield between 1 and about 1.5 slices after it started. The timer thread sleeps while every loop is parked.</remarks>
+    /// <remarks>The quota costs nothing per item or per checkpoint, and nothing on the wake-up of a parked loop: a process-wide timer
+    /// thread watches each busy loop's dispatch counter every quarter of the slice (at least every millisecond) and raises a flag once the
+    /// same item has been running for a whole slice while work may be waiting, so an item is told to yield between 1 and about 1.5 slices
+    /// after it started (if work is waiting by then; else within a quarter slice, at least 1 ms, after work is queued). The timer thread
+    /// sleeps while every loop is parked; the first checkpoint after that wakes it, and an item that started meanwhile is counted from
+    /// that checkpoint.</remarks>
     /// <value>The default value is <see cref="DefaultTimeSlice"/> (20 ms). Allowed: <see langword="null"/>, or from
     /// <see cref="MinTimeSlice"/> (1 ms) to <see cref="MaxTimeSlice"/> (1 minute).</value>
     public TimeSpan? TimeSlice { get; set; } = DefaultTimeSlice;

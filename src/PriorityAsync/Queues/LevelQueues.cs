@@ -95,6 +95,27 @@ internal sealed class LevelQueues
         return false;
     }
 
+    /// <summary>
+    /// Consumer only: whether any level holds work. A set bit over an empty queue (stale) is cleared on the way, as
+    /// <see cref="HasWorkAbove"/> does, so that a later look at the mask alone is not fooled by it either.
+    /// </summary>
+    public bool HasWaitingWork()
+    {
+        ulong mask = NonEmptyMask;
+        while (mask != 0)
+        {
+            int level = HighestLevel(mask);
+            if (!IsEmpty(level) || !TryClearBit(level))
+            {
+                return true;
+            }
+
+            mask &= ~(1UL << level);
+        }
+
+        return false;
+    }
+
     /// <summary>Enqueues from any thread other than the consumer.</summary>
     public void Enqueue(int level, in WorkItem item)
     {

@@ -90,26 +90,59 @@ public class CheckpointTests
     }
 
     [Fact]
-    public void Checkpoint_SliceUsedUpButNothingWaiting_DoesNotYield()
+    public void Checkpoint_SliceUsedUpButNothingWaiting_DoesNotYield_AndLeavesTheFastPathToTheChecksThatFollow()
     {
+        // C1: a raise is for an item over its quota while work may wait; a checkpoint that finds nothing waiting clears it (and the
+        // stale mask bits), so the checkpoints that follow read a 0 flag and take the fast path; the clock raises it again at the
+        // first tick after work is queued.
         var ran = new List<string>();
         PriorityContext.Run(async () =>
         {
             PriorityContext context = PriorityContext.Current!;
             context.TickTimeSlice(0);
-            context.TickTimeSlice(10 * SliceTicks);
-            context.SliceExpiredFlag.Should().NotBe(0);
+            context.TickTimeSlice(10 * SliceTicks); // raised or not, depending on a stale bit of the entry's own level
 
             ShouldYield.Should().BeFalse("nothing else waits: yielding would only cost a lap");
+            context.SliceExpiredFlag.Should().Be(0, "a checkpoint that finds nothing waiting clears the flag");
             Checkpoint().GetAwaiter().IsCompleted.Should().BeTrue();
             await Checkpoint();
             ran.Add("after checkpoint");
 
+            context.TickTimeSlice(11 * SliceTicks);
+            context.SliceExpiredFlag.Should().Be(0, "no level's bit is set (the checkpoint cleared the stale one): no raise");
+
             context.GetSynchronizationContext(0).Post(_ => ran.Add("level 0 item"), null);
+            ShouldYield.Should().BeFalse("the flag is raised by the clock's next tick, not by the post");
+            context.TickTimeSlice(12 * SliceTicks);
+            context.SliceExpiredFlag.Should().Be(context.DispatchCount);
             ShouldYield.Should().BeTrue("now another item waits, and this item is still over its quota");
         }, Options);
 
         ran.Should().Equal("after checkpoint", "level 0 item");
+    }
+
+    [Fact]
+    public void Checkpoint_SliceClockDormantSentinel_IsClearedByTheNextCheckpoint_WhichDoesNotYieldForIt()
+    {
+        // S1: a clock that sleeps leaves the sentinel in every watched loop's flag; the next checkpoint clears it (and wakes the
+        // clock); a checkpoint that must yield to work above still yields.
+        PriorityContext.Run(async () =>
+        {
+            await Prioritize(1);
+            PriorityContext context = PriorityContext.Current!;
+            context.MarkSliceClockDormant();
+            context.SliceExpiredFlag.Should().Be(PriorityContext.SliceClockDormant);
+            ShouldYield.Should().BeFalse("the sentinel is not a used-up quota");
+            context.SliceExpiredFlag.Should().Be(0, "the checkpoint cleared the sentinel");
+
+            context.MarkSliceClockDormant();
+            context.GetSynchronizationContext(2).Post(_ => { }, null);
+            ShouldYield.Should().BeTrue("work waits above: that decides first");
+            await Checkpoint();
+            context.MarkSliceClockDormant();
+            await Checkpoint();
+            context.SliceExpiredFlag.Should().Be(0);
+        }, Options);
     }
 
     [Fact]
@@ -259,6 +292,57 @@ public class CheckpointTests
 
             context.SliceExpiredFlag.Should().Be(0);
         }, Options);
+    }
+
+    [Fact]
+    public async Task SliceClock_Dormant_WakeOfAParkedLoopLeavesItAsleep_AndTheFirstCheckpointWakesIt()
+    {
+        // S1 with the real clock: the loop's wake-up does nothing for the clock; the sentinel waits in the loop's flag for the first
+        // checkpoint, which wakes the clock. Another test's busy loop may keep the clock awake; then only the checks that hold
+        // regardless are made.
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, TimeSlice = TimeSpan.FromMilliseconds(1) });
+        await loop.Context.RunOn(0, () => { }).WithTimeout("the first item");
+        loop.Context.WaitUntilParked();
+        bool dormant = WaitUntilSliceClockDormant();
+        long flagAtStart = 0;
+        long flagAfterCheckpoint = 0;
+        bool clockDormantAfterCheckpoint = true;
+        await loop.Context.RunOn(0, () =>
+        {
+            flagAtStart = loop.Context.SliceExpiredFlag;
+            var deadline = Stopwatch.StartNew();
+            do
+            {
+                _ = ShouldYield; // the first one wakes a sleeping clock; a clock about to sleep finds this loop awake and ticks on
+                clockDormantAfterCheckpoint = PriorityAsync.Internal.SliceClock.Shared.IsDormant;
+            }
+            while (clockDormantAfterCheckpoint && deadline.Elapsed < TimeSpan.FromSeconds(2));
+            flagAfterCheckpoint = loop.Context.SliceExpiredFlag;
+        }).WithTimeout("the item after the wake-up");
+
+        clockDormantAfterCheckpoint.Should().BeFalse("a watched loop's checkpoint found the clock asleep, or it was awake already (S1)");
+        if (dormant)
+        {
+            flagAtStart.Should().Be(PriorityContext.SliceClockDormant, "the clock left the sentinel before it slept, and the wake-up did not touch it");
+        }
+
+        flagAfterCheckpoint.Should().NotBe(PriorityContext.SliceClockDormant, "the checkpoint cleared the sentinel, and the clock, awake, does not write it while this loop runs");
+    }
+
+    private static bool WaitUntilSliceClockDormant()
+    {
+        var dormantBy = Stopwatch.StartNew();
+        while (!PriorityAsync.Internal.SliceClock.Shared.IsDormant)
+        {
+            if (dormantBy.Elapsed > TimeSpan.FromSeconds(2))
+            {
+                return false; // other tests' busy loops keep it awake
+            }
+
+            Thread.Sleep(1); // the clock's next tick finds every loop parked
+        }
+
+        return true;
     }
 
     [Fact]
