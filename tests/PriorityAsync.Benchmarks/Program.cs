@@ -40,6 +40,13 @@ if (options.Design)
 }
 
 
+if (options.CheckpointsLongItem)
+{
+    // Checkpoints inside a long item over its quota (issue 22), against the quota-off loop and ShouldYield.
+    CheckpointLongItem.Run(Console.Out);
+    return 0;
+}
+
 if (options.SliceClock)
 {
     // The time quota's cost and lateness per slice length, behind PriorityContextOptions.DefaultTimeSlice (docs/benchmarks.md).
@@ -89,6 +96,8 @@ else
         Console.WriteLine("== Custom harnesses (Stopwatch timestamps, in this process) ==");
         harness.AddRange(WakeupLatency.Run(options.LatencySamples));
         harness.AddRange(PriorityUnderLoad.Run(options.Quick));
+        Console.WriteLine();
+        CheckpointLongItem.Run(Console.Out);
     }
 }
 
@@ -176,6 +185,8 @@ internal sealed class BenchOptions
 
     public bool SliceClock { get; private set; }
 
+    public bool CheckpointsLongItem { get; private set; }
+
     public bool RunBdn { get; private set; } = true;
 
     public bool RunHarness { get; private set; } = true;
@@ -212,6 +223,9 @@ internal sealed class BenchOptions
                 case "--slice-clock":
                     options.SliceClock = true;
                     break;
+                case "--checkpoint-long-item":
+                    options.CheckpointsLongItem = true;
+                    break;
                 case "--no-bdn":
                     options.RunBdn = false;
                     break;
@@ -240,7 +254,7 @@ internal sealed class BenchOptions
                     samples = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     break;
                 default:
-                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick, --design, --slice-clock, --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
+                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick, --design, --slice-clock, --checkpoint-long-item, --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
             }
         }
 
