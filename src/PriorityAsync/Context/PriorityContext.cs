@@ -63,6 +63,12 @@ public sealed partial class PriorityContext
     //   * Timers do not keep the loop alive (IsDone ignores them). When the loop finishes, the lock is taken once more to close the
     //     heap (_timersClosed: no arming after that) and every armed timer is dropped: counted, reported through WorkDropped with
     //     DropReason.TimerArmedAtFinish; a pending Priority.Delay resumes its awaiter on the thread pool with ObjectDisposedException.
+    //   * Invariant (T3): a parked loop with an armed timer sleeps no longer than until the earliest due time, rounded up to a whole
+    //     millisecond (the resolution of a timed wait): _earliestDue holds the heap's minimum, written under _timerLock with every
+    //     pointing of the alarm, and Park reads it after _parked = 1 and waits with that timeout; when the wait runs out and the time
+    //     has come, the loop raises the flag itself. So a due timer on an idle loop fires within that resolution plus one wake-up,
+    //     the loop's own. A timer armed after Park read the value is covered by T0 (the alarm, or the arming thread, raises the flag
+    //     and wakes the loop): T3 makes a firing sooner, it never is what guarantees it.
     //   * Invariants of each kind of timer: T1, T2 in Timers/LoopTimer.cs, D1 in Timers/DelaySource.cs, A1 in Timers/Alarm.cs.
     //   Lock order: _timerLock, then the alarm's lock. Nothing that runs user code (callbacks, WorkDropped) runs under either.
     //
@@ -632,7 +638,17 @@ public sealed partial class PriorityContext
         Interlocked.Exchange(ref _parked, 1); // full fence before the re-check (see "Parking" above)
         if (!HasWorkOrShouldStop())
         {
-            _wake.Wait();
+            // No longer than until the earliest loop timer (T3): the loop wakes itself for it, one wake-up, instead of waiting for the
+            // alarm thread to wake it (two). The alarm still guarantees the firing (T0); this wait only makes it sooner.
+            int timeout = ParkTimeoutMilliseconds();
+            if (timeout == Timeout.Infinite)
+            {
+                _wake.Wait();
+            }
+            else if (!_wake.Wait(timeout))
+            {
+                OnParkTimedOut();
+            }
         }
 
         _wake.Reset();

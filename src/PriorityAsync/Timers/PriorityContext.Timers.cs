@@ -26,6 +26,10 @@ public sealed partial class PriorityContext : IAlarmTarget
     // 1: the alarm (or an arming) found the earliest timer due; the loop fires due timers before its next item. See "Timers".
     private int _timersDue;
 
+    // T3: the heap's earliest due timestamp (long.MaxValue: none, or only infinite delays), written under _timerLock whenever the
+    // alarm is pointed (UpdateAlarmLocked); read without the lock by Park, which waits no longer than until then.
+    private long _earliestDue = long.MaxValue;
+
     /// <summary>
     /// Gets a <see cref="System.TimeProvider"/> whose timers are kept by this context's loop: a timer's callback runs on the loop, at the
     /// level that was current when the timer was created (when created by code running in this context), or at
@@ -69,6 +73,9 @@ public sealed partial class PriorityContext : IAlarmTarget
 
     /// <summary>For tests: whether the flag that tells the loop a timer is due is raised.</summary>
     internal bool TimersDueFlag => Volatile.Read(ref _timersDue) != 0;
+
+    /// <summary>For tests: how long Park would wait now for the earliest loop timer (T3), in milliseconds, or Timeout.Infinite.</summary>
+    internal int ParkTimeoutForTests => ParkTimeoutMilliseconds();
 
     /// <summary>For tests: the number of pooled <see cref="Priority.Delay"/> sources.</summary>
     internal int PooledDelayCount
@@ -240,6 +247,38 @@ public sealed partial class PriorityContext : IAlarmTarget
         }
     }
 
+    /// <summary>
+    /// Park's wait for the earliest loop timer (T3): how long a parked loop may sleep, in milliseconds rounded up (a timed wait's
+    /// resolution), or <see cref="Timeout.Infinite"/> with no timer armed.
+    /// </summary>
+    private int ParkTimeoutMilliseconds()
+    {
+        long due = Volatile.Read(ref _earliestDue);
+        if (due == long.MaxValue)
+        {
+            return Timeout.Infinite;
+        }
+
+        long ticks = due - Stopwatch.GetTimestamp();
+        if (ticks <= 0)
+        {
+            return 0;
+        }
+
+        double ms = Math.Ceiling(ticks * 1000.0 / Stopwatch.Frequency);
+        return ms >= int.MaxValue ? int.MaxValue - 1 : (int)ms;
+    }
+
+    /// <summary>Park's timed wait ran out (T3): if the earliest timer is due, raise the flag here, on the loop, without waiting for
+    /// the alarm thread's ring (which may follow, and costs one empty FireDueTimers lap).</summary>
+    private void OnParkTimedOut()
+    {
+        if (Stopwatch.GetTimestamp() >= Volatile.Read(ref _earliestDue))
+        {
+            Volatile.Write(ref _timersDue, 1); // the loop's own raise: it is not parked, so no wake-up is needed
+        }
+    }
+
     /// <summary>The alarm thread: the earliest timer is due.</summary>
     void IAlarmTarget.OnAlarm() => RaiseTimersDue();
 
@@ -294,6 +333,7 @@ public sealed partial class PriorityContext : IAlarmTarget
     private void UpdateAlarmLocked(long now)
     {
         TimerEntry? earliest = _timers.Min;
+        Volatile.Write(ref _earliestDue, earliest?.Due ?? long.MaxValue); // T3
         if (earliest is null || earliest.Due == long.MaxValue)
         {
             if (_alarmRegistration is not null)
@@ -335,6 +375,8 @@ public sealed partial class PriorityContext : IAlarmTarget
             {
                 Alarm.Shared.Clear(_alarmRegistration);
             }
+
+            Volatile.Write(ref _earliestDue, long.MaxValue);
         }
 
         ExceptionDispatchInfo? firstHandlerFailure = null;
