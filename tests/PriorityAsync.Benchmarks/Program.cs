@@ -20,12 +20,20 @@ using Measurement = PriorityAsync.Benchmarks.Infrastructure.Measurement;
 
 // Usage (from the repository root):
 //   dotnet run -c Release --project tests/PriorityAsync.Benchmarks                 full run (out-of-process, ~3-4 min on 2 cores)
-//   dotnet run -c Release --project tests/PriorityAsync.Benchmarks -- --quick      quick check (in-process, short job, ~1 min)
+//   dotnet run -c Release --project tests/PriorityAsync.Benchmarks -- --quick      quick check (in-process, 3 short runs, ~3 min)
 // Options: --filter <glob> (BenchmarkDotNet filter, e.g. "*PingPong*"), --no-bdn, --no-harness, --svg <path> (default
 // docs/benchmarks.svg for a full run from the repository root; quick and partial runs write BenchmarkDotNet.Artifacts/), --samples <n> (latency samples per variant), --results-from <json>
 // (print the tables and redraw the chart from a saved run's BenchmarkDotNet.Artifacts/results.json, measuring nothing),
 // --policies [--policy-seconds <n>] [--policies-svg <path>] (the policies under saturation only: Harness/PolicyHarness.cs).
 var options = BenchOptions.Parse(args);
+if (options.Quick && options.Reexec && Environment.GetEnvironmentVariable("DOTNET_ReadyToRun") != "0")
+{
+    // A quick run is in-process: its code is the process's. With the framework's precompiled (ReadyToRun) code the same benchmark
+    // differed by up to 2x between benchmark classes and runs (its tier-up timing); run again without it, and with tier-1 code
+    // sooner. --no-reexec keeps this process.
+    return Reexec.WithStableJit(args);
+}
+
 if (options.Policies)
 {
     // The policies under saturation (issue 12, docs/benchmarks.md "Policies"): a harness of its own, nothing else runs.
@@ -62,7 +70,9 @@ if (options.SliceClock)
 }
 
 var results = new List<Measurement>();
+var runs = new List<IReadOnlyList<Measurement>>();
 var harness = new List<HarnessResult>();
+IReadOnlyList<(string Goal, string Figure, bool? Met)> extraGoals = [];
 DateTime runAt = DateTime.UtcNow;
 bool quick = options.Quick;
 if (options.ResultsFrom is { } savedPath)
@@ -81,20 +91,33 @@ else
         IConfig config = BuildConfig(options);
         // The diagnostics costs run only when asked for (--filter '*Diagnostics*'): their listeners are process-wide.
         Type[] diagnostics = options.Filter?.Contains("Diagnostics", StringComparison.Ordinal) == true ? [typeof(DiagnosticsBenchmarks)] : [];
-        Summary[] summaries = BenchmarkRunner.Run(
-            [
-                typeof(AwaitBenchmarks),
-                typeof(PostDrainBenchmarks),
-                typeof(StreamingBenchmarks),
-                typeof(PingPongBenchmarks),
-                typeof(SchedulerBenchmarks),
-                typeof(TimerBenchmarks),
-                typeof(CheckpointBenchmarks),
-                typeof(ControllerBenchmarks),
-                .. diagnostics,
-            ],
-            config);
-        results.AddRange(Measurement.FromSummaries(summaries));
+        Type[] types =
+        [
+            typeof(AwaitBenchmarks),
+            typeof(PostDrainBenchmarks),
+            typeof(StreamingBenchmarks),
+            typeof(PingPongBenchmarks),
+            typeof(SchedulerBenchmarks),
+            typeof(TimerBenchmarks),
+            typeof(CheckpointBenchmarks),
+            typeof(ControllerBenchmarks),
+            .. diagnostics,
+        ];
+
+        // A quick run measures everything several times, one short run after another; each figure is the median of the runs, and a
+        // goal counts as met only when every run meets it (KeyRatios). The full run is one out-of-process run.
+        for (int run = 1; run <= options.Runs; run++)
+        {
+            if (options.Runs > 1)
+            {
+                Console.WriteLine($"== Run {run} of {options.Runs} ==");
+            }
+
+            Summary[] summaries = BenchmarkRunner.Run(types, config);
+            runs.Add(Measurement.FromSummaries(summaries).ToList());
+        }
+
+        results.AddRange(runs.Count == 1 ? runs[0] : Measurement.Aggregate(runs));
     }
 
     if (options.RunHarness)
@@ -104,11 +127,11 @@ else
         harness.AddRange(WakeupLatency.Run(options.LatencySamples));
         harness.AddRange(PriorityUnderLoad.Run(options.Quick));
         Console.WriteLine();
-        CheckpointLongItem.Run(Console.Out);
+        extraGoals = CheckpointLongItem.Run(Console.Out);
     }
 }
 
-var report = new KeyRatios(results, harness);
+var report = new KeyRatios(results, harness, runs.Count > 1 ? runs.Select(r => new KeyRatios(r, harness)).ToList() : null, extraGoals);
 report.Print(Console.Out);
 
 string artifacts = Path.Combine(Directory.GetCurrentDirectory(), "BenchmarkDotNet.Artifacts");
@@ -144,9 +167,9 @@ static IConfig BuildConfig(BenchOptions options)
         job = Job.Default
             .WithToolchain(InProcessEmitToolchain.Instance)
             .WithLaunchCount(1)
-            .WithWarmupCount(3)
-            .WithIterationCount(10)
-            .WithIterationTime(TimeInterval.FromMilliseconds(120))
+            .WithWarmupCount(2)
+            .WithIterationCount(6)
+            .WithIterationTime(TimeInterval.FromMilliseconds(100))
             .WithId("Quick");
     }
     else
@@ -212,6 +235,11 @@ internal sealed class BenchOptions
 
     public bool Policies { get; private set; }
 
+    /// <summary>Short runs of the BenchmarkDotNet suite (--quick: 3 by default, --runs n; a full run: 1).</summary>
+    public int Runs { get; private set; } = 1;
+
+    public bool Reexec { get; private set; } = true;
+
     public int PolicySeconds { get; private set; } = 10;
 
     public string? PoliciesSvg { get; private set; }
@@ -221,12 +249,19 @@ internal sealed class BenchOptions
         var options = new BenchOptions();
         string? svg = null;
         int? samples = null;
+        int? runs = null;
         for (int i = 0; i < args.Length; i++)
         {
             switch (args[i])
             {
                 case "--quick":
                     options.Quick = true;
+                    break;
+                case "--runs" when i + 1 < args.Length:
+                    runs = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
+                    break;
+                case "--no-reexec":
+                    options.Reexec = false;
                     break;
                 case "--design":
                     options.Design = true;
@@ -271,11 +306,16 @@ internal sealed class BenchOptions
                     samples = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     break;
                 default:
-                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick, --design, --slice-clock, --checkpoint-long-item, --lease-timers [--lease-runs <n>], --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
+                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick [--runs <n>] [--no-reexec], --design, --slice-clock, --checkpoint-long-item, --lease-timers [--lease-runs <n>], --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
             }
         }
 
         options.LatencySamples = samples ?? (options.Quick ? 400 : 3000);
+        options.Runs = runs ?? (options.Quick ? 3 : 1);
+        if (options.Runs < 1 || (options.Runs > 1 && !options.Quick))
+        {
+            throw new ArgumentException($"--runs must be at least 1, and more than 1 only with --quick (got {options.Runs}); a full run is one out-of-process run.");
+        }
 
         // The chart goes to docs/ when a full run starts from the repository root; a quick or partial run writes it beside the
         // artifacts, so a reviewer's check does not overwrite the published chart.

@@ -16,12 +16,28 @@ public sealed class KeyRatios
     private static readonly CultureInfo s_invariant = CultureInfo.InvariantCulture;
 
     public KeyRatios(IReadOnlyList<Measurement> measurements, IReadOnlyList<HarnessResult> harness)
+        : this(measurements, harness, runs: null, extraGoals: null)
+    {
+    }
+
+    /// <summary>A report whose figures are the medians of several runs (<paramref name="runs"/>, each judged on its own): a goal is met
+    /// only when every run meets it, missed when none does, and "unclear" otherwise. <paramref name="extraGoals"/> come from harnesses
+    /// that judge their own spread (null: unclear).</summary>
+    public KeyRatios(IReadOnlyList<Measurement> measurements, IReadOnlyList<HarnessResult> harness, IReadOnlyList<KeyRatios>? runs, IReadOnlyList<(string Goal, string Figure, bool? Met)>? extraGoals)
     {
         Measurements = measurements;
         Harness = harness;
+        Runs = runs ?? [];
+        ExtraGoals = extraGoals ?? [];
         Ratios = BuildRatios().ToList();
         Goals = BuildGoals().ToList();
     }
+
+    /// <summary>The runs behind a several-run report (empty for one run).</summary>
+    public IReadOnlyList<KeyRatios> Runs { get; }
+
+    /// <summary>Goals judged by a harness of their own (Harness/CheckpointLongItem.cs).</summary>
+    public IReadOnlyList<(string Goal, string Figure, bool? Met)> ExtraGoals { get; }
 
     public IReadOnlyList<Measurement> Measurements { get; }
 
@@ -41,14 +57,19 @@ public sealed class KeyRatios
         writer.WriteLine();
         if (Measurements.Count > 0)
         {
-            writer.WriteLine("## Measurements (BenchmarkDotNet, per operation)");
+            writer.WriteLine(Runs.Count > 1
+                ? $"## Measurements (BenchmarkDotNet, per operation; median of {Runs.Count} short runs [lowest .. highest run median])"
+                : "## Measurements (BenchmarkDotNet, per operation)");
             writer.WriteLine();
             writer.WriteLine("| group | case | median ns/op | mean ns/op | ± sd | M ops/s (median) | B/op |");
             writer.WriteLine("|---|---|---:|---:|---:|---:|---:|");
             foreach (Measurement m in Measurements)
             {
                 string name = m.Parameters.Length == 0 ? m.Description : $"{m.Description} [{m.Parameters}]";
-                writer.WriteLine(Invariant($"| {m.Category} | {name} | {m.MedianNs:F1} | {m.MeanNs:F1} | {m.StdDevNs:F1} | {m.OpsPerSecond / 1e6:F2} | {FormatBytes(m.BytesPerOp)} |"));
+                string median = m.RunMediansNs is { Length: > 1 } each
+                    ? Invariant($"{m.MedianNs:F1} [{each.Min():F1} .. {each.Max():F1}]")
+                    : Invariant($"{m.MedianNs:F1}");
+                writer.WriteLine(Invariant($"| {m.Category} | {name} | {median} | {m.MeanNs:F1} | {m.StdDevNs:F1} | {m.OpsPerSecond / 1e6:F2} | {FormatBytes(m.BytesPerOp)} |"));
             }
 
             writer.WriteLine();
@@ -86,13 +107,44 @@ public sealed class KeyRatios
         }
 
         writer.WriteLine();
-        writer.WriteLine("## Goals (issue 3)");
+        writer.WriteLine("## Goals (issues 3 and 22)");
         writer.WriteLine();
-        writer.WriteLine("| goal | this run | met? |");
-        writer.WriteLine("|---|---|---|");
-        foreach ((string goal, string figure, bool? met) in Goals)
+        if (Runs.Count > 1)
         {
-            writer.WriteLine($"| {goal} | {figure} | {(met is null ? "n/a" : met.Value ? "met" : "**missed**")} |");
+            writer.WriteLine($"Each figure is the median of {Runs.Count} short runs; a goal is met only if every run met it, missed if none did, unclear otherwise.");
+            writer.WriteLine();
+            writer.WriteLine("| goal | median of the runs | each run | verdict |");
+            writer.WriteLine("|---|---|---|---|");
+        }
+        else
+        {
+            writer.WriteLine("| goal | this run | met? |");
+            writer.WriteLine("|---|---|---|");
+        }
+
+        for (int i = 0; i < Goals.Count; i++)
+        {
+            (string goal, string figure, bool? met) = Goals[i];
+            if (Runs.Count > 1)
+            {
+                // The same goals in the same order when every run measured the same benchmarks; else matched by name.
+                var perRun = Runs.Select(r => r.Goals.Count == Goals.Count ? r.Goals[i] : r.Goals.FirstOrDefault(g => g.Goal == goal))
+                    .Where(g => g.Goal is not null).ToList();
+                string each = perRun.Select(g => g.Figure).Distinct().Count() == 1
+                    ? "(one harness run)"
+                    : string.Join(" / ", perRun.Select(g => g.Figure));
+                writer.WriteLine($"| {goal} | {figure} | {each} | {Verdict(met, perRun.Select(g => g.Met).ToList())} |");
+            }
+            else
+            {
+                writer.WriteLine($"| {goal} | {figure} | {(met is null ? "n/a" : met.Value ? "met" : "**missed**")} |");
+            }
+        }
+
+        foreach ((string goal, string figure, bool? met) in ExtraGoals)
+        {
+            string verdict = met is null ? "unclear (the spread straddles the goal)" : met.Value ? "met" : "**missed**";
+            writer.WriteLine(Runs.Count > 1 ? $"| {goal} | {figure} | (rounds, see its table) | {verdict} |" : $"| {goal} | {figure} | {verdict} |");
         }
 
         writer.WriteLine();
@@ -145,6 +197,18 @@ public sealed class KeyRatios
         }
     }
 
+    /// <summary>The verdict of a goal over several runs: met only if every run met it; n/a for a diagnostic row.</summary>
+    private static string Verdict(bool? aggregate, IReadOnlyList<bool?> perRun)
+    {
+        if (aggregate is null || perRun.Count == 0 || perRun.Any(m => m is null))
+        {
+            return "n/a";
+        }
+
+        int met = perRun.Count(m => m == true);
+        return met == perRun.Count ? "met" : met == 0 ? "**missed**" : $"unclear (met in {met} of {perRun.Count} runs)";
+    }
+
     private IEnumerable<(string, string, bool?)> BuildGoals()
     {
         foreach ((string key, string label) in new[]
@@ -163,6 +227,12 @@ public sealed class KeyRatios
                     yield return ($"{label}: >= 10x faster than AsyncContext", Invariant($"{ratio:F1}x"), ratio >= 10);
                 }
             }
+        }
+
+        if (Find("PriorityAsync_Yield") is { } yieldQueued && Find("TaskYield_OnThreadPool") is { } poolYield)
+        {
+            double ratio = yieldQueued.MedianNs / poolYield.MedianNs;
+            yield return ("await Yield() (queued): at most Task.Yield() on the thread pool (issue 22)", Invariant($"{ratio:F2}x its time"), ratio <= 1);
         }
 
         if (Find("PriorityAsync_PostDrain") is { } post)
@@ -198,6 +268,11 @@ public sealed class KeyRatios
         if (FindHarness("Wake-up", "PriorityContextThread Post (loop parked)") is { } wake)
         {
             yield return ("wake-up p50 <= 5 us", Invariant($"p50 {wake.P50Us:F1} us (p99 {wake.P99Us:F1} us)"), wake.P50Us <= 5);
+            if (FindHarness("Wake-up", "ManualResetEventSlim Set -> Wait") is { } eventWake)
+            {
+                double ratio = wake.P50Us / eventWake.P50Us;
+                yield return ("wake-up p50 <= 1.2x ManualResetEventSlim's, default options (issue 22)", Invariant($"{ratio:F2}x ({wake.P50Us:F1} vs {eventWake.P50Us:F1} us)"), ratio <= 1.2);
+            }
         }
 
         if (FindHarness("Priority", "PriorityAsync 2 levels (high = 1)") is { } priority)

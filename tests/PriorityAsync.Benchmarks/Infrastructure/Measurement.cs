@@ -6,8 +6,39 @@ using BenchmarkDotNet.Reports;
 namespace PriorityAsync.Benchmarks.Infrastructure;
 
 /// <summary>One BenchmarkDotNet result, per operation (OperationsPerInvoke already divided out).</summary>
-public sealed record Measurement(string Category, string Method, string Description, string Parameters, double MeanNs, double MedianNs, double StdDevNs, double? BytesPerOp)
+/// <remarks>A <c>--quick</c> run measures everything several times (short runs, one after another); its figure is then the median of
+/// the runs' medians, and <see cref="RunMediansNs"/> keeps each run's, for the spread.</remarks>
+public sealed record Measurement(string Category, string Method, string Description, string Parameters, double MeanNs, double MedianNs, double StdDevNs, double? BytesPerOp, double[]? RunMediansNs = null)
 {
+    /// <summary>One measurement per key from several runs: the median of the runs' medians (and of their means, deviations and bytes),
+    /// with each run's median kept in <see cref="RunMediansNs"/>. A key missing from some run is aggregated over the runs that have it.</summary>
+    public static List<Measurement> Aggregate(IReadOnlyList<IReadOnlyList<Measurement>> runs)
+    {
+        var keys = runs.SelectMany(r => r).Select(m => m.Key).Distinct().ToList();
+        var result = new List<Measurement>();
+        foreach (string key in keys)
+        {
+            Measurement[] all = runs.Select(r => r.FirstOrDefault(m => m.Key == key)).Where(m => m is not null).ToArray()!;
+            double[] bytes = all.Where(m => m.BytesPerOp is not null).Select(m => m.BytesPerOp!.Value).ToArray();
+            result.Add(all[0] with
+            {
+                MeanNs = Median(all.Select(m => m.MeanNs)),
+                MedianNs = Median(all.Select(m => m.MedianNs)),
+                StdDevNs = Median(all.Select(m => m.StdDevNs)),
+                BytesPerOp = bytes.Length == 0 ? null : Median(bytes),
+                RunMediansNs = all.Select(m => m.MedianNs).ToArray(),
+            });
+        }
+
+        return result;
+    }
+
+    private static double Median(IEnumerable<double> values)
+    {
+        double[] sorted = values.Order().ToArray();
+        return sorted.Length % 2 == 1 ? sorted[sorted.Length / 2] : (sorted[(sorted.Length / 2) - 1] + sorted[sorted.Length / 2]) / 2;
+    }
+
     /// <summary>Per second, from the median (robust against the other tenants of a shared machine).</summary>
     [JsonIgnore]
     public double OpsPerSecond => 1e9 / MedianNs;
