@@ -57,8 +57,8 @@ public static class Priority
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="delay"/> is negative (other than infinite) or too large, as for <see cref="Task.Delay(TimeSpan)"/>.</exception>
     /// <exception cref="ObjectDisposedException">The context has finished.</exception>
     /// <remarks>
-    /// The delay comes due at the next dispatch or checkpoint after its due time (on an idle loop, within the OS wake-up latency); the
-    /// method then resumes FIFO behind the work already queued at its level. If the context finishes while the delay is pending, it is
+    /// The delay comes due at the next dispatch or checkpoint after its due time (on an idle loop, within a millisecond, the
+    /// resolution of the loop's timed wait, plus its wake-up); the method then resumes FIFO behind the work already queued at its level. If the context finishes while the delay is pending, it is
     /// dropped (<see cref="DropReason.TimerArmedAtFinish"/>) and the awaiter throws <see cref="ObjectDisposedException"/> on the thread pool.
     /// </remarks>
     public static ValueTask Delay(TimeSpan delay, CancellationToken cancellationToken = default) =>

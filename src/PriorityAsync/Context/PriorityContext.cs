@@ -161,7 +161,8 @@ public sealed partial class PriorityContext
                 CancellationToken.None, TaskCreationOptions.HideScheduler, TaskContinuationOptions.HideScheduler, _schedulers[level]);
         }
 
-        _timeProvider = new LoopTimeProvider(this, level: -1);
+        InitializeTimerClock(options.TimeProvider); // Timers/PriorityContext.Timers.cs: the system clock, or the given provider's
+        _timeProvider = LoopTimeProvider.Create(this, level: -1);
         _levelTimeProviders = new LoopTimeProvider?[Levels];
     }
 

@@ -7,6 +7,7 @@ namespace PriorityAsync;
 public sealed class PriorityContextOptions
 {
     private PriorityPolicy _policy = PriorityPolicy.Strict;
+    private TimeProvider _timeProvider = TimeProvider.System;
 
     /// <summary>The smallest allowed value of <see cref="Levels"/>.</summary>
     public const int MinLevels = 1;
@@ -98,6 +99,30 @@ public sealed class PriorityContextOptions
     {
         get => _policy;
         set => _policy = value ?? throw new ArgumentNullException(nameof(value), "PriorityContextOptions.Policy cannot be null; the default is PriorityPolicy.Strict.");
+    }
+
+    /// <summary>
+    /// Gets or sets the clock and timers the context's loop timers run on: <see cref="Priority.Delay"/> and the timers of
+    /// <see cref="PriorityContext.TimeProvider"/> and <see cref="PriorityContext.GetTimeProvider(int)"/>, whose clock it also becomes.
+    /// Give a test's <c>FakeTimeProvider</c> (Microsoft.Extensions.TimeProvider.Testing) so that advancing it fires them, on the loop,
+    /// in due order, without waiting for real time to pass (docs/testing.md).
+    /// </summary>
+    /// <remarks>
+    /// <para>With <see cref="System.TimeProvider.System"/> the loop reads <see cref="System.Diagnostics.Stopwatch"/> and is woken by
+    /// its own timed wait or the process-wide alarm thread, exactly as without this option. With any other provider the context
+    /// creates one timer of that provider when it is created, points it at its earliest loop timer, and reads the provider's
+    /// <see cref="System.TimeProvider.GetTimestamp"/> to decide what is due: when the provider's timer fires (for a
+    /// <c>FakeTimeProvider</c>, inside <c>Advance</c> or <c>SetUtcNow</c>), the loop queues the firing of every loop timer now due, in
+    /// due order, each at its level.</para>
+    /// <para>The time quota (<see cref="TimeSlice"/>) and the stall watchdog keep measuring real time: they watch the loop thread,
+    /// not the code's waits.</para>
+    /// </remarks>
+    /// <value>The default value is <see cref="System.TimeProvider.System"/>.</value>
+    /// <exception cref="ArgumentNullException">The value is <see langword="null"/>.</exception>
+    public TimeProvider TimeProvider
+    {
+        get => _timeProvider;
+        set => _timeProvider = value ?? throw new ArgumentNullException(nameof(value), "PriorityContextOptions.TimeProvider cannot be null; the default is TimeProvider.System.");
     }
 
     /// <summary>For tests: the clock of the timing instruments and the trace recorder; <see langword="null"/> is <see cref="System.Diagnostics.Stopwatch"/>.</summary>

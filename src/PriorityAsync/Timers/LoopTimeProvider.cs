@@ -5,9 +5,10 @@ using System.Threading;
 namespace PriorityAsync.Internal;
 
 /// <summary>
-/// The <see cref="TimeProvider"/> of a priority context: clock as <see cref="TimeProvider.System"/>, timers kept by the loop.
+/// The <see cref="TimeProvider"/> of a priority context: timers kept by the loop; its clock is the system's, or, when the options gave
+/// another <see cref="TimeProvider"/>, that provider's (<see cref="Create"/>).
 /// </summary>
-internal sealed class LoopTimeProvider : TimeProvider
+internal class LoopTimeProvider : TimeProvider
 {
     // What TimeProvider.System accepts: whole milliseconds from -1 (Timeout.Infinite) to 0xFFFFFFFE.
     private const long MaxSupportedMilliseconds = 0xFFFFFFFE;
@@ -15,11 +16,16 @@ internal sealed class LoopTimeProvider : TimeProvider
     private readonly PriorityContext _context;
     private readonly int _level; // -1: the level current on the creating thread, else DefaultLevel
 
-    public LoopTimeProvider(PriorityContext context, int level)
+    protected LoopTimeProvider(PriorityContext context, int level)
     {
         _context = context;
         _level = level;
     }
+
+    /// <summary>The provider for <paramref name="level"/> (-1: the creating code's level): the system clock's own members, untouched,
+    /// unless the context runs its timers on another clock.</summary>
+    public static LoopTimeProvider Create(PriorityContext context, int level) =>
+        context.TimerClock is { } clock ? new OnClock(context, level, clock) : new LoopTimeProvider(context, level);
 
     /// <summary>Creates a timer kept by the context's loop; see <see cref="PriorityContext.TimeProvider"/>.</summary>
     public override ITimer CreateTimer(TimerCallback callback, object? state, TimeSpan dueTime, TimeSpan period)
@@ -54,9 +60,21 @@ internal sealed class LoopTimeProvider : TimeProvider
                 $"The {paramName} of a timer of the PriorityContext '{context.Name}' must be between 0 and {MaxSupportedMilliseconds} ms, or Timeout.InfiniteTimeSpan (as for TimeProvider.System).");
         }
 
-        return ms == -1 ? -1 : ToStopwatchTicks(value);
+        return ms == -1 ? -1 : context.TimerTicks(value);
     }
 
     internal static long ToStopwatchTicks(TimeSpan value) =>
         value <= TimeSpan.Zero ? 0 : (long)(value.Ticks * ((double)Stopwatch.Frequency / TimeSpan.TicksPerSecond));
+
+    /// <summary>A context's provider when its timers run on another clock: every clock member is that clock's.</summary>
+    private sealed class OnClock(PriorityContext context, int level, TimeProvider clock) : LoopTimeProvider(context, level)
+    {
+        public override long TimestampFrequency => clock.TimestampFrequency;
+
+        public override TimeZoneInfo LocalTimeZone => clock.LocalTimeZone;
+
+        public override long GetTimestamp() => clock.GetTimestamp();
+
+        public override DateTimeOffset GetUtcNow() => clock.GetUtcNow();
+    }
 }

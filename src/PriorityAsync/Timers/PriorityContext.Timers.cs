@@ -26,6 +26,12 @@ public sealed partial class PriorityContext : IAlarmTarget
     // 1: the alarm (or an arming) found the earliest timer due; the loop fires due timers before its next item. See "Timers".
     private int _timersDue;
 
+    // The clock of the loop timers (PriorityContextOptions.TimeProvider): null for the system clock (Stopwatch, the alarm thread and
+    // Park's timed wait, T3), else the given provider, whose one timer (_clockTimer) plays the alarm's part (T0) and whose
+    // GetTimestamp decides what is due. Set once, in the constructor.
+    private TimeProvider? _timerClock;
+    private ITimer? _clockTimer;
+
     // T3: the heap's earliest due timestamp (long.MaxValue: none, or only infinite delays), written under _timerLock whenever the
     // alarm is pointed (UpdateAlarmLocked); read without the lock by Park, which waits no longer than until then.
     private long _earliestDue = long.MaxValue;
@@ -42,8 +48,9 @@ public sealed partial class PriorityContext : IAlarmTarget
     /// <c>new CancellationTokenSource(delay, context.TimeProvider)</c>. Their timers then fire on the loop, without the thread pool:
     /// a starved pool does not delay them.</para>
     /// <para>Accuracy: a timer that comes due while an item runs fires (its callback is queued at its level) before the next item, or
-    /// at the next <c>await Prioritize</c> checkpoint; on an idle loop it fires within the OS wake-up latency. Its callback then waits
-    /// its turn: FIFO behind the work already queued at its level, and after every level above.</para>
+    /// at the next <c>await Prioritize</c> checkpoint; on an idle loop it fires within a millisecond (the loop parks no longer than
+    /// until its earliest timer, rounded up to a whole millisecond) plus the loop's wake-up. Its callback then waits its turn: FIFO
+    /// behind the work already queued at its level, and after every level above.</para>
     /// <para>Semantics differ from <see cref="System.TimeProvider.System"/> where a single thread allows better: after
     /// <see cref="ITimer.Change"/> or <see cref="IDisposable.Dispose"/> returns, no callback of the earlier arming starts (a firing already
     /// queued is cancelled); a periodic timer has at most one firing queued, its next due time is the previous due time plus the
@@ -99,7 +106,7 @@ public sealed partial class PriorityContext : IAlarmTarget
         LoopTimeProvider? provider = Volatile.Read(ref _levelTimeProviders[level]);
         if (provider is null)
         {
-            Interlocked.CompareExchange(ref _levelTimeProviders[level], new LoopTimeProvider(this, level), null);
+            Interlocked.CompareExchange(ref _levelTimeProviders[level], LoopTimeProvider.Create(this, level), null);
             provider = _levelTimeProviders[level]!;
         }
 
@@ -142,8 +149,8 @@ public sealed partial class PriorityContext : IAlarmTarget
 
             // An infinite delay is armed too, at the end of time: it never comes due, but it is dropped (and its awaiter released
             // with ObjectDisposedException) when the context finishes, instead of hanging for ever.
-            long now = Stopwatch.GetTimestamp();
-            source.Due = ms == -1 ? long.MaxValue : now + LoopTimeProvider.ToStopwatchTicks(delay);
+            long now = TimerNow();
+            source.Due = ms == -1 ? long.MaxValue : now + TimerTicks(delay);
             source.Sequence = ++_timerSequence;
             _timers.Insert(source);
             UpdateAlarmLocked(now);
@@ -179,7 +186,7 @@ public sealed partial class PriorityContext : IAlarmTarget
                 {
                     timer.FireRequested = false; // T1: a queued firing will not start
                     _timers.Remove(timer);
-                    UpdateAlarmLocked(Stopwatch.GetTimestamp());
+                    UpdateAlarmLocked(TimerNow());
                 }
 
                 return true;
@@ -193,7 +200,7 @@ public sealed partial class PriorityContext : IAlarmTarget
             timer.FireRequested = false; // T1
             _timers.Remove(timer);
             timer.Period = periodTicks > 0 ? periodTicks : 0;
-            long now = Stopwatch.GetTimestamp();
+            long now = TimerNow();
             if (dueTicks >= 0)
             {
                 timer.Due = now + dueTicks;
@@ -219,7 +226,7 @@ public sealed partial class PriorityContext : IAlarmTarget
             source.Canceled = true;
             source.FireRequested = true;
             source.ItemQueued = true;
-            UpdateAlarmLocked(Stopwatch.GetTimestamp());
+            UpdateAlarmLocked(TimerNow());
             return true;
         }
     }
@@ -254,7 +261,7 @@ public sealed partial class PriorityContext : IAlarmTarget
     private int ParkTimeoutMilliseconds()
     {
         long due = Volatile.Read(ref _earliestDue);
-        if (due == long.MaxValue)
+        if (due == long.MaxValue || _timerClock is not null) // another clock: its own timer wakes the loop, not real time passing
         {
             return Timeout.Infinite;
         }
@@ -276,6 +283,105 @@ public sealed partial class PriorityContext : IAlarmTarget
         if (Stopwatch.GetTimestamp() >= Volatile.Read(ref _earliestDue))
         {
             Volatile.Write(ref _timersDue, 1); // the loop's own raise: it is not parked, so no wake-up is needed
+        }
+    }
+
+    /// <summary>The clock of the loop timers: a <see cref="Stopwatch"/> timestamp, or the configured provider's.</summary>
+    internal long TimerNow() => _timerClock is null ? Stopwatch.GetTimestamp() : _timerClock.GetTimestamp();
+
+    /// <summary>A duration in ticks of <see cref="TimerNow"/>'s clock.</summary>
+    internal long TimerTicks(TimeSpan value) =>
+        _timerClock is null ? LoopTimeProvider.ToStopwatchTicks(value)
+        : value <= TimeSpan.Zero ? 0
+        : (long)(value.Ticks * ((double)_timerClock.TimestampFrequency / TimeSpan.TicksPerSecond));
+
+    /// <summary>The configured clock of the loop timers, or <see langword="null"/> for the system clock.</summary>
+    internal TimeProvider? TimerClock => _timerClock;
+
+    /// <summary>Constructor: the loop timers' clock (PriorityContextOptions.TimeProvider). The system clock needs nothing; any other
+    /// provider must create the one timer that stands for the alarm, now, so a provider that cannot fails here, naming the option.</summary>
+#pragma warning disable CA2208 // The bad value is the options' TimeProvider property: the exceptions name it, as PriorityContextOptions.Validate does.
+    private void InitializeTimerClock(TimeProvider provider)
+    {
+        if (ReferenceEquals(provider, TimeProvider.System))
+        {
+            return;
+        }
+
+        if (provider.TimestampFrequency <= 0)
+        {
+            throw new ArgumentException(
+                $"PriorityContextOptions.TimeProvider ({provider}) reports a TimestampFrequency of {provider.TimestampFrequency}; it must be positive.",
+                nameof(PriorityContextOptions.TimeProvider));
+        }
+
+        ITimer? timer;
+        bool restoreFlow = !ExecutionContext.IsFlowSuppressed();
+        AsyncFlowControl flow = restoreFlow ? ExecutionContext.SuppressFlow() : default; // the timer outlives whoever created the context
+        try
+        {
+            timer = provider.CreateTimer(s_clockTimerFired, this, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+        }
+        catch (Exception ex)
+        {
+            throw new ArgumentException(
+                $"PriorityContextOptions.TimeProvider ({provider}) could not create a timer ({ex.GetType().Name}: {ex.Message}); the context's loop timers run on it, so it must.",
+                nameof(PriorityContextOptions.TimeProvider),
+                ex);
+        }
+        finally
+        {
+            if (restoreFlow)
+            {
+                flow.Undo();
+            }
+        }
+
+        _clockTimer = timer ?? throw new ArgumentException(
+            $"PriorityContextOptions.TimeProvider ({provider}) returned null from CreateTimer; the context's loop timers run on its timers, so it must return one.",
+            nameof(PriorityContextOptions.TimeProvider));
+        _timerClock = provider;
+    }
+#pragma warning restore CA2208
+
+    private static readonly TimerCallback s_clockTimerFired = static state => ((PriorityContext)state!).RaiseTimersDue();
+
+    /// <summary>
+    /// Under the timer lock, with another clock (T0 for it): points its timer at the earliest due time, rounded up to the next tick of
+    /// <see cref="TimeSpan"/> so it never fires before it, or raises the flag at once if that time has passed.
+    /// </summary>
+    /// <remarks>A provider's timer takes a due time relative to the provider's now, read again inside <see cref="ITimer.Change"/>; if
+    /// the clock moved between our read and that one (a test advancing a fake clock from another thread), the timer would be pointed
+    /// too late, possibly past every later advance. So the clock is read again after the change, and the timer pointed again while it
+    /// moved (a few times at most: a clock that never stops moving is off by its drift between two reads, as the alarm is by its
+    /// thread's wake-up).</remarks>
+    private void UpdateClockTimerLocked(TimerEntry? earliest)
+    {
+        if (earliest is null || earliest.Due == long.MaxValue)
+        {
+            _clockTimer!.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+            return;
+        }
+
+        long now = TimerNow();
+        for (int attempt = 0; attempt < 4; attempt++)
+        {
+            if (earliest.Due <= now)
+            {
+                _clockTimer!.Change(Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
+                RaiseTimersDue();
+                return;
+            }
+
+            double timeSpanTicks = Math.Ceiling((earliest.Due - now) * ((double)TimeSpan.TicksPerSecond / _timerClock!.TimestampFrequency));
+            _clockTimer!.Change(TimeSpan.FromTicks(Math.Max(1, (long)Math.Min(timeSpanTicks, TimeSpan.MaxValue.Ticks / 2))), Timeout.InfiniteTimeSpan);
+            long after = TimerNow();
+            if (after == now)
+            {
+                return; // the clock stood still: the timer fires when it reaches the due time
+            }
+
+            now = after;
         }
     }
 
@@ -301,7 +407,7 @@ public sealed partial class PriorityContext : IAlarmTarget
         Interlocked.Exchange(ref _timersDue, 0);
         lock (_timerLock)
         {
-            long now = Stopwatch.GetTimestamp();
+            long now = TimerNow();
             while (_timers.Min is { } entry && entry.Due <= now)
             {
                 _timers.RemoveMin();
@@ -334,6 +440,11 @@ public sealed partial class PriorityContext : IAlarmTarget
     {
         TimerEntry? earliest = _timers.Min;
         Volatile.Write(ref _earliestDue, earliest?.Due ?? long.MaxValue); // T3
+        if (_clockTimer is not null)
+        {
+            UpdateClockTimerLocked(earliest);
+            return;
+        }
         if (earliest is null || earliest.Due == long.MaxValue)
         {
             if (_alarmRegistration is not null)
@@ -376,6 +487,7 @@ public sealed partial class PriorityContext : IAlarmTarget
                 Alarm.Shared.Clear(_alarmRegistration);
             }
 
+            _clockTimer?.Dispose();
             Volatile.Write(ref _earliestDue, long.MaxValue);
         }
 

@@ -159,7 +159,9 @@ public class LoopTimerTests
     [Fact]
     public async Task Dispose_BeforeDue_NeverFires()
     {
-        await using var loop = new PriorityContextThread();
+        // Only time has to pass here: a fake clock (PriorityContextOptions.TimeProvider) moves it on at once.
+        var clock = new Microsoft.Extensions.Time.Testing.FakeTimeProvider();
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { TimeProvider = clock });
         var log = new Log();
         var sentinel = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         TimeProvider provider = loop.Context.GetTimeProvider(0);
@@ -168,6 +170,7 @@ public class LoopTimerTests
         disposed.Dispose();
         disposed.Dispose(); // idempotent
 
+        clock.Advance(TimeSpan.FromMilliseconds(30));
         await sentinel.Task.WithTimeout("the later timer");
         log.Entries.Should().BeEmpty("a disposed timer does not fire, and it was due before the sentinel");
         disposed.Change(TimeSpan.Zero, Never).Should().BeFalse("Change on a disposed timer reports failure, as the system timers do");
