@@ -58,8 +58,9 @@ public static class Priority
     /// <exception cref="ObjectDisposedException">The context has finished.</exception>
     /// <remarks>
     /// The delay comes due at the next dispatch or checkpoint after its due time (on an idle loop, within a millisecond, the
-    /// resolution of the loop's timed wait, plus its wake-up); the method then resumes FIFO behind the work already queued at its level. If the context finishes while the delay is pending, it is
-    /// dropped (<see cref="DropReason.TimerArmedAtFinish"/>) and the awaiter throws <see cref="ObjectDisposedException"/> on the thread pool.
+    /// resolution of the loop's timed wait, plus its wake-up); the method then resumes FIFO behind the work already queued at its
+    /// level. If the context finishes while the delay is pending, it is dropped (<see cref="DropReason.TimerArmedAtFinish"/>) and the
+    /// awaiter throws <see cref="ObjectDisposedException"/> on the thread pool. The clock is <see cref="PriorityContextOptions.TimeProvider"/>.
     /// </remarks>
     public static ValueTask Delay(TimeSpan delay, CancellationToken cancellationToken = default) =>
         RequireCurrent(nameof(Delay)).Delay(delay, cancellationToken);
