@@ -256,8 +256,11 @@ public class LoopTimerTests
     [Fact]
     public async Task Periodic_DisposedFromItsCallback_FiresExactlyThatManyTimes()
     {
-        await using var loop = new PriorityContextThread();
+        // Only time has to pass here: a fake clock moves it on a period at a time, and then well past the disposal.
+        var clock = new Microsoft.Extensions.Time.Testing.FakeTimeProvider();
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { TimeProvider = clock });
         var sentinel = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var ticked = new SemaphoreSlim(0);
         int count = 0;
         ITimer? timer = null;
         timer = loop.Context.TimeProvider.CreateTimer(
@@ -268,11 +271,20 @@ public class LoopTimerTests
                     timer!.Dispose();
                     loop.Context.TimeProvider.CreateTimer(_ => sentinel.SetResult(), null, TimeSpan.FromMilliseconds(20), Never);
                 }
+
+                ticked.Release();
             },
             null,
             TimeSpan.FromMilliseconds(1),
             TimeSpan.FromMilliseconds(1));
 
+        for (int i = 1; i <= 5; i++)
+        {
+            clock.Advance(TimeSpan.FromMilliseconds(1));
+            (await ticked.WaitAsync(TestTimeout.Unexpected)).Should().BeTrue($"period {i} fires");
+        }
+
+        clock.Advance(TimeSpan.FromMilliseconds(20)); // twenty more periods, had the timer not been disposed
         await sentinel.Task.WithTimeout("five periods and the sentinel");
         count.Should().Be(5);
     }
