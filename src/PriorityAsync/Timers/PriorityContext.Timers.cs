@@ -287,13 +287,16 @@ public sealed partial class PriorityContext : IAlarmTarget
     }
 
     /// <summary>The clock of the loop timers: a <see cref="Stopwatch"/> timestamp, or the configured provider's.</summary>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
     internal long TimerNow() => _timerClock is null ? Stopwatch.GetTimestamp() : _timerClock.GetTimestamp();
 
     /// <summary>A duration in ticks of <see cref="TimerNow"/>'s clock.</summary>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
     internal long TimerTicks(TimeSpan value) =>
-        _timerClock is null ? LoopTimeProvider.ToStopwatchTicks(value)
-        : value <= TimeSpan.Zero ? 0
-        : (long)(value.Ticks * ((double)_timerClock.TimestampFrequency / TimeSpan.TicksPerSecond));
+        _timerClock is null ? LoopTimeProvider.ToStopwatchTicks(value) : TicksOnClock(value);
+
+    private long TicksOnClock(TimeSpan value) =>
+        value <= TimeSpan.Zero ? 0 : (long)(value.Ticks * ((double)_timerClock!.TimestampFrequency / TimeSpan.TicksPerSecond));
 
     /// <summary>The configured clock of the loop timers, or <see langword="null"/> for the system clock.</summary>
     internal TimeProvider? TimerClock => _timerClock;
