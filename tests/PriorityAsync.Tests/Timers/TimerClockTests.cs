@@ -84,6 +84,24 @@ public class TimerClockTests
     }
 
     [Fact]
+    public async Task OverdueTimer_SeenByTheWatchdog_OnTheContextsClock()
+    {
+        // The stall watchdog counts an overdue loop timer as waiting work: overdue by the loop timers' clock, not by Stopwatch.
+        var clock = new FakeTimeProvider();
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, TimeProvider = clock });
+        using ITimer timer = loop.Context.GetTimeProvider(2).CreateTimer(_ => { }, null, TimeSpan.FromHours(1), Never);
+        (int before, int after) = await loop.Context.RunOn(0, () =>
+        {
+            int notYet = loop.Context.OverdueTimerLevel();
+            clock.Advance(TimeSpan.FromHours(1)); // from the loop: the firing waits for this item to end
+            return Task.FromResult((notYet, loop.Context.OverdueTimerLevel()));
+        }).WithTimeout("the item");
+
+        before.Should().Be(-1, "an hour has not passed on the context's clock");
+        after.Should().Be(2, "the timer is overdue on the context's clock while the loop is held");
+    }
+
+    [Fact]
     public void Options_NullTimeProvider_ThrowsNamingTheDefault()
     {
         var options = new PriorityContextOptions();
