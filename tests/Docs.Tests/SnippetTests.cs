@@ -25,6 +25,19 @@ public sealed class SnippetTests : IDisposable
     }
 
     [Fact]
+    public void Docs_PackageReferences_PinNoVersion()
+    {
+        string root = Repository.FindRoot(AppContext.BaseDirectory);
+
+        IEnumerable<string> pinned = Repository.AllDocuments(root)
+            .SelectMany(document => File.ReadAllLines(Path.Combine(root, document)).Select((line, i) => (document, line, i)))
+            .Where(l => l.line.Contains("<PackageReference Include=\"PriorityAsync", StringComparison.Ordinal) && l.line.Contains("Version=\"", StringComparison.Ordinal))
+            .Select(l => $"{l.document}:{l.i + 1}: {l.line.Trim()}");
+
+        pinned.Should().BeEmpty("every commit packs its own version: the docs say 'dotnet add package', never a number that goes stale");
+    }
+
+    [Fact]
     public void Render_SourceChangedAfterCopy_ReportsTheDocumentAsStaleAndRewritesIt()
     {
         Write("samples/A/Code.cs", "class A\n{\n    void M()\n    {\n        // begin-snippet: m\n        int x = 1;\n        // end-snippet\n    }\n}\n");
