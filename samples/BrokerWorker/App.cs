@@ -1,10 +1,12 @@
 using System;
 using System.Collections.Generic;
+using System.Data.Common;
 using System.IO;
 using System.Threading.Tasks;
 using BrokerWorker.Bus;
 using BrokerWorker.Processes;
 using BrokerWorker.Report;
+using MessageBus.Postgres;
 
 namespace BrokerWorker;
 
@@ -12,6 +14,21 @@ namespace BrokerWorker;
 public static class App
 {
     public static async Task<int> RunAsync(IReadOnlyList<string> args, TextWriter output, TextWriter error)
+    {
+        try
+        {
+            return await RunCheckedAsync(args, output, error);
+        }
+        catch (Exception e) when (e is PostgresConnectionException or DbException)
+        {
+            // The database failed us where no step expected it (the run's own checks report the usual cases themselves): one line,
+            // exit code 2, never a stack trace. PostgresConnectionException names host, port, database and user, never the password.
+            await error.WriteLineAsync($"BrokerWorker: {(e is PostgresConnectionException ? e.Message : $"PostgreSQL failed: {e.Message}")}");
+            return 2;
+        }
+    }
+
+    private static async Task<int> RunCheckedAsync(IReadOnlyList<string> args, TextWriter output, TextWriter error)
     {
         if (args.Count > 0 && args[0] is "--help" or "-h")
         {
