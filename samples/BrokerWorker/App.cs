@@ -30,16 +30,16 @@ public static class App
 
     private static async Task<int> RunCheckedAsync(IReadOnlyList<string> args, TextWriter output, TextWriter error)
     {
-        if (args.Count > 0 && args[0] is "--help" or "-h")
-        {
-            await output.WriteLineAsync(CommandLine.Usage);
-            return 0;
-        }
-
         if (!CommandLine.TryParse(args, out Options options, out string? problem))
         {
             await error.WriteLineAsync($"BrokerWorker: {problem}");
             return 2;
+        }
+
+        if (options.ShowHelp)
+        {
+            await output.WriteAsync(CommandLine.Help());
+            return 0;
         }
 
         if (options.WorkerProcess)

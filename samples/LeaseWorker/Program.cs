@@ -26,7 +26,7 @@ if (!CommandLine.TryParse(args, out Options? options, out string? error))
 
 if (options.ShowHelp)
 {
-    Console.Out.Write(CommandLine.Usage);
+    Console.Out.Write(CommandLine.Help());
     return 0;
 }
 
