@@ -96,6 +96,19 @@ public sealed class BrokerWorkerMemoryTests
     }
 
     [Fact]
+    public async Task Report_Default_FitsIn120ColumnsAndSaysWhatTheExperimentIs_WideHasEveryColumn()
+    {
+        (int exit, string stdout, _) = await RunAppAsync([.. Quick, "--mode", "priority"]);
+        (int wideExit, string wide, _) = await RunAppAsync([.. Quick, "--mode", "priority", "--wide"]);
+
+        (exit, wideExit).Should().Be((0, 0));
+        stdout.ReplaceLineEndings("\n").Split('\n').Should().OnlyContain(l => l.Length <= 120);
+        stdout.Should().Contain("The lease-worker experiment of the article \"Async Wandering, part 15\"")
+            .And.Contain("| priority | ").And.Contain("renewals refused").And.Contain("longest without renewal");
+        wide.Should().Contain("rejected completes").And.Contain("work stopped (lease lost / no progress)").And.Contain("peak threads");
+    }
+
+    [Fact]
     public async Task NothingListening_OneLineNamingHostPortAndDatabase_NeverThePassword_ExitCode2()
     {
         (int exit, _, string stderr) = await RunAppAsync(
