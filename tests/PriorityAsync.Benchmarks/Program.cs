@@ -40,6 +40,13 @@ if (options.Design)
 }
 
 
+if (options.WatchdogSeconds > 0)
+{
+    // The stall watchdog's CPU with its default timeout, idle and busy (issue 18, docs/benchmarks.md).
+    WatchdogCost.Run(options.WatchdogSeconds);
+    return 0;
+}
+
 if (options.SliceClock)
 {
     // The time quota's cost and lateness per slice length, behind PriorityContextOptions.DefaultTimeSlice (docs/benchmarks.md).
@@ -176,6 +183,8 @@ internal sealed class BenchOptions
 
     public bool SliceClock { get; private set; }
 
+    public int WatchdogSeconds { get; private set; }
+
     public bool RunBdn { get; private set; } = true;
 
     public bool RunHarness { get; private set; } = true;
@@ -212,6 +221,15 @@ internal sealed class BenchOptions
                 case "--slice-clock":
                     options.SliceClock = true;
                     break;
+                case "--watchdog-cost":
+                    options.WatchdogSeconds = 30; // seconds per case, unless a number follows
+                    if (i + 1 < args.Length && int.TryParse(args[i + 1], System.Globalization.CultureInfo.InvariantCulture, out int watchdogSeconds))
+                    {
+                        options.WatchdogSeconds = watchdogSeconds;
+                        i++;
+                    }
+
+                    break;
                 case "--no-bdn":
                     options.RunBdn = false;
                     break;
@@ -240,7 +258,7 @@ internal sealed class BenchOptions
                     samples = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     break;
                 default:
-                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick, --design, --slice-clock, --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
+                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick, --design, --slice-clock, --watchdog-cost [seconds], --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
             }
         }
 

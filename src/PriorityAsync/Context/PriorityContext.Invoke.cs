@@ -66,8 +66,8 @@ public sealed partial class PriorityContext
     {
         ArgumentNullException.ThrowIfNull(work);
         ValidateLevel(level);
-        var operation = new InvokeOperation<object?>(this, level, work, typedWork: null);
-        Enqueue(level, IInvokeOperation.RunCallback, operation);
+        var operation = new InvokeOperation<object?>(this, level, work, hasResult: false);
+        Enqueue(level, IInvokeOperation.RunCallback, operation, ExecutionContextFlow.Capture());
         return operation.Task;
     }
 
@@ -93,8 +93,8 @@ public sealed partial class PriorityContext
     {
         ArgumentNullException.ThrowIfNull(work);
         ValidateLevel(level);
-        var operation = new InvokeOperation<TResult>(this, level, work: null, work);
-        Enqueue(level, IInvokeOperation.RunCallback, operation);
+        var operation = new InvokeOperation<TResult>(this, level, work, hasResult: true);
+        Enqueue(level, IInvokeOperation.RunCallback, operation, ExecutionContextFlow.Capture());
         return operation.Task;
     }
 }

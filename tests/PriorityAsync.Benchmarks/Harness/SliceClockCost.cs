@@ -74,33 +74,8 @@ public static class SliceClockCost
         return (share, ticksPerSecond);
     }
 
-    /// <summary>The slice clock thread's CPU time so far, from Linux's per-thread schedstat (nanoseconds on the CPU); -1 elsewhere.</summary>
-    private static long ClockThreadCpuNanoseconds()
-    {
-        if (!System.IO.Directory.Exists("/proc/self/task"))
-        {
-            return -1;
-        }
-
-        foreach (string task in System.IO.Directory.GetDirectories("/proc/self/task"))
-        {
-            try
-            {
-                // The OS keeps 15 characters of a thread's name.
-                if (System.IO.File.ReadAllText(System.IO.Path.Combine(task, "comm")).StartsWith("PriorityAsync t", StringComparison.Ordinal))
-                {
-                    string schedstat = System.IO.File.ReadAllText(System.IO.Path.Combine(task, "schedstat"));
-                    return long.Parse(schedstat.Split(' ')[0], System.Globalization.CultureInfo.InvariantCulture);
-                }
-            }
-            catch (System.IO.IOException)
-            {
-                // the task ended while we looked
-            }
-        }
-
-        return -1;
-    }
+    /// <summary>The slice clock thread's CPU time so far (nanoseconds on the CPU); -1 where /proc is missing.</summary>
+    private static long ClockThreadCpuNanoseconds() => Infrastructure.ThreadCpu.Nanoseconds("PriorityAsync time slices");
 
     private static double[] Lateness(TimeSpan slice, int samples)
     {
