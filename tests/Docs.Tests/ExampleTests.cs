@@ -96,6 +96,41 @@ public sealed class ExampleTests
     }
 
     [Fact]
+    public void ConceptsTaskScope_BodyDone_TheKeeperRanAtLevel2AndEndedBeforeTheScope()
+    {
+        List<string> order = OwnThread.Run(() =>
+        {
+            var order = new List<string>();
+            PriorityContext.Run(async () =>
+            {
+                await ConceptsExamples.HandleAsync(
+                    "m1",
+                    async (message, token) =>
+                    {
+                        order.Add($"keeper of {message} at level {PriorityContext.CurrentLevel}");
+                        try
+                        {
+                            await Priority.Delay(OwnThread.Unexpected, token);   // renews until the scope cancels it
+                        }
+                        catch (OperationCanceledException)
+                        {
+                            order.Add("keeper stopped");
+                        }
+                    },
+                    async message =>
+                    {
+                        await Task.Yield();                                      // the keeper starts meanwhile, at level 2
+                        order.Add($"processed {message}");
+                    });
+                order.Add("scope ended");
+            }, new PriorityContextOptions { Levels = 3 });
+            return order;
+        }, "the TaskScope example");
+
+        order.Should().Equal("keeper of m1 at level 2", "processed m1", "keeper stopped", "scope ended");
+    }
+
+    [Fact]
     public async Task ReliabilityStall_LoopBlockedWhileWorkWaits_LogsTheStall()
     {
         var logs = new CapturingLoggerProvider();

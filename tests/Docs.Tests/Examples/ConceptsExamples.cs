@@ -71,4 +71,17 @@ public static class ConceptsExamples
         await ticks.WaitForNextTickAsync(cts.Token);
         return (PriorityContext.CurrentLevel, Environment.CurrentManagedThreadId);
     }
+
+    /// <summary>TaskScope: a lease keeper owned by the scope, at level 2, stopped when the processing is done.</summary>
+    public static async Task HandleAsync(string message, Func<string, CancellationToken, Task> KeepLeaseAsync, Func<string, Task> ProcessAsync)
+    {
+        // begin-snippet: concepts-taskscope
+        await TaskScope.RunAsync(async scope =>
+        {
+            scope.Start(token => KeepLeaseAsync(message, token), level: 2); // a child: runs at level 2, owned by the scope
+            await ProcessAsync(message);                                     // the body
+            scope.Cancel();                                                  // done: stop the keeper
+        });                                                                  // returns when the body and every child have ended
+        // end-snippet
+    }
 }
