@@ -1,10 +1,12 @@
 using System;
 using System.Collections.Generic;
+using System.Data.Common;
 using System.IO;
 using System.Threading.Tasks;
 using BrokerWorker.Bus;
 using BrokerWorker.Processes;
 using BrokerWorker.Report;
+using MessageBus.Postgres;
 
 namespace BrokerWorker;
 
@@ -13,16 +15,31 @@ public static class App
 {
     public static async Task<int> RunAsync(IReadOnlyList<string> args, TextWriter output, TextWriter error)
     {
-        if (args.Count > 0 && args[0] is "--help" or "-h")
+        try
         {
-            await output.WriteLineAsync(CommandLine.Usage);
-            return 0;
+            return await RunCheckedAsync(args, output, error);
         }
+        catch (Exception e) when (e is PostgresConnectionException or DbException)
+        {
+            // The database failed us where no step expected it (the run's own checks report the usual cases themselves): one line,
+            // exit code 2, never a stack trace. PostgresConnectionException names host, port, database and user, never the password.
+            await error.WriteLineAsync($"BrokerWorker: {(e is PostgresConnectionException ? e.Message : $"PostgreSQL failed: {e.Message}")}");
+            return 2;
+        }
+    }
 
+    private static async Task<int> RunCheckedAsync(IReadOnlyList<string> args, TextWriter output, TextWriter error)
+    {
         if (!CommandLine.TryParse(args, out Options options, out string? problem))
         {
             await error.WriteLineAsync($"BrokerWorker: {problem}");
             return 2;
+        }
+
+        if (options.ShowHelp)
+        {
+            await output.WriteAsync(CommandLine.Help());
+            return 0;
         }
 
         if (options.WorkerProcess)

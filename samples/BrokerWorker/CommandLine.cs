@@ -1,126 +1,109 @@
 using System;
 using System.Collections.Generic;
-using System.Globalization;
+using System.CommandLine;
+using Samples.Support;
 
 namespace BrokerWorker;
 
-/// <summary>Parses the command line into <see cref="Options"/>; every problem is one line for the user.</summary>
+/// <summary>The command line, on System.CommandLine (samples/SampleSupport), into <see cref="Options"/>; every problem is one line for the user.</summary>
 public static class CommandLine
 {
-    public const string Usage =
-        """
-        BrokerWorker: the lease worker against a broker, several worker processes, four modes side by side.
+    private static readonly Options s_defaults = new();
+    private static readonly SampleCommandLine s_line = new(
+        "The lease worker of the article \"Async Wandering, part 15\" against a broker (in memory, or a real PostgreSQL queue), in " +
+        "one or several worker processes, four modes side by side. Durations are the article's, every one run scaled by " +
+        "--time-scale. Exit code: 0 when it ran (whatever was lost), 2 for bad arguments or a database that cannot be used.");
 
-          --bus memory|postgres    the broker (memory: in this process, the default; postgres: a real PostgreSQL)
-          --connection STRING      Npgsql connection string (default: the PRIORITYASYNC_POSTGRES environment variable)
-          --mode M[,M]|all         priority, single, threadpool, heartbeat-thread (default: all, one after another)
-          --workers N              worker processes against one queue (memory: N workers in this process), default 1
-          --messages M             messages the producer puts on the queue first, default 12
-          --rate R                 produce at R messages/s while the workers run, instead of all first
-          --steps S                steps per message (CPU then I/O), default 10
-          --concurrency C          messages in flight per worker, default 4
-          --cpu D --io D           one step's CPU and I/O parts in the seed's time, default 1s and 1s
-          --cpu-factor F           multiply the CPU part (the issue's 2x-4x runs), default 1
-          --checkpoint D|off       cut CPU parts into slices of D with a checkpoint between them, default off
-          --renew-every D          renewal interval, default 2s;  --lease D  lease length, default 5s
-          --progress-timeout D     priority: stop renewing a message whose I/O call has not answered for D, default 2 leases
-          --time-scale X           run every seed duration times X, default 0.1
-          --hang-message K         message K's first delivery never finishes processing
-          --latency D              the in-memory bus's reply time in the seed's time, default 250ms
-          --connect-timeout D      PostgreSQL connect timeout (real time), default 5s
-          --stall-after D          end a run with no completion for D (real time), default 8 leases as they run
-          --deadline D             end a run not done by D (real time), default 3 CPU bounds + the stall time
-          --pool-threads N         threadpool mode: the pool's minimum threads (default: what an uncompressed run gets)
-          --queue NAME             the queue table's name prefix, default broker_worker
-          --bus-cost [--duration D] receive+renew+complete per second with no work: the sample's bus against plain Npgsql
-          --json                   one JSON line per run instead of the table
-        """;
+    private static readonly Option<string> s_bus = s_line.Add(SampleCommandLine.Choice("--bus", s_defaults.Bus, "the broker: memory (in this process) or postgres (a real PostgreSQL)", "memory", "postgres"));
+    private static readonly Option<string?> s_connection = s_line.Add(SampleCommandLine.Text("--connection", "STRING", $"Npgsql connection string (default: the {Options.ConnectionVariable} environment variable)"));
+    private static readonly Option<string?> s_mode = s_line.Add(SampleCommandLine.Text("--mode", "M[,M]|all", "priority, single, threadpool, heartbeat-thread (default: all, one after another)"));
+    private static readonly Option<int> s_workers = s_line.Add(SampleCommandLine.WholeNumber("--workers", s_defaults.Workers, "worker processes against one queue (memory: N workers in this process)"));
+    private static readonly Option<int> s_messages = s_line.Add(SampleCommandLine.WholeNumber("--messages", s_defaults.Messages, "messages the producer puts on the queue first"));
+    private static readonly Option<double> s_rate = s_line.Add(SampleCommandLine.Number("--rate", s_defaults.Rate, "produce at R messages/s while the workers run, instead of all first (0: all first)"));
+    private static readonly Option<int> s_steps = s_line.Add(SampleCommandLine.WholeNumber("--steps", s_defaults.Steps, "steps per message (CPU then I/O)"));
+    private static readonly Option<int> s_concurrency = s_line.Add(SampleCommandLine.WholeNumber("--concurrency", s_defaults.Concurrency, "messages in flight per worker"));
+    private static readonly Option<TimeSpan?> s_cpu = s_line.Add(SampleCommandLine.Duration("--cpu", s_defaults.Cpu, "one step's CPU part, in the article's time"));
+    private static readonly Option<TimeSpan?> s_io = s_line.Add(SampleCommandLine.Duration("--io", s_defaults.Io, "one step's I/O part, in the article's time"));
+    private static readonly Option<double> s_cpuFactor = s_line.Add(SampleCommandLine.Number("--cpu-factor", s_defaults.CpuFactor, "multiply the CPU part (2 to 4: CPU parts longer than the lease can wait)"));
+    private static readonly Option<TimeSpan?> s_checkpoint = s_line.Add(SampleCommandLine.Duration("--checkpoint", null, "cut CPU parts into slices of D with a checkpoint between them (default off)", offAllowed: true));
+    private static readonly Option<TimeSpan?> s_renewEvery = s_line.Add(SampleCommandLine.Duration("--renew-every", s_defaults.RenewEvery, "renewal interval"));
+    private static readonly Option<TimeSpan?> s_lease = s_line.Add(SampleCommandLine.Duration("--lease", s_defaults.Lease, "lease length"));
+    private static readonly Option<TimeSpan?> s_progressTimeout = s_line.Add(SampleCommandLine.Duration("--progress-timeout", null, "priority: stop renewing a message whose I/O call has not answered for D (default: 2 leases)"));
+    private static readonly Option<double> s_timeScale = s_line.Add(SampleCommandLine.Number("--time-scale", s_defaults.TimeScale, "run every duration of the article times X"));
+    private static readonly Option<int> s_hangMessage = s_line.Add(SampleCommandLine.WholeNumber("--hang-message", 0, "message K's first delivery never finishes processing (0: none)"));
+    private static readonly Option<TimeSpan?> s_latency = s_line.Add(SampleCommandLine.Duration("--latency", s_defaults.MemoryLatency, "the in-memory bus's reply time, in the article's time"));
+    private static readonly Option<TimeSpan?> s_connectTimeout = s_line.Add(SampleCommandLine.Duration("--connect-timeout", s_defaults.ConnectTimeout, "PostgreSQL connect timeout (real time)"));
+    private static readonly Option<TimeSpan?> s_stallAfter = s_line.Add(SampleCommandLine.Duration("--stall-after", null, "end a run with no completion for D (real time; default: 8 leases as they run)"));
+    private static readonly Option<TimeSpan?> s_deadline = s_line.Add(SampleCommandLine.Duration("--deadline", null, "end a run not done by D (real time; default: 3 CPU bounds + the stall time)"));
+    private static readonly Option<int?> s_poolThreads = s_line.Add(SampleCommandLine.OptionalWholeNumber("--pool-threads", "threadpool mode: the pool's minimum threads (default: what an uncompressed run gets)"));
+    private static readonly Option<string?> s_queue = s_line.Add(SampleCommandLine.Text("--queue", "NAME", $"the queue table's name prefix (default: {s_defaults.Queue})"));
+    private static readonly Option<bool> s_busCost = s_line.Add(SampleCommandLine.Flag("--bus-cost", "receive+renew+complete per second with no work: the sample's bus against plain Npgsql"));
+    private static readonly Option<TimeSpan?> s_duration = s_line.Add(SampleCommandLine.Duration("--duration", s_defaults.BusCostDuration, "with --bus-cost: how long to measure"));
+    private static readonly Option<bool> s_json = s_line.Add(SampleCommandLine.Flag("--json", "one JSON line per run (every measurement) instead of the table"));
+    private static readonly Option<bool> s_wide = s_line.Add(SampleCommandLine.Flag("--wide", "the full table: every column (about 200 columns; the default fits 120)"));
 
+    // Hidden: how the coordinator starts a worker process.
+    private static readonly Option<bool> s_workerProcess = s_line.Add(new Option<bool>("--worker-process") { Hidden = true });
+    private static readonly Option<double> s_spinsPerMs = s_line.Add(Hide(SampleCommandLine.Number("--spins-per-ms", 0, "")));
+
+    /// <summary>The generated help text.</summary>
+    public static string Help() => s_line.Help();
+
+    /// <summary>False with one line in <paramref name="error"/> for bad input; true with <see cref="Options.ShowHelp"/> set for help.</summary>
     public static bool TryParse(IReadOnlyList<string> args, out Options options, out string? error)
     {
-        options = new Options();
-        error = null;
-        try
+        options = s_defaults;
+        if (!s_line.TryParse(args, out ParseResult result, out bool showHelp, out error))
         {
-            options = Parse(args);
-            error = options.Validate();
-        }
-        catch (FormatException e)
-        {
-            error = e.Message;
+            return false;
         }
 
+        if (showHelp)
+        {
+            options = s_defaults with { ShowHelp = true };
+            return true;
+        }
+
+        string? modes = result.GetValue(s_mode);
+        options = new Options
+        {
+            Bus = result.GetValue(s_bus)!,
+            Connection = result.GetValue(s_connection),
+            Modes = modes is null or "all" ? Options.AllModes : modes.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries),
+            Workers = result.GetValue(s_workers),
+            Messages = result.GetValue(s_messages),
+            Rate = result.GetValue(s_rate),
+            Steps = result.GetValue(s_steps),
+            Concurrency = result.GetValue(s_concurrency),
+            Cpu = SampleCommandLine.GetDuration(result, s_cpu)!.Value,
+            Io = SampleCommandLine.GetDuration(result, s_io)!.Value,
+            CpuFactor = result.GetValue(s_cpuFactor),
+            Checkpoint = SampleCommandLine.GetDuration(result, s_checkpoint),
+            RenewEvery = SampleCommandLine.GetDuration(result, s_renewEvery)!.Value,
+            Lease = SampleCommandLine.GetDuration(result, s_lease)!.Value,
+            ProgressTimeout = SampleCommandLine.GetDuration(result, s_progressTimeout),
+            TimeScale = result.GetValue(s_timeScale),
+            HangMessage = result.GetValue(s_hangMessage),
+            MemoryLatency = SampleCommandLine.GetDuration(result, s_latency)!.Value,
+            ConnectTimeout = SampleCommandLine.GetDuration(result, s_connectTimeout)!.Value,
+            StallAfter = SampleCommandLine.GetDuration(result, s_stallAfter),
+            Deadline = SampleCommandLine.GetDuration(result, s_deadline),
+            PoolThreads = result.GetValue(s_poolThreads),
+            Queue = result.GetValue(s_queue) ?? s_defaults.Queue,
+            BusCost = result.GetValue(s_busCost),
+            BusCostDuration = SampleCommandLine.GetDuration(result, s_duration)!.Value,
+            Json = result.GetValue(s_json),
+            Wide = result.GetValue(s_wide),
+            WorkerProcess = result.GetValue(s_workerProcess),
+            SpinsPerMs = result.GetValue(s_spinsPerMs),
+        };
+        error = options.Validate();
         return error is null;
     }
 
-    private static Options Parse(IReadOnlyList<string> args)
+    private static Option<T> Hide<T>(Option<T> option)
     {
-        var o = new Options();
-        for (int i = 0; i < args.Count; i++)
-        {
-            string name = args[i];
-            string Value() => i + 1 < args.Count ? args[++i] : throw new FormatException($"{name} needs a value.");
-            o = name switch
-            {
-                "--bus" => o with { Bus = Value() },
-                "--connection" => o with { Connection = Value() },
-                "--mode" => o with { Modes = ParseModes(Value()) },
-                "--workers" => o with { Workers = Int(name, Value()) },
-                "--messages" => o with { Messages = Int(name, Value()) },
-                "--rate" => o with { Rate = Double(name, Value()) },
-                "--steps" => o with { Steps = Int(name, Value()) },
-                "--concurrency" => o with { Concurrency = Int(name, Value()) },
-                "--cpu" => o with { Cpu = Duration(name, Value()) },
-                "--io" => o with { Io = Duration(name, Value()) },
-                "--cpu-factor" => o with { CpuFactor = Double(name, Value()) },
-                "--checkpoint" => o with { Checkpoint = Value() is "off" ? null : Duration(name, args[i]) },
-                "--renew-every" => o with { RenewEvery = Duration(name, Value()) },
-                "--lease" => o with { Lease = Duration(name, Value()) },
-                "--progress-timeout" => o with { ProgressTimeout = Duration(name, Value()) },
-                "--time-scale" => o with { TimeScale = Double(name, Value()) },
-                "--hang-message" => o with { HangMessage = Int(name, Value()) },
-                "--latency" => o with { MemoryLatency = Duration(name, Value()) },
-                "--connect-timeout" => o with { ConnectTimeout = Duration(name, Value()) },
-                "--stall-after" => o with { StallAfter = Duration(name, Value()) },
-                "--deadline" => o with { Deadline = Duration(name, Value()) },
-                "--pool-threads" => o with { PoolThreads = Int(name, Value()) },
-                "--queue" => o with { Queue = Value() },
-                "--bus-cost" => o with { BusCost = true },
-                "--duration" => o with { BusCostDuration = Duration(name, Value()) },
-                "--json" => o with { Json = true },
-                "--worker-process" => o with { WorkerProcess = true },
-                "--spins-per-ms" => o with { SpinsPerMs = Double(name, Value()) },
-                _ => throw new FormatException($"Unknown option '{name}'. Run with --help for the options."),
-            };
-        }
-
-        return o;
-    }
-
-    private static string[] ParseModes(string value) =>
-        value == "all" ? Options.AllModes : value.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
-
-    private static int Int(string name, string value) =>
-        int.TryParse(value, NumberStyles.Integer, CultureInfo.InvariantCulture, out int result)
-            ? result
-            : throw new FormatException($"{name} must be a whole number (got '{value}').");
-
-    private static double Double(string name, string value) =>
-        double.TryParse(value, NumberStyles.Float, CultureInfo.InvariantCulture, out double result)
-            ? result
-            : throw new FormatException($"{name} must be a number (got '{value}').");
-
-    /// <summary>A duration: <c>250ms</c>, <c>2s</c>, <c>1.5s</c>.</summary>
-    public static TimeSpan Duration(string name, string value)
-    {
-        (string number, double unit) = value.EndsWith("ms", StringComparison.Ordinal) ? (value[..^2], 1.0)
-            : value.EndsWith('s') ? (value[..^1], 1000.0)
-            : (string.Empty, 0);
-        if (unit == 0 || !double.TryParse(number, NumberStyles.Float, CultureInfo.InvariantCulture, out double amount) || double.IsNaN(amount) || double.IsInfinity(amount) || Math.Abs(amount * unit) > TimeSpan.FromDays(1).TotalMilliseconds)
-        {
-            throw new FormatException($"{name} must be a duration such as 250ms or 2s (got '{value}').");
-        }
-
-        return TimeSpan.FromMilliseconds(amount * unit);
+        option.Hidden = true;
+        return option;
     }
 }

@@ -76,6 +76,12 @@ public sealed record Options
 
     public bool Json { get; init; }
 
+    /// <summary>--wide: the full table instead of the one that fits 120 columns.</summary>
+    public bool Wide { get; init; }
+
+    /// <summary>--help: print the generated help and exit 0.</summary>
+    public bool ShowHelp { get; init; }
+
     /// <summary>Hidden: this process is one worker process started by the coordinator.</summary>
     public bool WorkerProcess { get; init; }
 

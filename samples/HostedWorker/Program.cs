@@ -15,6 +15,12 @@ if (!WorkerSettings.TryParse(args, out WorkerSettings? settings, out string? err
     return 2;
 }
 
+if (settings.ShowHelp)
+{
+    Console.Out.Write(WorkerSettings.Help());
+    return 0;
+}
+
 var bus = new InMemoryMessageBus(settings.Latency);
 for (int i = 1; i <= settings.Messages; i++)
 {

@@ -1,79 +1,89 @@
 using System;
+using System.Collections.Generic;
+using System.CommandLine;
 using System.Diagnostics.CodeAnalysis;
-using System.Globalization;
+using Samples.Support;
 
 namespace HostedWorker;
 
-/// <summary>The sample's command line. Durations are in milliseconds.</summary>
+/// <summary>The sample's command line, on System.CommandLine (samples/SampleSupport): never throws for bad input, returns a one-line error.</summary>
 public sealed class WorkerSettings
 {
-    public const string Usage =
-        "usage: HostedWorker [--messages N] [--work-ms N] [--checkpoint-ms N] [--concurrency N] [--lease-ms N] [--renew-ms N] [--latency-ms N] [--progress-every N]";
+    private static readonly WorkerSettings s_defaults = new();
+    private static readonly SampleCommandLine s_line = new(
+        "A priority lease worker as a .NET hosted worker, on an in-memory bus: Ctrl+C or SIGTERM drains it (the messages in flight " +
+        "are abandoned, nothing is lost) and it exits 0, printing the bus's counts as one JSON line. Exit code 2 for bad arguments.");
 
-    public int Messages { get; private set; } = 200;
+    private static readonly Option<int> s_messages = s_line.Add(SampleCommandLine.WholeNumber("--messages", s_defaults.Messages, "messages on the bus"));
+    private static readonly Option<TimeSpan?> s_work = s_line.Add(SampleCommandLine.Duration("--work", s_defaults.Work, "CPU work per message"));
+    private static readonly Option<TimeSpan?> s_checkpoint = s_line.Add(SampleCommandLine.Duration("--checkpoint", s_defaults.Checkpoint, "slice of the CPU work between two checkpoints"));
+    private static readonly Option<int> s_concurrency = s_line.Add(SampleCommandLine.WholeNumber("--concurrency", s_defaults.Concurrency, "messages in flight"));
+    private static readonly Option<TimeSpan?> s_lease = s_line.Add(SampleCommandLine.Duration("--lease", s_defaults.LeaseDuration, "lease length"));
+    private static readonly Option<TimeSpan?> s_renewEvery = s_line.Add(SampleCommandLine.Duration("--renew-every", s_defaults.RenewInterval, "renewal interval"));
+    private static readonly Option<TimeSpan?> s_latency = s_line.Add(SampleCommandLine.Duration("--latency", s_defaults.Latency, "the bus's reply time per call"));
+    private static readonly Option<int> s_progressEvery = s_line.Add(SampleCommandLine.WholeNumber("--progress-every", s_defaults.ProgressEvery, "log progress every N completed messages"));
 
-    public TimeSpan Work { get; private set; } = TimeSpan.FromMilliseconds(40);
+    public int Messages { get; private init; } = 200;
 
-    public TimeSpan Checkpoint { get; private set; } = TimeSpan.FromMilliseconds(5);
+    public TimeSpan Work { get; private init; } = TimeSpan.FromMilliseconds(40);
 
-    public int Concurrency { get; private set; } = 4;
+    public TimeSpan Checkpoint { get; private init; } = TimeSpan.FromMilliseconds(5);
 
-    public TimeSpan LeaseDuration { get; private set; } = TimeSpan.FromSeconds(2);
+    public int Concurrency { get; private init; } = 4;
 
-    public TimeSpan RenewInterval { get; private set; } = TimeSpan.FromMilliseconds(500);
+    public TimeSpan LeaseDuration { get; private init; } = TimeSpan.FromSeconds(2);
 
-    public TimeSpan Latency { get; private set; } = TimeSpan.FromMilliseconds(2);
+    public TimeSpan RenewInterval { get; private init; } = TimeSpan.FromMilliseconds(500);
 
-    public int ProgressEvery { get; private set; } = 50;
+    public TimeSpan Latency { get; private init; } = TimeSpan.FromMilliseconds(2);
 
-    public static bool TryParse(string[] args, [NotNullWhen(true)] out WorkerSettings? settings, [NotNullWhen(false)] out string? error)
+    public int ProgressEvery { get; private init; } = 50;
+
+    /// <summary>--help was given: print <see cref="Help"/> and exit 0.</summary>
+    public bool ShowHelp { get; private init; }
+
+    /// <summary>The generated help text.</summary>
+    public static string Help() => s_line.Help();
+
+    public static bool TryParse(IReadOnlyList<string> args, [NotNullWhen(true)] out WorkerSettings? settings, [NotNullWhen(false)] out string? error)
     {
-        settings = new WorkerSettings();
-        error = null;
-        for (int i = 0; i < args.Length; i += 2)
+        settings = null;
+        if (!s_line.TryParse(args, out ParseResult result, out bool showHelp, out error))
         {
-            string name = args[i];
-            if (i + 1 >= args.Length || !int.TryParse(args[i + 1], NumberStyles.None, CultureInfo.InvariantCulture, out int value))
-            {
-                error = $"{name} needs a whole number ≥ 0. {Usage}";
-                break;
-            }
-
-            switch (name)
-            {
-                case "--messages": settings.Messages = value; break;
-                case "--work-ms": settings.Work = TimeSpan.FromMilliseconds(value); break;
-                case "--checkpoint-ms": settings.Checkpoint = TimeSpan.FromMilliseconds(value); break;
-                case "--concurrency": settings.Concurrency = value; break;
-                case "--lease-ms": settings.LeaseDuration = TimeSpan.FromMilliseconds(value); break;
-                case "--renew-ms": settings.RenewInterval = TimeSpan.FromMilliseconds(value); break;
-                case "--latency-ms": settings.Latency = TimeSpan.FromMilliseconds(value); break;
-                case "--progress-every": settings.ProgressEvery = value; break;
-                default: error = $"unknown option '{name}'. {Usage}"; break;
-            }
-
-            if (error is not null)
-            {
-                break;
-            }
+            return false;
         }
 
-        error ??= settings switch
+        var parsed = new WorkerSettings
         {
-            { Concurrency: < 1 } => $"--concurrency is {settings.Concurrency}; it must be at least 1.",
-            { Checkpoint.TotalMilliseconds: < 1 } => $"--checkpoint-ms is {settings.Checkpoint.TotalMilliseconds}; it must be at least 1.",
-            { RenewInterval.TotalMilliseconds: < 1 } => $"--renew-ms is {settings.RenewInterval.TotalMilliseconds}; it must be at least 1.",
-            { ProgressEvery: < 1 } => $"--progress-every is {settings.ProgressEvery}; it must be at least 1.",
-            _ when settings.LeaseDuration <= settings.RenewInterval + settings.Latency =>
-                $"--lease-ms ({settings.LeaseDuration.TotalMilliseconds}) must be longer than --renew-ms plus --latency-ms ({(settings.RenewInterval + settings.Latency).TotalMilliseconds}).",
+            Messages = result.GetValue(s_messages),
+            Work = SampleCommandLine.GetDuration(result, s_work)!.Value,
+            Checkpoint = SampleCommandLine.GetDuration(result, s_checkpoint)!.Value,
+            Concurrency = result.GetValue(s_concurrency),
+            LeaseDuration = SampleCommandLine.GetDuration(result, s_lease)!.Value,
+            RenewInterval = SampleCommandLine.GetDuration(result, s_renewEvery)!.Value,
+            Latency = SampleCommandLine.GetDuration(result, s_latency)!.Value,
+            ProgressEvery = result.GetValue(s_progressEvery),
+            ShowHelp = showHelp,
+        };
+        error = parsed switch
+        {
+            { Messages: < 0 } => $"--messages must be at least 0 (got {parsed.Messages}).",
+            { Concurrency: < 1 } => $"--concurrency must be at least 1 (got {parsed.Concurrency}).",
+            { Work.Ticks: < 0 } => "--work must not be negative.",
+            { Latency.Ticks: < 0 } => "--latency must not be negative.",
+            { Checkpoint.TotalMilliseconds: < 1 } => $"--checkpoint must be at least 1ms (got {parsed.Checkpoint.TotalMilliseconds} ms).",
+            { RenewInterval.TotalMilliseconds: < 1 } => $"--renew-every must be at least 1ms (got {parsed.RenewInterval.TotalMilliseconds} ms).",
+            { ProgressEvery: < 1 } => $"--progress-every must be at least 1 (got {parsed.ProgressEvery}).",
+            _ when parsed.LeaseDuration <= parsed.RenewInterval + parsed.Latency =>
+                $"--lease ({parsed.LeaseDuration.TotalMilliseconds} ms) must be longer than --renew-every plus --latency ({(parsed.RenewInterval + parsed.Latency).TotalMilliseconds} ms).",
             _ => null,
         };
         if (error is not null)
         {
-            settings = null;
             return false;
         }
 
+        settings = parsed;
         return true;
     }
 }

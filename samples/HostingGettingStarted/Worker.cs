@@ -1,7 +1,5 @@
-using System;
-using System.Threading;
-using System.Threading.Tasks;
-using Microsoft.Extensions.Logging;
+// begin-snippet: hosting-worker
+using PriorityAsync;
 using PriorityAsync.Hosting;
 
 namespace HostingGettingStarted;
@@ -26,7 +24,7 @@ public sealed partial class Worker(ILogger<Worker> logger) : PriorityBackgroundS
         await Context.Prioritize(2);
         while (!stoppingToken.IsCancellationRequested)
         {
-            LogHeartbeat(PriorityAsync.PriorityContext.CurrentLevel);
+            LogHeartbeat(PriorityContext.CurrentLevel);
             try
             {
                 await Task.Delay(1000, stoppingToken);          // resumes at level 2, ahead of queued level-0 work
@@ -40,3 +38,4 @@ public sealed partial class Worker(ILogger<Worker> logger) : PriorityBackgroundS
     [LoggerMessage(Level = LogLevel.Information, Message = "Heartbeat at level {Level}")]
     private partial void LogHeartbeat(int level);
 }
+// end-snippet

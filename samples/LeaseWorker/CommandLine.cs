@@ -1,138 +1,81 @@
 using System;
 using System.Collections.Generic;
+using System.CommandLine;
 using System.Diagnostics.CodeAnalysis;
-using System.Globalization;
 using System.Linq;
+using Samples.Support;
 
 namespace LeaseWorker;
 
-/// <summary>Parses the command line. Never throws for bad input: it returns a one-line error instead.</summary>
+/// <summary>The command line, on System.CommandLine (samples/SampleSupport): never throws for bad input, returns a one-line error.</summary>
 public static class CommandLine
 {
-    public const string Usage =
-        """
-        Usage: dotnet run --project samples/LeaseWorker -c Release -- [options]
-
-        The seed's lease worker (a bus that leases messages, a worker that keeps each lease alive while it processes the
-        message), run four ways side by side. Durations are in the seed's time (250ms, 1s, 1.5s) and all run scaled by
-        --time-scale.
-
-          --modes LIST        comma-separated: threadpool,single,seed-prioritize,priority (default: all four)
-          --messages N        messages on the bus (default 12; the seed had 100)
-          --steps N           processing steps per message, each a CPU part then an I/O part (default 10; the seed had 20)
-          --cpu D             CPU part of a step (default 1s; the seed also ran 100ms)
-          --io D              I/O part of a step (default 1s)
-          --cpu-kind K        sleep (block the thread, as the seed) or spin (burn real CPU time) (default sleep)
-          --checkpoint D|off  cut CPU parts into slices of D with a checkpoint between them (default off)
-          --receive D         I/O of receiving a message (default 250ms)
-          --refresh-delay D   time between lease refreshes (default 2s)
-          --refresh D         I/O of a lease refresh, and of the final acknowledgement (default 250ms)
-          --lease D           lease timeout (default 5s)
-          --time-scale F      factor applied to every duration (default 0.1: 1 s runs as 100 ms)
-          --starve-pool N     block N thread-pool threads forever before the measured runs, as a careless library
-                              would at start-up (0 to 256, default 0)
-          --format F          table or json (default table)
-          --trace FILE        write PriorityAsync's dispatch trace of the priority run (Chrome trace JSON: Perfetto, chrome://tracing)
-          --timeline FILE     write an SVG timeline, one lane per message, of every mode run, side by side
-          --saturate D        instead of the modes: run the priority mode's levels for D under a bulk processing load that never
-                              empties, and report the lowest level's worst wait under each policy
-          --policy LIST       with --saturate: comma-separated strict,aging,shares (default: all three)
-          -h, --help          this text
-
-        Exit code: 0 when it ran (whatever was lost), 2 for bad arguments.
-
-        """;
-
     public static readonly IReadOnlyList<string> AllModes = ["threadpool", "single", "seed-prioritize", "priority"];
+
+    private static readonly Settings s_defaults = new();
+    private static readonly SampleCommandLine s_line = new(
+        "The lease-worker experiment of the article \"Async Wandering, part 15\": a bus leases messages to a worker, which keeps " +
+        "each lease alive while it processes the message; run four ways side by side. Durations are the article's (CPU part 1s, " +
+        "lease 5s, ...), every one run scaled by --time-scale. Exit code: 0 when it ran (whatever was lost), 2 for bad arguments.");
+
+    private static readonly Option<IReadOnlyList<string>> s_modes = s_line.Add(SampleCommandLine.List(
+        "--modes", AllModes, AllModes, "mode", "comma-separated: the modes to run"));
+    private static readonly Option<int> s_messages = s_line.Add(SampleCommandLine.WholeNumber("--messages", s_defaults.Messages, "messages on the bus (the article had 100)"));
+    private static readonly Option<int> s_steps = s_line.Add(SampleCommandLine.WholeNumber("--steps", s_defaults.Steps, "processing steps per message, each a CPU part then an I/O part (the article had 20)"));
+    private static readonly Option<TimeSpan?> s_cpu = s_line.Add(SampleCommandLine.Duration("--cpu", s_defaults.Cpu, "CPU part of a step (the article also ran 100ms)"));
+    private static readonly Option<TimeSpan?> s_io = s_line.Add(SampleCommandLine.Duration("--io", s_defaults.Io, "I/O part of a step"));
+    private static readonly Option<string> s_cpuKind = s_line.Add(SampleCommandLine.Choice("--cpu-kind", "sleep", "sleep (block the thread, as the article) or spin (burn real CPU time)", "sleep", "spin"));
+    private static readonly Option<TimeSpan?> s_checkpoint = s_line.Add(SampleCommandLine.Duration("--checkpoint", null, "cut CPU parts into slices of D with a checkpoint between them (default off)", offAllowed: true));
+    private static readonly Option<TimeSpan?> s_receive = s_line.Add(SampleCommandLine.Duration("--receive", s_defaults.Receive, "I/O of receiving a message"));
+    private static readonly Option<TimeSpan?> s_refreshDelay = s_line.Add(SampleCommandLine.Duration("--refresh-delay", s_defaults.RefreshDelay, "time between lease refreshes"));
+    private static readonly Option<TimeSpan?> s_refresh = s_line.Add(SampleCommandLine.Duration("--refresh", s_defaults.RefreshDuration, "I/O of a lease refresh, and of the final acknowledgement"));
+    private static readonly Option<TimeSpan?> s_lease = s_line.Add(SampleCommandLine.Duration("--lease", s_defaults.LeaseTimeout, "lease timeout"));
+    private static readonly Option<double> s_timeScale = s_line.Add(SampleCommandLine.Number("--time-scale", s_defaults.TimeScale, "factor applied to every duration (0.1: 1s runs as 100ms)"));
+    private static readonly Option<int> s_starvePool = s_line.Add(SampleCommandLine.WholeNumber("--starve-pool", 0, $"block N thread-pool threads forever before the measured runs, as a careless library would at start-up (0 to {Settings.MaxStarvePool})"));
+    private static readonly Option<string> s_format = s_line.Add(SampleCommandLine.Choice("--format", "table", "table or json (every measurement, for a script)", "table", "json"));
+    private static readonly Option<bool> s_wide = s_line.Add(SampleCommandLine.Flag("--wide", "the full table: every column and the bystander notes (about 180 columns; the default fits 120)"));
+    private static readonly Option<string?> s_trace = s_line.Add(SampleCommandLine.Text("--trace", "FILE", "write PriorityAsync's dispatch trace of the priority run (Chrome trace JSON: Perfetto, chrome://tracing)"));
+    private static readonly Option<string?> s_timeline = s_line.Add(SampleCommandLine.Text("--timeline", "FILE", "write an SVG timeline, one lane per message, of every mode run, side by side"));
+    private static readonly Option<TimeSpan?> s_saturate = s_line.Add(SampleCommandLine.Duration("--saturate", null,
+        "instead of the modes: run the priority mode's levels for D under a processing load that never empties, and report the lowest level's worst wait under each policy"));
+    private static readonly Option<IReadOnlyList<string>?> s_policies = s_line.Add(PoliciesOption());
+
+    /// <summary>The generated help text.</summary>
+    public static string Help() => s_line.Help();
 
     public static bool TryParse(IReadOnlyList<string> args, [NotNullWhen(true)] out Options? options, [NotNullWhen(false)] out string? error)
     {
         options = null;
-        var settings = new Settings();
-        IReadOnlyList<string> modes = AllModes;
-        OutputFormat format = OutputFormat.Table;
-        string? tracePath = null;
-        string? timelinePath = null;
-        TimeSpan? saturate = null;
-        IReadOnlyList<string>? policies = null;
-
-        for (int i = 0; i < args.Count; i++)
+        if (!s_line.TryParse(args, out ParseResult result, out bool showHelp, out error))
         {
-            string name = args[i];
-            if (name is "-h" or "--help" or "-?")
-            {
-                options = new Options(settings, modes, format, ShowHelp: true);
-                error = null;
-                return true;
-            }
-
-            // Both "--cpu 1s" and "--cpu=1s".
-            string value;
-            int equals = name.IndexOf('=', StringComparison.Ordinal);
-            if (name.StartsWith("--", StringComparison.Ordinal) && equals > 0)
-            {
-                value = name[(equals + 1)..];
-                name = name[..equals];
-            }
-            else if (i + 1 < args.Count)
-            {
-                value = args[++i];
-            }
-            else
-            {
-                error = KnownOptions.Contains(name) ? $"{name} needs a value (see --help)." : $"unknown option '{name}' (see --help).";
-                return false;
-            }
-
-            if (!KnownOptions.Contains(name))
-            {
-                error = $"unknown option '{name}' (see --help).";
-                return false;
-            }
-
-            string? problem = name switch
-            {
-                "--modes" => ParseModes(value, out modes),
-                "--messages" => ParseInt(name, value, v => settings = settings with { Messages = v }),
-                "--steps" => ParseInt(name, value, v => settings = settings with { Steps = v }),
-                "--starve-pool" => ParseInt(name, value, v => settings = settings with { StarvePool = v }),
-                "--cpu" => ParseDuration(name, value, v => settings = settings with { Cpu = v }),
-                "--io" => ParseDuration(name, value, v => settings = settings with { Io = v }),
-                "--receive" => ParseDuration(name, value, v => settings = settings with { Receive = v }),
-                "--refresh-delay" => ParseDuration(name, value, v => settings = settings with { RefreshDelay = v }),
-                "--refresh" => ParseDuration(name, value, v => settings = settings with { RefreshDuration = v }),
-                "--lease" => ParseDuration(name, value, v => settings = settings with { LeaseTimeout = v }),
-                "--checkpoint" => value.Equals("off", StringComparison.OrdinalIgnoreCase)
-                    ? Set(() => settings = settings with { Checkpoint = null })
-                    : ParseDuration(name, value, v => settings = settings with { Checkpoint = v }),
-                "--cpu-kind" => value.ToLowerInvariant() switch
-                {
-                    "sleep" => Set(() => settings = settings with { CpuKind = CpuKind.Sleep }),
-                    "spin" => Set(() => settings = settings with { CpuKind = CpuKind.Spin }),
-                    _ => $"--cpu-kind must be sleep or spin (got '{value}').",
-                },
-                "--time-scale" => double.TryParse(value, NumberStyles.Float, CultureInfo.InvariantCulture, out double scale)
-                    ? Set(() => settings = settings with { TimeScale = scale })
-                    : $"--time-scale must be a number such as 0.01 (got '{value}').",
-                "--format" => value.ToLowerInvariant() switch
-                {
-                    "table" => Set(() => format = OutputFormat.Table),
-                    "json" => Set(() => format = OutputFormat.Json),
-                    _ => $"--format must be table or json (got '{value}').",
-                },
-                "--trace" => Set(() => tracePath = value),
-                "--timeline" => Set(() => timelinePath = value),
-                "--saturate" => ParseDuration(name, value, v => saturate = v),
-                "--policy" => ParsePolicies(value, out policies),
-                _ => $"unknown option '{name}' (see --help).",
-            };
-
-            if (problem is not null)
-            {
-                error = problem;
-                return false;
-            }
+            return false;
         }
+
+        IReadOnlyList<string> modes = SampleCommandLine.GetList(result, s_modes);
+        if (showHelp)
+        {
+            options = new Options(s_defaults, AllModes, OutputFormat.Table, ShowHelp: true);
+            return true;
+        }
+
+        var settings = new Settings
+        {
+            Messages = result.GetValue(s_messages),
+            Steps = result.GetValue(s_steps),
+            Cpu = SampleCommandLine.GetDuration(result, s_cpu)!.Value,
+            Io = SampleCommandLine.GetDuration(result, s_io)!.Value,
+            CpuKind = result.GetValue(s_cpuKind) == "spin" ? CpuKind.Spin : CpuKind.Sleep,
+            Checkpoint = SampleCommandLine.GetDuration(result, s_checkpoint),
+            Receive = SampleCommandLine.GetDuration(result, s_receive)!.Value,
+            RefreshDelay = SampleCommandLine.GetDuration(result, s_refreshDelay)!.Value,
+            RefreshDuration = SampleCommandLine.GetDuration(result, s_refresh)!.Value,
+            LeaseTimeout = SampleCommandLine.GetDuration(result, s_lease)!.Value,
+            TimeScale = result.GetValue(s_timeScale),
+            StarvePool = result.GetValue(s_starvePool),
+        };
+        TimeSpan? saturate = SampleCommandLine.GetDuration(result, s_saturate);
+        IReadOnlyList<string>? policies = result.GetValue(s_policies);
+        string? tracePath = result.GetValue(s_trace);
 
         error = settings.Validate();
         if (error is not null)
@@ -158,85 +101,20 @@ public static class CommandLine
             return false;
         }
 
-        options = new Options(settings, modes, format, ShowHelp: false, tracePath, timelinePath, saturate, policies);
+        OutputFormat format = result.GetValue(s_format) == "json" ? OutputFormat.Json : OutputFormat.Table;
+        options = new Options(settings, modes, format, ShowHelp: false, tracePath, result.GetValue(s_timeline), saturate, policies, result.GetValue(s_wide));
         return true;
     }
 
-    private static readonly HashSet<string> KnownOptions =
-    [
-        "--modes", "--messages", "--steps", "--cpu", "--io", "--receive", "--refresh-delay", "--refresh", "--lease",
-        "--checkpoint", "--cpu-kind", "--time-scale", "--format", "--trace", "--timeline", "--starve-pool", "--saturate", "--policy",
-    ];
-
-    private static string? ParsePolicies(string value, out IReadOnlyList<string>? policies)
+    // Null unless given: the saturation experiment then runs all three.
+    private static Option<IReadOnlyList<string>?> PoliciesOption()
     {
-        var list = new List<string>();
-        foreach (string part in value.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+        Option<IReadOnlyList<string>> list = SampleCommandLine.List("--policy", Saturation.AllPolicies, Saturation.AllPolicies, "policy", "");
+        return new Option<IReadOnlyList<string>?>("--policy")
         {
-            string policy = part.ToLowerInvariant();
-            if (!Saturation.AllPolicies.Contains(policy))
-            {
-                policies = null;
-                return $"unknown policy '{part}'; the policies are {string.Join(", ", Saturation.AllPolicies)}.";
-            }
-
-            if (!list.Contains(policy))
-            {
-                list.Add(policy);
-            }
-        }
-
-        policies = list;
-        return list.Count == 0 ? "--policy needs at least one policy." : null;
-    }
-
-    private static string? Set(Action apply)
-    {
-        apply();
-        return null;
-    }
-
-    private static string? ParseModes(string value, out IReadOnlyList<string> modes)
-    {
-        var list = new List<string>();
-        foreach (string part in value.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
-        {
-            string mode = part.ToLowerInvariant();
-            if (!AllModes.Contains(mode))
-            {
-                modes = AllModes;
-                return $"unknown mode '{part}'; the modes are {string.Join(", ", AllModes)}.";
-            }
-
-            if (!list.Contains(mode))
-            {
-                list.Add(mode);
-            }
-        }
-
-        modes = list;
-        return list.Count == 0 ? "--modes needs at least one mode." : null;
-    }
-
-    private static string? ParseInt(string name, string value, Action<int> apply)
-    {
-        if (!int.TryParse(value, NumberStyles.Integer, CultureInfo.InvariantCulture, out int number))
-        {
-            return $"{name} must be a whole number (got '{value}').";
-        }
-
-        apply(number);
-        return null;
-    }
-
-    private static string? ParseDuration(string name, string value, Action<TimeSpan> apply)
-    {
-        if (!Format.TryParseDuration(value, out TimeSpan duration))
-        {
-            return $"{name} must be a duration such as 250ms or 1.5s (got '{value}').";
-        }
-
-        apply(duration);
-        return null;
+            Description = "with --saturate: comma-separated strict,aging,shares (default: all three)",
+            HelpName = "LIST",
+            CustomParser = result => list.CustomParser!(result),
+        };
     }
 }

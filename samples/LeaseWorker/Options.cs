@@ -8,6 +8,7 @@ namespace LeaseWorker;
 /// <param name="TimelinePath">--timeline: where to write the per-message timeline (SVG), or null.</param>
 /// <param name="Saturate">--saturate: run the saturation experiment (Saturation.cs) for this long in seed time instead of the modes, or null.</param>
 /// <param name="Policies">--policy: the policies the saturation experiment runs under (strict, aging, shares), or null for all three.</param>
+/// <param name="Wide">--wide: the full table (every column, the bystander notes) instead of the one that fits 120 columns.</param>
 public sealed record Options(
     Settings Settings, IReadOnlyList<string> Modes, OutputFormat Format, bool ShowHelp, string? TracePath = null, string? TimelinePath = null,
-    TimeSpan? Saturate = null, IReadOnlyList<string>? Policies = null);
+    TimeSpan? Saturate = null, IReadOnlyList<string>? Policies = null, bool Wide = false);

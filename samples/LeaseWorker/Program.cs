@@ -26,7 +26,7 @@ if (!CommandLine.TryParse(args, out Options? options, out string? error))
 
 if (options.ShowHelp)
 {
-    Console.Out.Write(CommandLine.Usage);
+    Console.Out.Write(CommandLine.Help());
     return 0;
 }
 
@@ -48,7 +48,7 @@ if (options.Saturate is { } saturation)
 
 if (table)
 {
-    Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"Lease worker: {settings.Describe()}; time scale {settings.TimeScale}."));
+    Report.WriteIntro(Console.Out, settings);
 }
 
 // 2. Warm up: a tiny run of each mode, so JIT compilation is not charged to the measured runs.
@@ -83,5 +83,5 @@ foreach (string mode in options.Modes)
 observation.Finish(settings);
 
 // 4. The report. Exit code 0 whatever was lost: losing messages is a result, not an error.
-Report.Write(Console.Out, settings, results, options.Format);
+Report.Write(Console.Out, settings, results, options.Format, options.Wide);
 return 0;

@@ -2,7 +2,9 @@ using System;
 using System.Collections.Generic;
 using System.Globalization;
 using System.IO;
+using System.Text;
 using System.Text.Json;
+using Samples.Support;
 
 namespace LeaseWorker;
 
@@ -12,12 +14,39 @@ public static class Report
     public const string BaselineNote =
         "single and seed-prioritize run on Nito.AsyncEx's AsyncContext (package Nito.AsyncEx.Context 5.1.2).";
 
-    public static void Write(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results, OutputFormat format)
+    /// <summary>The widest line of the default output.</summary>
+    public const int Width = Paragraph.Width;
+
+    /// <summary>One sentence on what the experiment is, for a reader who has not read the article.</summary>
+    public const string Experiment =
+        "The lease-worker experiment of the article \"Async Wandering, part 15\": a worker takes messages from a bus that leases " +
+        "them and keeps each lease alive, refreshing it while it processes the message; a lease not refreshed in time is lost, " +
+        "and its message with it. The same worker runs on four schedulers, the modes below.";
+
+    /// <summary>What the experiment is and its settings, wrapped to <see cref="Width"/>: printed before the runs.</summary>
+    public static void WriteIntro(TextWriter output, Settings settings)
+    {
+        ArgumentNullException.ThrowIfNull(output);
+        ArgumentNullException.ThrowIfNull(settings);
+        Paragraph.Write(output, Experiment, string.Empty);
+        Paragraph.Write(
+            output,
+            $"Settings, in the article's time: {settings.Describe()}. Time scale {settings.TimeScale.ToString(CultureInfo.InvariantCulture)}: " +
+            $"1 s runs as {Format.Duration(settings.Scaled(TimeSpan.FromSeconds(1)))}; the times below are as measured.",
+            string.Empty);
+        output.WriteLine();
+    }
+
+    public static void Write(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results, OutputFormat format, bool wide = false)
     {
         ArgumentNullException.ThrowIfNull(output);
         if (format == OutputFormat.Json)
         {
             WriteJson(output, settings, results);
+        }
+        else if (wide)
+        {
+            WriteWideTable(output, settings, results);
         }
         else
         {
@@ -25,16 +54,48 @@ public static class Report
         }
     }
 
+    /// <summary>The table that fits <see cref="Width"/> columns: what was lost, how long it took, and why, in plain words.</summary>
     public static void WriteTable(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results)
     {
         ArgumentNullException.ThrowIfNull(output);
         ArgumentNullException.ThrowIfNull(settings);
         ArgumentNullException.ThrowIfNull(results);
+        var rows = new List<string[]> { new[] { "mode", "lost", "took", "vs least possible", "latest refresh", "loop thread CPU" } };
+        foreach (ModeResult r in results)
+        {
+            rows.Add(
+            [
+                r.Mode,
+                $"{r.Bus.Lost} of {r.Bus.Received}",
+                Seconds(r.Makespan),
+                r.MakespanOverBound.ToString("0.00", CultureInfo.InvariantCulture) + "x",
+                Format.Duration(r.Bus.WorstRefreshLateness),
+                r.LoopCpuTime is { } loop ? Seconds(loop) : "n/a",
+            ]);
+        }
+
         output.WriteLine();
-        output.WriteLine($"Seed settings: {settings.Describe()}.");
-        output.WriteLine(
-            $"Time scale {settings.TimeScale.ToString(CultureInfo.InvariantCulture)}: 1 s runs as {Format.Duration(settings.Scaled(TimeSpan.FromSeconds(1)))}; " +
-            $"times below are as measured. A lease is lost when a refresh is more than {Format.Duration(settings.Scaled(settings.LatenessLimit))} late.");
+        WriteRows(output, rows);
+        output.WriteLine();
+        string limit = Format.Duration(settings.Scaled(settings.LatenessLimit));
+        WriteLegend(output, "lost", "messages whose lease ran out before the worker finished them, as the bus counted them");
+        WriteLegend(output, "took", "wall time until every message was finished or lost");
+        WriteLegend(output, "vs least possible", "took, divided by the least time any scheduler needs for this much CPU work: 1.00x is perfect; " +
+            "below 1 only because lost messages were never finished");
+        WriteLegend(output, "latest refresh", $"how much later than planned the most overdue lease refresh reached the bus; above {limit} its lease is lost");
+        WriteLegend(output, "loop thread CPU", "CPU time of the one thread that runs the worker: with sleeping CPU parts, the scheduling's own cost");
+        output.WriteLine();
+        WriteModes(output);
+        Paragraph.Write(output, "--wide shows every column and the machine's own delays; --format json writes every measurement for a script.", "  ");
+    }
+
+    /// <summary>Every column, about 180 characters wide (--wide), and per mode the failed refreshes and the machine's own delays.</summary>
+    public static void WriteWideTable(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results)
+    {
+        ArgumentNullException.ThrowIfNull(output);
+        ArgumentNullException.ThrowIfNull(settings);
+        ArgumentNullException.ThrowIfNull(results);
+        output.WriteLine($"A lease is lost when a refresh is more than {Format.Duration(settings.Scaled(settings.LatenessLimit))} late.");
         output.WriteLine();
 
         string[] header = ["mode", "received", "succeeded", "lost", "makespan", "CPU bound", "makespan/bound", "CPU time", "loop thread CPU", "peak threads", "worst refresh lateness", "worst timer lateness"];
@@ -58,39 +119,17 @@ public static class Report
             ]);
         }
 
-        var widths = new int[header.Length];
-        foreach (string[] row in rows)
-        {
-            for (int i = 0; i < row.Length; i++)
-            {
-                widths[i] = Math.Max(widths[i], row[i].Length);
-            }
-        }
-
-        for (int r = 0; r < rows.Count; r++)
-        {
-            var line = new System.Text.StringBuilder();
-            for (int i = 0; i < header.Length; i++)
-            {
-                // The mode column is left-aligned, numbers right-aligned.
-                line.Append(i == 0 ? rows[r][i].PadRight(widths[i]) : rows[r][i].PadLeft(widths[i]));
-                line.Append(i + 1 < header.Length ? "  " : string.Empty);
-            }
-
-            output.WriteLine(line.ToString().TrimEnd());
-            if (r == 0)
-            {
-                output.WriteLine(new string('-', line.ToString().TrimEnd().Length));
-            }
-        }
-
+        WriteRows(output, rows);
         output.WriteLine();
         foreach (ModeResult r in results)
         {
-            string laps = r.SeedLaps is { } l ? $"; {l} queue laps inside the seed's Prioritize" : string.Empty;
-            output.WriteLine(
-                $"  {r.Mode}: {r.RunsOn}; {r.Bus.FailedRefreshes} refreshes failed, {r.Bus.RejectedAcks} acks rejected{laps}; " +
-                $"bystanders: a thread overslept by up to {Format.Duration(r.MachineStall)}, a thread-pool item waited up to {Format.Duration(r.ThreadPoolDelay)}.");
+            string laps = r.SeedLaps is { } l ? $"; {l} trips of a continuation round the queue inside the article's Prioritize" : string.Empty;
+            Paragraph.Write(
+                output,
+                $"{r.Mode}: {r.RunsOn}; {r.Bus.FailedRefreshes} refreshes failed, {r.Bus.RejectedAcks} acknowledgements rejected{laps}; " +
+                $"the machine itself: a thread sleeping 5 ms at a time woke up to {Format.Duration(r.MachineStall)} late, a thread-pool " +
+                $"work item waited up to {Format.Duration(r.ThreadPoolDelay)} to start.",
+                "  ");
         }
 
         output.WriteLine($"  {BaselineNote}");
@@ -182,6 +221,47 @@ public static class Report
         }
 
         output.WriteLine(System.Text.Encoding.UTF8.GetString(stream.ToArray()));
+    }
+
+    private static void WriteModes(TextWriter output) => Paragraph.Write(
+        output,
+        "threadpool: plain async on the .NET thread pool. single: one thread that runs continuations first-in-first-out " +
+        "(Nito.AsyncEx's AsyncContext). seed-prioritize: that thread with the article's fix, a Prioritize that puts continuations " +
+        "back in the queue until the most urgent one runs. priority: one thread with PriorityAsync's levels, lease refreshes 2 > " +
+        "processing 1 > receiving 0.",
+        "  ");
+
+    private static void WriteLegend(TextWriter output, string column, string meaning) =>
+        Paragraph.Write(output, $"{column.PadRight(19)}{meaning}", "  ", new string(' ', 21));
+
+    // Columns separated by two spaces; the first left-aligned, numbers right-aligned; a rule under the header.
+    private static void WriteRows(TextWriter output, List<string[]> rows)
+    {
+        var widths = new int[rows[0].Length];
+        foreach (string[] row in rows)
+        {
+            for (int i = 0; i < row.Length; i++)
+            {
+                widths[i] = Math.Max(widths[i], row[i].Length);
+            }
+        }
+
+        for (int r = 0; r < rows.Count; r++)
+        {
+            var line = new StringBuilder();
+            for (int i = 0; i < widths.Length; i++)
+            {
+                line.Append(i == 0 ? rows[r][i].PadRight(widths[i]) : rows[r][i].PadLeft(widths[i]));
+                line.Append(i + 1 < widths.Length ? "  " : string.Empty);
+            }
+
+            string text = line.ToString().TrimEnd();
+            output.WriteLine(text);
+            if (r == 0)
+            {
+                output.WriteLine(new string('-', text.Length));
+            }
+        }
     }
 
     private static string Seconds(TimeSpan value) => value.TotalSeconds.ToString("0.000", CultureInfo.InvariantCulture) + " s";

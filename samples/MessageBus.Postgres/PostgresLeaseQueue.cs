@@ -390,6 +390,12 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
             // Wrong credentials or a missing database: retrying cannot help.
             throw new PostgresConnectionException(_host, _port, _database, _user, Describe(e), e);
         }
+        catch (NpgsqlException e) when (e is not PostgresException && !e.IsTransient && !cancellationToken.IsCancellationRequested)
+        {
+            // Refused by the client before any statement, for good: no password given while the server asks for one, an
+            // authentication method or TLS setting the two sides do not share. Retrying cannot help either.
+            throw new PostgresConnectionException(_host, _port, _database, _user, Describe(e), e);
+        }
     }
 
     private static bool IsRejectedLogin(string sqlState) =>

@@ -4,7 +4,7 @@
 // medium stream (level 1). A MeterListener prints every instrument once a second, as `dotnet-counters monitor --counters PriorityAsync`
 // would; with --trace FILE.json the run is also recorded for Perfetto / chrome://tracing.
 //
-//   dotnet run --project samples/Observability -c Release [-- --seconds N] [--trace FILE.json]
+//   dotnet run --project samples/Observability -c Release [-- --duration 3s] [--trace FILE.json]
 
 using System;
 using System.Collections.Generic;
@@ -14,25 +14,19 @@ using System.Globalization;
 using System.Linq;
 using System.Threading;
 using System.Threading.Tasks;
+using Observability;
 using PriorityAsync;
 
-int seconds = 3;
-string? tracePath = null;
-for (int i = 0; i < args.Length; i++)
+if (!CommandLine.TryParse(args, out TimeSpan duration, out string? tracePath, out bool showHelp, out string? error))
 {
-    if (args[i] == "--seconds" && i + 1 < args.Length && int.TryParse(args[++i], NumberStyles.None, CultureInfo.InvariantCulture, out int s) && s is > 0 and <= 600)
-    {
-        seconds = s;
-    }
-    else if (args[i] == "--trace" && i + 1 < args.Length)
-    {
-        tracePath = args[++i];
-    }
-    else
-    {
-        Console.Error.WriteLine($"Observability: unknown or bad argument '{args[i]}' (use --seconds 1-600, --trace FILE.json).");
-        return 2;
-    }
+    Console.Error.WriteLine($"Observability: {error}");
+    return 2;
+}
+
+if (showHelp)
+{
+    Console.Out.Write(CommandLine.Help());
+    return 0;
 }
 
 // 1. Listen to the meter, the way an exporter does: enable every instrument of "PriorityAsync", aggregate, print once a second.
@@ -56,7 +50,7 @@ using PriorityTraceRecorder? recorder = tracePath is null ? null : PriorityTrace
 
 // 3. The workload, on its own loop thread.
 await using var loop = new PriorityContextThread(new PriorityContextOptions { Name = "demo", Levels = 3 });
-var stop = new CancellationTokenSource(TimeSpan.FromSeconds(seconds));
+var stop = new CancellationTokenSource(duration);
 Task workload = loop.Context.GetTaskFactory(0).StartNew(() => RunWorkload(loop.Context, stop.Token)).Unwrap();
 
 var clock = Stopwatch.StartNew();

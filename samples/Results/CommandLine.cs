@@ -1,34 +1,16 @@
 using System;
 using System.Collections.Generic;
+using System.CommandLine;
 using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
+using System.Linq;
+using Samples.Support;
 
 namespace Results;
 
-/// <summary>Parses the command line. Never throws for bad input: it returns a one-line error instead.</summary>
+/// <summary>The command line, on System.CommandLine (samples/SampleSupport): never throws for bad input, returns a one-line error.</summary>
 internal static class CommandLine
 {
-    public const string Usage =
-        """
-        Usage: dotnet run --project samples/Results -c Release -- [options]
-
-        N calls with varied latencies whose results are processed as they arrive, urgent ones (a user waits for them) before
-        prefetches. Five variants side by side: one by one, WhenAll, the WhenAny loop, the seed's packed continuations on the
-        thread pool, and PriorityAsync.
-
-          --sizes LIST          numbers of calls, comma-separated (default 10,1000,10000,100000)
-          --variants LIST       one-by-one,whenall,whenany,packed,priority (default: all five)
-          --window D            responses arrive over this time, in up to 50 batches (default 200ms)
-          --work D              CPU work to process one result (default 10us)
-          --urgent-every N      one call in N is urgent, on average (default 5)
-          --whenany-limit N     above this many calls the O(n^2) WhenAny loop is not run but extrapolated (default 10000)
-          -h, --help            this text
-
-        Durations: 10us, 250ms, 1.5s. Exit code: 0 when it ran, 1 when a variant processed a result other than once or
-        PriorityAsync processed an urgent result late, 2 for bad arguments.
-
-        """;
-
     private static readonly Dictionary<string, Variant> s_variants = new(StringComparer.OrdinalIgnoreCase)
     {
         ["one-by-one"] = Variant.OneByOne,
@@ -38,67 +20,58 @@ internal static class CommandLine
         ["priority"] = Variant.Priority,
     };
 
+    private static readonly Settings s_defaults = new();
+    private static readonly SampleCommandLine s_line = new(
+        "N calls with varied latencies whose results are processed as they arrive, urgent ones (a user waits for them) before " +
+        "prefetches. Five variants side by side: one by one, WhenAll, the WhenAny loop, the article's packed continuations on the " +
+        "thread pool, and PriorityAsync. Exit code: 0 when it ran, 1 when a variant processed a result other than once or " +
+        "PriorityAsync processed an urgent result late, 2 for bad arguments.");
+
+    private static readonly Option<string?> s_sizes = s_line.Add(SampleCommandLine.Text("--sizes", "LIST", "numbers of calls, comma-separated (default 10,1000,10000,100000)"));
+    private static readonly Option<IReadOnlyList<string>> s_variantNames = s_line.Add(SampleCommandLine.List(
+        "--variants", [.. s_variants.Keys], [.. s_variants.Keys], "variant", "comma-separated: the variants to run"));
+    private static readonly Option<TimeSpan?> s_window = s_line.Add(SampleCommandLine.Duration("--window", s_defaults.Window, "responses arrive over this time, in up to 50 batches"));
+    private static readonly Option<TimeSpan?> s_work = s_line.Add(SampleCommandLine.Duration("--work", s_defaults.Work, "CPU work to process one result"));
+    private static readonly Option<int> s_urgentEvery = s_line.Add(SampleCommandLine.WholeNumber("--urgent-every", s_defaults.UrgentEvery, "one call in N is urgent, on average"));
+    private static readonly Option<int> s_whenAnyLimit = s_line.Add(SampleCommandLine.WholeNumber("--whenany-limit", s_defaults.WhenAnyLimit, "above this many calls the O(n^2) WhenAny loop is not run but extrapolated"));
+
+    /// <summary>The generated help text.</summary>
+    public static string Help() => s_line.Help();
+
     public static bool TryParse(IReadOnlyList<string> args, out Settings settings, out bool showHelp, [NotNullWhen(false)] out string? error)
     {
-        settings = new Settings();
-        showHelp = false;
-        for (int i = 0; i < args.Count; i++)
+        settings = s_defaults;
+        if (!s_line.TryParse(args, out ParseResult result, out showHelp, out error))
         {
-            string name = args[i];
-            if (name is "-h" or "--help" or "-?")
-            {
-                showHelp = true;
-                error = null;
-                return true;
-            }
+            return false;
+        }
 
-            string value;
-            int equals = name.IndexOf('=', StringComparison.Ordinal);
-            if (name.StartsWith("--", StringComparison.Ordinal) && equals > 0)
-            {
-                value = name[(equals + 1)..];
-                name = name[..equals];
-            }
-            else if (IsKnown(name) && i + 1 < args.Count)
-            {
-                value = args[++i];
-            }
-            else
-            {
-                error = IsKnown(name) ? $"{name} needs a value (see --help)." : $"unknown option '{name}' (see --help).";
-                return false;
-            }
+        if (showHelp)
+        {
+            return true;
+        }
 
-            Settings current = settings;
-            error = name switch
-            {
-                "--sizes" => ParseSizes(value, out IReadOnlyList<int> sizes) ?? Set(() => current = current with { Sizes = sizes }),
-                "--variants" => ParseVariants(value, out IReadOnlyList<Variant> variants) ?? Set(() => current = current with { Variants = variants }),
-                "--window" => ParseDuration(name, value, out TimeSpan window) ?? Set(() => current = current with { Window = window }),
-                "--work" => ParseDuration(name, value, out TimeSpan work) ?? Set(() => current = current with { Work = work }),
-                "--urgent-every" => ParseInt(name, value, out int every) ?? Set(() => current = current with { UrgentEvery = every }),
-                "--whenany-limit" => ParseInt(name, value, out int limit) ?? Set(() => current = current with { WhenAnyLimit = limit }),
-                _ => $"unknown option '{name}' (see --help).",
-            };
+        IReadOnlyList<int> sizes = s_defaults.Sizes;
+        if (result.GetValue(s_sizes) is { } text)
+        {
+            error = ParseSizes(text, out sizes);
             if (error is not null)
             {
                 return false;
             }
-
-            settings = current;
         }
 
+        settings = new Settings
+        {
+            Sizes = sizes,
+            Variants = [.. SampleCommandLine.GetList(result, s_variantNames).Select(name => s_variants[name])],
+            Window = SampleCommandLine.GetDuration(result, s_window)!.Value,
+            Work = SampleCommandLine.GetDuration(result, s_work)!.Value,
+            UrgentEvery = result.GetValue(s_urgentEvery),
+            WhenAnyLimit = result.GetValue(s_whenAnyLimit),
+        };
         error = settings.Validate();
         return error is null;
-    }
-
-    private static bool IsKnown(string name) =>
-        name is "--sizes" or "--variants" or "--window" or "--work" or "--urgent-every" or "--whenany-limit";
-
-    private static string? Set(Action apply)
-    {
-        apply();
-        return null;
     }
 
     private static string? ParseSizes(string value, out IReadOnlyList<int> sizes)
@@ -116,48 +89,5 @@ internal static class CommandLine
         }
 
         return list.Count == 0 ? "--sizes needs at least one size." : null;
-    }
-
-    private static string? ParseVariants(string value, out IReadOnlyList<Variant> variants)
-    {
-        var list = new List<Variant>();
-        variants = list;
-        foreach (string part in value.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
-        {
-            if (!s_variants.TryGetValue(part, out Variant variant))
-            {
-                return $"unknown variant '{part}'; the variants are {string.Join(", ", s_variants.Keys)}.";
-            }
-
-            if (!list.Contains(variant))
-            {
-                list.Add(variant);
-            }
-        }
-
-        return list.Count == 0 ? "--variants needs at least one variant." : null;
-    }
-
-    private static string? ParseInt(string name, string value, out int number) =>
-        int.TryParse(value, NumberStyles.Integer, CultureInfo.InvariantCulture, out number) ? null : $"{name} must be a whole number (got '{value}').";
-
-    /// <summary>Parses <c>10us</c>, <c>250ms</c>, <c>1.5s</c>.</summary>
-    private static string? ParseDuration(string name, string value, out TimeSpan duration)
-    {
-        duration = default;
-        string text = value.Trim();
-        (string suffix, double microseconds)[] units = [("us", 1), ("ms", 1_000), ("s", 1_000_000)];
-        foreach ((string suffix, double microseconds) in units)
-        {
-            if (text.EndsWith(suffix, StringComparison.OrdinalIgnoreCase) &&
-                double.TryParse(text[..^suffix.Length], NumberStyles.Float, CultureInfo.InvariantCulture, out double number) &&
-                double.IsFinite(number) && Math.Abs(number * microseconds) < TimeSpan.FromDays(1).TotalMicroseconds)
-            {
-                duration = TimeSpan.FromMicroseconds(number * microseconds);
-                return null;
-            }
-        }
-
-        return $"{name} must be a duration such as 10us, 250ms or 1.5s (got '{value}').";
     }
 }

@@ -26,7 +26,7 @@ if (!CommandLine.TryParse(args, out Settings settings, out bool showHelp, out st
 
 if (showHelp)
 {
-    Console.Out.Write(CommandLine.Usage);
+    Console.Out.Write(CommandLine.Help());
     return 0;
 }
 

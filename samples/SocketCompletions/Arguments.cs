@@ -1,92 +1,71 @@
 using System;
+using System.Collections.Generic;
+using System.CommandLine;
 using System.Diagnostics.CodeAnalysis;
-using System.Globalization;
+using Samples.Support;
 
 namespace SocketCompletions;
 
-/// <summary>The command line. Bad arguments: one line on stderr, exit code 2 (see Program.cs).</summary>
+/// <summary>The command line, on System.CommandLine (samples/SampleSupport). Bad arguments: one line on stderr, exit code 2 (see Program.cs).</summary>
 internal sealed class Arguments
 {
-    public const string Usage =
-        """
-        Usage: SocketCompletions [--requests N] [--starve-seconds S]
-          --requests N        request/reply round trips per phase, 1 to 10000 (default 200)
-          --starve-seconds S  how long the flood scenario keeps every pool thread blocked at most, 0.5 to 30 (default 3)
-          --help              this text
-        Runs itself in four child processes: DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS unset and =1, each with the pool's
-        threads blocked forever ("blocked") and with a flood of blocking work items ("flood").
+    private static readonly SampleCommandLine s_line = new(
+        "How socket completions reach a loop when the thread pool starves. Runs itself in four child processes: " +
+        "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS unset and =1, each with the pool's threads blocked forever (\"blocked\") " +
+        "and with a flood of blocking work items (\"flood\"). Exit code: 0 when it ran, 2 for bad arguments.");
 
-        """;
+    private static readonly Option<int> s_requests = s_line.Add(SampleCommandLine.WholeNumber("--requests", 200, "request/reply round trips per phase, 1 to 10000"));
+    private static readonly Option<TimeSpan?> s_starve = s_line.Add(SampleCommandLine.Duration("--starve", TimeSpan.FromSeconds(3), "how long the flood scenario keeps every pool thread blocked at most, 500ms to 30s"));
 
-    public int Requests { get; private set; } = 200;
+    // Hidden: how the parent starts a child process.
+    private static readonly Option<string> s_child = s_line.Add(Hidden(SampleCommandLine.Choice("--child", "", "", "blocked", "flood")));
 
-    public TimeSpan StarveFor { get; private set; } = TimeSpan.FromSeconds(3);
+    public int Requests { get; private init; } = 200;
 
-    public bool ShowHelp { get; private set; }
+    public TimeSpan StarveFor { get; private init; } = TimeSpan.FromSeconds(3);
+
+    public bool ShowHelp { get; private init; }
 
     /// <summary>Set in a child process: <c>blocked</c> or <c>flood</c>.</summary>
-    public string? ChildScenario { get; private set; }
+    public string? ChildScenario { get; private init; }
 
-    public static bool TryParse(string[] args, [NotNullWhen(true)] out Arguments? arguments, [NotNullWhen(false)] out string? error)
+    /// <summary>The generated help text.</summary>
+    public static string Help() => s_line.Help();
+
+    public static bool TryParse(IReadOnlyList<string> args, [NotNullWhen(true)] out Arguments? arguments, [NotNullWhen(false)] out string? error)
     {
-        var parsed = new Arguments();
         arguments = null;
-        for (int i = 0; i < args.Length; i++)
+        if (!s_line.TryParse(args, out ParseResult result, out bool showHelp, out error))
         {
-            string name = args[i];
-            if (name is "--help" or "-h")
-            {
-                parsed.ShowHelp = true;
-                continue;
-            }
+            return false;
+        }
 
-            if (name is not ("--requests" or "--starve-seconds" or "--child"))
-            {
-                error = $"unknown argument '{name}'; use --requests N, --starve-seconds S or --help.";
-                return false;
-            }
+        var parsed = new Arguments
+        {
+            Requests = result.GetValue(s_requests),
+            StarveFor = SampleCommandLine.GetDuration(result, s_starve)!.Value,
+            ShowHelp = showHelp,
+            ChildScenario = result.GetValue(s_child) is { Length: > 0 } child ? child : null,
+        };
+        if (parsed.Requests is < 1 or > 10_000)
+        {
+            error = $"--requests must be from 1 to 10000 (got {parsed.Requests}).";
+            return false;
+        }
 
-            if (i + 1 >= args.Length)
-            {
-                error = $"{name} needs a value.";
-                return false;
-            }
-
-            string value = args[++i];
-            switch (name)
-            {
-                case "--requests":
-                    if (!int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out int requests) || requests is < 1 or > 10_000)
-                    {
-                        error = $"--requests must be a whole number from 1 to 10000, not '{value}'.";
-                        return false;
-                    }
-
-                    parsed.Requests = requests;
-                    break;
-                case "--starve-seconds":
-                    if (!double.TryParse(value, NumberStyles.AllowDecimalPoint, CultureInfo.InvariantCulture, out double seconds) || seconds is < 0.5 or > 30)
-                    {
-                        error = $"--starve-seconds must be a number of seconds from 0.5 to 30, not '{value}'.";
-                        return false;
-                    }
-
-                    parsed.StarveFor = TimeSpan.FromSeconds(seconds);
-                    break;
-                default:
-                    if (value is not ("blocked" or "flood"))
-                    {
-                        error = $"--child must be 'blocked' or 'flood', not '{value}'.";
-                        return false;
-                    }
-
-                    parsed.ChildScenario = value;
-                    break;
-            }
+        if (parsed.StarveFor < TimeSpan.FromMilliseconds(500) || parsed.StarveFor > TimeSpan.FromSeconds(30))
+        {
+            error = $"--starve must be from 500ms to 30s (got {parsed.StarveFor.TotalMilliseconds} ms).";
+            return false;
         }
 
         arguments = parsed;
-        error = null;
         return true;
+    }
+
+    private static Option<T> Hidden<T>(Option<T> option)
+    {
+        option.Hidden = true;
+        return option;
     }
 }

@@ -7,7 +7,7 @@
 // each setting runs in its own child process: this program starts itself four times (two settings x two ways of starving the
 // pool) and prints one table.
 //
-//   dotnet run --project samples/SocketCompletions -c Release [-- --requests 200] [--starve-seconds 3]
+//   dotnet run --project samples/SocketCompletions -c Release [-- --requests 200] [--starve 3s]
 //
 // Everything stays on 127.0.0.1 and every count is bounded; each child ends within a minute or fails loudly.
 
@@ -29,7 +29,7 @@ if (!Arguments.TryParse(args, out Arguments? options, out string? error))
 
 if (options.ShowHelp)
 {
-    Console.Out.Write(Arguments.Usage);
+    Console.Out.Write(Arguments.Help());
     return 0;
 }
 
@@ -62,8 +62,8 @@ foreach (bool inline in new[] { false, true })
         start.ArgumentList.Add(childScenario);
         start.ArgumentList.Add("--requests");
         start.ArgumentList.Add(options.Requests.ToString(CultureInfo.InvariantCulture));
-        start.ArgumentList.Add("--starve-seconds");
-        start.ArgumentList.Add(options.StarveFor.TotalSeconds.ToString(CultureInfo.InvariantCulture));
+        start.ArgumentList.Add("--starve");
+        start.ArgumentList.Add(options.StarveFor.TotalMilliseconds.ToString(CultureInfo.InvariantCulture) + "ms");
         if (inline)
         {
             start.Environment[InlineVariable] = "1";

@@ -67,9 +67,25 @@ public class ProgramTests
     }
 
     [Fact]
-    public void Main_Table_HasOneRowPerModeWithEveryColumn()
+    public void Main_DefaultTable_FitsIn120ColumnsAndSaysWhatTheExperimentIs()
     {
-        (int exitCode, string stdout, _) = RunMain(["--messages", "2", "--steps", "2", "--time-scale", "0.01", "--modes", "single,priority"]);
+        (int exitCode, string stdout, _) = RunMain(["--messages", "2", "--steps", "2", "--time-scale", "0.01"]);
+
+        exitCode.Should().Be(0);
+        string[] lines = stdout.ReplaceLineEndings("\n").Split('\n');
+        lines.Should().OnlyContain(l => l.Length <= 120, "the default output reads in a 120-column terminal");
+        stdout.Should().Contain("The lease-worker experiment of the article \"Async Wandering, part 15\"")
+            .And.Contain("lost").And.Contain("took").And.Contain("vs least possible").And.Contain("latest refresh").And.Contain("--wide");
+        foreach (string mode in CommandLine.AllModes)
+        {
+            lines.Should().Contain(l => l.StartsWith(mode + " ", StringComparison.Ordinal));
+        }
+    }
+
+    [Fact]
+    public void Main_Wide_HasOneRowPerModeWithEveryColumn()
+    {
+        (int exitCode, string stdout, _) = RunMain(["--messages", "2", "--steps", "2", "--time-scale", "0.01", "--modes", "single,priority", "--wide"]);
 
         exitCode.Should().Be(0);
         stdout.Should().Contain("received").And.Contain("succeeded").And.Contain("lost").And.Contain("makespan")

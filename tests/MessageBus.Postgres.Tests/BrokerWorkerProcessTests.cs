@@ -102,6 +102,47 @@ public sealed class BrokerWorkerProcessTests
         line.Should().Contain($"{builder.Host}:{builder.Port}").And.Contain(builder.Database).And.NotContain("not-the-password-42");
     }
 
+    [PostgresFact]
+    public async Task NoPassword_ServerAsksForOne_OneLineNamingTheServer_ExitCode2()
+    {
+        NpgsqlConnectionStringBuilder builder = new(TestDatabase.ConnectionString) { Password = null };
+
+        (int exit, string line) = await RunAppAsync("--bus", "postgres", "--connection", builder.ConnectionString, "--mode", "priority");
+
+        exit.Should().Be(2);
+        line.Should().Be($"BrokerWorker: Cannot connect to PostgreSQL at {builder.Host}:{builder.Port}, database '{builder.Database}', user '{builder.Username}': " +
+            "No password has been provided but the backend requires one (in SASL/SCRAM-SHA-256)");
+    }
+
+    [Theory]
+    [InlineData("refused")]
+    [InlineData("unknown host")]
+    public async Task ServerUnreachable_OneLineNamingTheServer_ExitCode2(string how)
+    {
+        string host = how == "refused" ? "127.0.0.1" : "no-such-host.invalid";
+        int port = how == "refused" ? PostgresLeaseQueueTests.FreePort() : 5432;
+
+        (int exit, string line) = await RunAppAsync(
+            "--bus", "postgres", "--connection", $"Host={host};Port={port};Database=somedb;Username=someone;Password=hunter2secret", "--mode", "priority");
+
+        exit.Should().Be(2);
+        line.Should().StartWith($"BrokerWorker: Cannot connect to PostgreSQL at {host}:{port}, database 'somedb', user 'someone': ")
+            .And.NotContain("hunter2secret");
+    }
+
+    // The sample's entry point in-process: its exit code and what it wrote to stderr, which must be exactly one line (no stack trace).
+    private static async Task<(int Exit, string Line)> RunAppAsync(params string[] args)
+    {
+        var stdout = new StringWriter();
+        var stderr = new StringWriter();
+
+        int exit = await App.RunAsync(args, stdout, stderr).WaitAsync(TestDatabase.Patience);
+
+        string text = stderr.ToString().TrimEnd();
+        text.Split('\n').Should().ContainSingle("a failure is one line, never a stack trace: {0}", text);
+        return (exit, text);
+    }
+
     /// <summary>Restarts the cluster of tests/postgres/start.sh (fast shutdown: every connection is cut), as its owner.</summary>
     internal static async Task RestartServerAsync()
     {

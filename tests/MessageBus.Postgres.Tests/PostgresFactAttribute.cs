@@ -11,7 +11,8 @@ public sealed class PostgresFactAttribute : FactAttribute
     {
         if (!TestDatabase.IsCi && TestDatabase.Unavailable() is { } reason)
         {
-            Skip = reason + " Start one with tests/postgres/start.sh (see samples/MessageBus.Postgres/README.md); with CI=true this test fails instead.";
+            Skip = SkipReport.Record(
+                $"(no PostgreSQL: {reason}) Start one for this shell, then run the tests again: eval \"$(tests/postgres/start.sh)\" (tests/postgres/stop.sh removes it; see samples/MessageBus.Postgres/README.md). With CI=true these tests fail instead.");
         }
     }
 }

@@ -370,6 +370,19 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
     }
 
     [PostgresFact]
+    public async Task EnsureSchemaAsync_NoPasswordWhileTheServerAsksForOne_ConnectionExceptionNotRetried()
+    {
+        NpgsqlConnectionStringBuilder builder = new(TestDatabase.ConnectionString) { Password = null };
+        await using PostgresLeaseQueue queue = new(new PostgresLeaseQueueOptions { ConnectionString = builder.ConnectionString });
+
+        PostgresConnectionException e = (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should()
+            .ThrowAsync<PostgresConnectionException>()).Which;
+
+        e.Message.Should().Contain($"{builder.Host}:{builder.Port}").And.Contain("No password has been provided");
+        queue.Reconnects.Should().Be(0, "a missing password is not retried");
+    }
+
+    [PostgresFact]
     public async Task EnsureSchemaAsync_MissingDatabase_NamesIt()
     {
         NpgsqlConnectionStringBuilder builder = new(TestDatabase.ConnectionString) { Database = "no_such_database_42" };
@@ -481,7 +494,7 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
         queue.Reconnects.Should().BeGreaterThanOrEqualTo(1, "an operation retries a lost connection before giving up");
     }
 
-    private static int FreePort()
+    internal static int FreePort()
     {
         using System.Net.Sockets.TcpListener listener = new(System.Net.IPAddress.Loopback, 0);
         listener.Start();

@@ -18,11 +18,13 @@ public sealed class PostgresRestartFactAttribute : FactAttribute
 
         if (TestDatabase.Unavailable() is { } reason)
         {
-            Skip = reason;
+            Skip = SkipReport.Record(
+                $"(no PostgreSQL: {reason}) Start one for this shell, then run the tests again: eval \"$(tests/postgres/start.sh)\" (tests/postgres/stop.sh removes it; see samples/MessageBus.Postgres/README.md). With CI=true these tests fail instead.");
         }
         else if (string.IsNullOrWhiteSpace(Environment.GetEnvironmentVariable(DataVariable)))
         {
-            Skip = $"{DataVariable} is not set: only a cluster started by tests/postgres/start.sh is restarted.";
+            Skip = SkipReport.Record(
+                $"(the server restart test: {DataVariable} is not set) Only a cluster started by tests/postgres/start.sh is restarted: start one with eval \"$(tests/postgres/start.sh)\".");
         }
     }
 }

@@ -1,5 +1,6 @@
 using System;
 using System.Threading.Tasks;
+using Samples.Support;
 
 namespace BrokerWorker.Modes;
 

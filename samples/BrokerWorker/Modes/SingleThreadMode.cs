@@ -1,6 +1,7 @@
 using System;
 using System.Threading.Tasks;
 using Nito.AsyncEx;
+using Samples.Support;
 
 namespace BrokerWorker.Modes;
 

@@ -1,6 +1,7 @@
 using System;
 using System.Threading.Tasks;
 using Nito.AsyncEx;
+using Samples.Support;
 
 namespace LeaseWorker;
 
@@ -15,7 +16,7 @@ public sealed class SeedPrioritizeMode : Mode
 
     public override string Name => "seed-prioritize";
 
-    public override string RunsOn => "one thread, FIFO (Nito.AsyncEx AsyncContext) + the seed's Guid-cookie Prioritize";
+    public override string RunsOn => "one thread, FIFO (Nito.AsyncEx AsyncContext) + the article's Prioritize, which puts continuations back in the queue until the most urgent one runs";
 
     /// <summary>Queue round trips spent inside the seed's Prioritize during the run.</summary>
     public long Laps => _prioritizer.Laps;

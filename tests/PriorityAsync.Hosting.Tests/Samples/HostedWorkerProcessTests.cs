@@ -15,7 +15,7 @@ public sealed class HostedWorkerProcessTests
         // Messages that take minutes of CPU: the four in flight cannot finish before the signal, so each must be abandoned.
         // A long lease: the test checks draining, not renewal on a loaded machine.
         using Process worker = StartWorker(
-            ["--messages", "1000", "--work-ms", "600000", "--concurrency", "4", "--lease-ms", "30000", "--renew-ms", "200"],
+            ["--messages", "1000", "--work", "600s", "--concurrency", "4", "--lease", "30s", "--renew-every", "200ms"],
             debugLog: true);
         var output = new OutputLines(worker);
         for (int id = 1; id <= 4; id++)
@@ -40,7 +40,7 @@ public sealed class HostedWorkerProcessTests
         // Short messages: at the signal some are in flight (abandoned) and some in their last step (completed: finished work is
         // not thrown away). Which, depends on the moment; the invariants below do not.
         using Process worker = StartWorker(
-            ["--messages", "1000000", "--work-ms", "20", "--concurrency", "4", "--lease-ms", "30000", "--renew-ms", "200", "--progress-every", "10"],
+            ["--messages", "1000000", "--work", "20ms", "--concurrency", "4", "--lease", "30s", "--renew-every", "200ms", "--progress-every", "10"],
             debugLog: false);
         var output = new OutputLines(worker);
         await output.WaitForAsync(line => line.Contains("messages completed.", StringComparison.Ordinal), "the worker to complete its first messages");
@@ -66,7 +66,7 @@ public sealed class HostedWorkerProcessTests
     [Fact]
     public async Task QueueDrained_WorkerStopsTheHostItselfAndEverythingIsCompleted()
     {
-        using Process worker = StartWorker(["--messages", "12", "--work-ms", "2", "--checkpoint-ms", "1", "--progress-every", "4"], debugLog: false);
+        using Process worker = StartWorker(["--messages", "12", "--work", "2ms", "--checkpoint", "1ms", "--progress-every", "4"], debugLog: false);
         var output = new OutputLines(worker);
 
         await worker.WaitForExitAsync().Within("the worker to finish the queue");
@@ -78,7 +78,7 @@ public sealed class HostedWorkerProcessTests
 
     [Theory]
     [InlineData("--concurrency", "0")]
-    [InlineData("--lease-ms", "100", "--renew-ms", "100")]
+    [InlineData("--lease", "100ms", "--renew-every", "100ms")]
     [InlineData("--messages")]
     [InlineData("--nonsense", "1")]
     public async Task BadArguments_OneLineOnStderrExitCode2(params string[] args)

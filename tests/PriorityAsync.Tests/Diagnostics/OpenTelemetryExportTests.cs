@@ -14,10 +14,12 @@ public sealed class OpenTelemetryExportTests
     {
         string name = "otel-" + Guid.NewGuid().ToString("N");
         var exported = new List<MetricSnapshot>();
+        // begin-snippet: observability-opentelemetry
         using MeterProvider provider = Sdk.CreateMeterProviderBuilder()
             .AddMeter("PriorityAsync")
             .AddInMemoryExporter(exported)
             .Build();
+        // end-snippet
 
         await Task.Run(() => PriorityContext.Run(
             async () =>

@@ -36,7 +36,7 @@ public sealed class BrokerWorkerMemoryTests
     [Fact]
     public async Task Hang_Priority_RenewalStopsWithoutProgress_TheLeaseLapsesAndAnotherDeliveryCompletesTheMessage()
     {
-        RunResult result = await RunAsync([.. Quick, "--mode", "priority", "--lease", "1s", "--hang-message", "1", "--progress-timeout", "300ms"]);
+        RunResult result = await RunAsync([.. Quick.With("--lease", "1s"), "--mode", "priority", "--hang-message", "1", "--progress-timeout", "300ms"]);
 
         result.Stalled.Should().BeFalse("the hung delivery gave its lease up, and the second delivery of message 1 does not hang");
         result.AtEnd.Completed.Should().Be(6);
@@ -49,7 +49,7 @@ public sealed class BrokerWorkerMemoryTests
     [Fact]
     public async Task Hang_HeartbeatThread_KeepsRenewingTheHungMessage_AZombieHoldsItUntilTheRunIsStopped()
     {
-        RunResult result = await RunAsync([.. Quick, "--mode", "heartbeat-thread", "--lease", "1s", "--hang-message", "1", "--stall-after", "2s"]);
+        RunResult result = await RunAsync([.. Quick.With("--lease", "1s"), "--mode", "heartbeat-thread", "--hang-message", "1", "--stall-after", "2s"]);
 
         result.Stalled.Should().BeTrue("message 1 is leased and renewed forever and nobody else may take it");
         result.AtEnd.Completed.Should().Be(5);
@@ -83,7 +83,7 @@ public sealed class BrokerWorkerMemoryTests
     [InlineData("--workers 0", "--workers must be from 1 to 64 (got 0).")]
     [InlineData("--lease 1s --renew-every 2s", "--lease (1 s) must be longer than the renewal interval --renew-every (2 s)")]
     [InlineData("--mode fifo", "--mode must be one of")]
-    [InlineData("--cpu fast", "--cpu must be a duration such as 250ms or 2s (got 'fast').")]
+    [InlineData("--cpu fast", "--cpu must be a duration such as 250ms or 1.5s (got 'fast').")]
     [InlineData("--bus postgres --connection Host=127.0.0.1;Port=notaport", "The PostgreSQL connection string is malformed")]
     public async Task BadInput_OneLineAndExitCode2(string arguments, string expected)
     {
@@ -93,6 +93,19 @@ public sealed class BrokerWorkerMemoryTests
         stdout.Should().BeEmpty();
         stderr.Should().Contain(expected).And.StartWith("BrokerWorker: ");
         stderr.TrimEnd().Split('\n').Should().ContainSingle();
+    }
+
+    [Fact]
+    public async Task Report_Default_FitsIn120ColumnsAndSaysWhatTheExperimentIs_WideHasEveryColumn()
+    {
+        (int exit, string stdout, _) = await RunAppAsync([.. Quick, "--mode", "priority"]);
+        (int wideExit, string wide, _) = await RunAppAsync([.. Quick, "--mode", "priority", "--wide"]);
+
+        (exit, wideExit).Should().Be((0, 0));
+        stdout.ReplaceLineEndings("\n").Split('\n').Should().OnlyContain(l => l.Length <= 120);
+        stdout.Should().Contain("The lease-worker experiment of the article \"Async Wandering, part 15\"")
+            .And.Contain("| priority | ").And.Contain("renewals refused").And.Contain("longest without renewal");
+        wide.Should().Contain("rejected completes").And.Contain("work stopped (lease lost / no progress)").And.Contain("peak threads");
     }
 
     [Fact]
@@ -119,5 +132,16 @@ public sealed class BrokerWorkerMemoryTests
         var stderr = new StringWriter();
         int exit = await App.RunAsync(args, stdout, stderr);
         return (exit, stdout.ToString(), stderr.ToString());
+    }
+}
+
+/// <summary>Test arguments with one option's value replaced (a repeated option is an error, as in every sample).</summary>
+internal static class ArgumentsExtensions
+{
+    public static string[] With(this string[] args, string option, string value)
+    {
+        string[] copy = [.. args];
+        copy[Array.IndexOf(copy, option) + 1] = value;
+        return copy;
     }
 }

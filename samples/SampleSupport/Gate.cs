@@ -3,10 +3,10 @@ using System.Runtime.CompilerServices;
 using System.Threading.Tasks;
 using PriorityAsync;
 
-namespace LeaseWorker;
+namespace Samples.Support;
 
 /// <summary>
-/// What a mode puts at a scheduling point of the worker: nothing, a <c>Task.Yield()</c>, a task (the seed's <c>Prioritize</c>),
+/// What a mode of the lease-worker samples (LeaseWorker, BrokerWorker) puts at a scheduling point of the worker: nothing, a <c>Task.Yield()</c>, a task (the seed's <c>Prioritize</c>),
 /// PriorityAsync's <see cref="PriorityAwaitable"/>, or its <see cref="CheckpointAwaitable"/>. The worker awaits it directly, in its own
 /// method body.
 /// </summary>
@@ -47,10 +47,13 @@ public readonly struct Gate
     /// <summary>A <c>Task.Yield()</c>: the rest goes to the back of the current scheduler's queue.</summary>
     public static Gate Yield => new(Kind.Yield, null, default);
 
+    /// <summary>Awaits a task (the seed's <c>Prioritize</c> protocol, a thread-pool hop).</summary>
     public static Gate From(Task task) => new(Kind.Task, task, default);
 
+    /// <summary>Awaits PriorityAsync's <c>Prioritize(level)</c> in the worker's own method, so the level is the worker's.</summary>
     public static Gate From(PriorityAwaitable awaitable) => new(Kind.Priority, null, awaitable);
 
+    /// <summary>Awaits PriorityAsync's <c>Checkpoint()</c>.</summary>
     public static Gate From(CheckpointAwaitable awaitable) => new(Kind.Checkpoint, null, default, awaitable);
 
     public Awaiter GetAwaiter() => new(this);

@@ -1,0 +1,41 @@
+using System;
+using System.Collections.Generic;
+using System.CommandLine;
+using System.Diagnostics.CodeAnalysis;
+using Samples.Support;
+
+namespace Observability;
+
+/// <summary>The command line, on System.CommandLine (samples/SampleSupport): never throws for bad input, returns a one-line error.</summary>
+internal static class CommandLine
+{
+    private static readonly SampleCommandLine s_line = new(
+        "What the PriorityAsync meter and trace recorder show for a small workload on a three-level loop: every instrument printed " +
+        "once a second, as dotnet-counters would, and optionally a Chrome trace. Exit code: 0 when it ran, 2 for bad arguments.");
+
+    private static readonly Option<TimeSpan?> s_duration = s_line.Add(SampleCommandLine.Duration("--duration", TimeSpan.FromSeconds(3), "how long the workload runs, 1s to 600s"));
+    private static readonly Option<string?> s_trace = s_line.Add(SampleCommandLine.Text("--trace", "FILE.json", "also record the run for Perfetto or chrome://tracing"));
+
+    /// <summary>The generated help text.</summary>
+    public static string Help() => s_line.Help();
+
+    public static bool TryParse(IReadOnlyList<string> args, out TimeSpan duration, out string? tracePath, out bool showHelp, [NotNullWhen(false)] out string? error)
+    {
+        duration = default;
+        tracePath = null;
+        if (!s_line.TryParse(args, out ParseResult result, out showHelp, out error))
+        {
+            return false;
+        }
+
+        duration = SampleCommandLine.GetDuration(result, s_duration)!.Value;
+        tracePath = result.GetValue(s_trace);
+        if (duration < TimeSpan.FromSeconds(1) || duration > TimeSpan.FromSeconds(600))
+        {
+            error = $"--duration must be from 1s to 600s (got {duration.TotalSeconds} s).";
+            return false;
+        }
+
+        return true;
+    }
+}

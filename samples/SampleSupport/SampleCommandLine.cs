@@ -1,0 +1,298 @@
+using System;
+using System.Collections.Generic;
+using System.CommandLine;
+using System.CommandLine.Parsing;
+using System.Diagnostics.CodeAnalysis;
+using System.Globalization;
+using System.IO;
+using System.Linq;
+using System.Runtime.CompilerServices;
+
+namespace Samples.Support;
+
+/// <summary>
+/// The command line of a sample, on System.CommandLine, with the conventions every sample shares:
+/// <list type="bullet">
+/// <item><c>--name value</c> or <c>--name=value</c>; durations as <c>10us</c>, <c>250ms</c>, <c>1.5s</c>; lists comma-separated;</item>
+/// <item><c>-h</c>, <c>--help</c> or <c>-?</c>: the help System.CommandLine generates from the options, on stdout, exit code 0;</item>
+/// <item>bad input: one line, <c>Sample: what is wrong (see --help).</c> on stderr, exit code 2 (<see cref="BadInput"/>).</item>
+/// </list>
+/// Each option's value is checked where it is parsed (its own one-line error); checks across options stay with the sample.
+/// </summary>
+public sealed class SampleCommandLine
+{
+    /// <summary>The exit code of every sample for bad input.</summary>
+    public const int BadInput = 2;
+
+    // What "off" parses to: never a duration, which parses to at most a day either way.
+    private static readonly TimeSpan s_off = TimeSpan.MinValue;
+
+    // The defaults of the Duration options (ConditionalWeakTable: keyed by the option object, as long as it lives).
+    private static readonly ConditionalWeakTable<Option<TimeSpan?>, StrongBox<TimeSpan?>> s_durationDefaults = [];
+
+    private static readonly ConditionalWeakTable<Option<IReadOnlyList<string>>, IReadOnlyList<string>> s_listDefaults = [];
+
+    private readonly RootCommand _command;
+
+    /// <summary>A root command whose help starts with <paramref name="description"/> (say what the sample runs, and its exit codes).</summary>
+    public SampleCommandLine(string description)
+    {
+        _command = new RootCommand(description);
+    }
+
+    /// <summary>Adds an option to the command and returns it, to read its value from the parse result.</summary>
+    public Option<T> Add<T>(Option<T> option)
+    {
+        _command.Add(option);
+        return option;
+    }
+
+    /// <summary>
+    /// Parses <paramref name="args"/>. False with one line in <paramref name="error"/> for bad input; true otherwise, with
+    /// <paramref name="showHelp"/> set when help was asked for (the other values are then the defaults).
+    /// </summary>
+    public bool TryParse(IReadOnlyList<string> args, out ParseResult result, out bool showHelp, [NotNullWhen(false)] out string? error)
+    {
+        result = _command.Parse(args);
+        showHelp = result.Action is System.CommandLine.Help.HelpAction;
+        if (showHelp)
+        {
+            error = null;
+            return true;
+        }
+
+        if (result.UnmatchedTokens.Count > 0)
+        {
+            string token = result.UnmatchedTokens[0];
+            error = token.StartsWith('-') ? $"unknown option '{token}' (see --help)." : $"unexpected argument '{token}' (see --help).";
+            return false;
+        }
+
+        ParseError? first = result.Errors.Count > 0 ? result.Errors[0] : null;
+        if (first is null)
+        {
+            error = null;
+            return true;
+        }
+
+        // An option given without its value: say so in the same words in every sample (System.CommandLine's own message differs).
+        error = first.SymbolResult is OptionResult { Tokens.Count: 0 } option && option.Option.Arity.MinimumNumberOfValues > 0
+            ? $"{option.Option.Name} needs a value (see --help)."
+            : first.Message;
+        return false;
+    }
+
+    /// <summary>The generated help: description, usage and every option with its default.</summary>
+    public string Help()
+    {
+        var output = new StringWriter(CultureInfo.InvariantCulture);
+        _command.Parse(["--help"]).Invoke(new InvocationConfiguration { Output = output });
+        return output.ToString();
+    }
+
+    /// <summary>
+    /// A duration (<c>10us</c>, <c>250ms</c>, <c>1.5s</c>; negative values parse, the sample decides). With <paramref name="offAllowed"/>,
+    /// <c>off</c> is accepted too: read such an option with <see cref="GetDuration"/>, which gives null for it.
+    /// </summary>
+    public static Option<TimeSpan?> Duration(string name, TimeSpan? defaultValue, string description, bool offAllowed = false)
+    {
+        // No DefaultValueFactory: the help would show the default as a TimeSpan (00:00:00.2500000); it says "default 250ms" instead.
+        var option = new Option<TimeSpan?>(name)
+        {
+            Description = defaultValue is { } shown ? $"{description} [default: {FormatDuration(shown)}]" : description,
+            HelpName = offAllowed ? "D|off" : "D",
+            CustomParser = result =>
+            {
+                string text = result.Tokens[0].Value;
+                if (offAllowed && text.Equals("off", StringComparison.OrdinalIgnoreCase))
+                {
+                    return s_off; // System.CommandLine 3.0.0 throws InvalidCastException when a custom parser returns null
+                }
+
+                if (TryParseDuration(text, out TimeSpan value))
+                {
+                    return value;
+                }
+
+                result.AddError($"{name} must be a duration such as 250ms or 1.5s{(offAllowed ? ", or off" : "")} (got '{text}').");
+                return null;
+            },
+        };
+        s_durationDefaults.Add(option, new StrongBox<TimeSpan?>(defaultValue));
+        return option;
+    }
+
+    /// <summary>The value of a <see cref="Duration"/> option: its default when not given, null when <c>off</c> (or not given without a default).</summary>
+    public static TimeSpan? GetDuration(ParseResult result, Option<TimeSpan?> option)
+    {
+        if (result.GetResult(option) is null)
+        {
+            return s_durationDefaults.TryGetValue(option, out StrongBox<TimeSpan?>? defaultValue) ? defaultValue.Value : null;
+        }
+
+        TimeSpan? value = result.GetValue(option);
+        return value == s_off ? null : value;
+    }
+
+    /// <summary>A duration as the command line takes it: <c>10us</c>, <c>250ms</c>, <c>1.5s</c>.</summary>
+    public static string FormatDuration(TimeSpan value) =>
+        Math.Abs(value.TotalMilliseconds) >= 1000 ? $"{value.TotalSeconds.ToString("0.###", CultureInfo.InvariantCulture)}s"
+        : Math.Abs(value.TotalMilliseconds) >= 1 || value == TimeSpan.Zero ? $"{value.TotalMilliseconds.ToString("0.###", CultureInfo.InvariantCulture)}ms"
+        : $"{value.TotalMicroseconds.ToString("0.###", CultureInfo.InvariantCulture)}us";
+
+    /// <summary>A whole number.</summary>
+    public static Option<int> WholeNumber(string name, int defaultValue, string description) => new(name)
+    {
+        Description = description,
+        HelpName = "N",
+        DefaultValueFactory = _ => defaultValue,
+        CustomParser = result =>
+        {
+            string text = result.Tokens[0].Value;
+            if (int.TryParse(text.Replace("_", "", StringComparison.Ordinal), NumberStyles.Integer, CultureInfo.InvariantCulture, out int value))
+            {
+                return value;
+            }
+
+            result.AddError($"{name} must be a whole number (got '{text}').");
+            return defaultValue;
+        },
+    };
+
+    /// <summary>A whole number, or null when the option is not given.</summary>
+    public static Option<int?> OptionalWholeNumber(string name, string description) => new(name)
+    {
+        Description = description,
+        HelpName = "N",
+        CustomParser = result =>
+        {
+            string text = result.Tokens[0].Value;
+            if (int.TryParse(text.Replace("_", "", StringComparison.Ordinal), NumberStyles.Integer, CultureInfo.InvariantCulture, out int value))
+            {
+                return value;
+            }
+
+            result.AddError($"{name} must be a whole number (got '{text}').");
+            return null;
+        },
+    };
+
+    /// <summary>A number (invariant culture: <c>0.1</c>).</summary>
+    public static Option<double> Number(string name, double defaultValue, string description) => new(name)
+    {
+        Description = description,
+        HelpName = "X",
+        DefaultValueFactory = _ => defaultValue,
+        CustomParser = result =>
+        {
+            string text = result.Tokens[0].Value;
+            if (double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out double value) && double.IsFinite(value))
+            {
+                return value;
+            }
+
+            result.AddError($"{name} must be a number such as 0.1 (got '{text}').");
+            return defaultValue;
+        },
+    };
+
+    /// <summary>One of <paramref name="choices"/> (any case; the value is returned in the choice's case).</summary>
+    public static Option<string> Choice(string name, string defaultValue, string description, params string[] choices) => new(name)
+    {
+        Description = description,
+        HelpName = string.Join('|', choices),
+        DefaultValueFactory = _ => defaultValue,
+        CustomParser = result =>
+        {
+            string text = result.Tokens[0].Value;
+            string? choice = choices.FirstOrDefault(c => c.Equals(text, StringComparison.OrdinalIgnoreCase));
+            if (choice is null)
+            {
+                result.AddError($"{name} must be {Either(choices)} (got '{text}').");
+                return defaultValue;
+            }
+
+            return choice;
+        },
+    };
+
+    /// <summary>
+    /// A comma-separated list of some of <paramref name="all"/> (any case, duplicates dropped, order kept); <paramref name="noun"/>
+    /// names one item. Read it with <see cref="GetList"/>, which gives <paramref name="defaultValue"/> when it is not given.
+    /// </summary>
+    public static Option<IReadOnlyList<string>> List(string name, IReadOnlyList<string> all, IReadOnlyList<string> defaultValue, string noun, string description)
+    {
+        // No DefaultValueFactory: the help would join the default with '|', as if it were a choice; it says "a,b,c" instead.
+        var option = new Option<IReadOnlyList<string>>(name)
+        {
+            Description = $"{description} [default: {string.Join(',', defaultValue)}]",
+            HelpName = "LIST",
+            CustomParser = result =>
+            {
+                var list = new List<string>();
+                foreach (string part in result.Tokens[0].Value.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+                {
+                    string? item = all.FirstOrDefault(a => a.Equals(part, StringComparison.OrdinalIgnoreCase));
+                    if (item is null)
+                    {
+                        result.AddError($"unknown {noun} '{part}'; the {noun}s are {string.Join(", ", all)}.");
+                        return defaultValue;
+                    }
+
+                    if (!list.Contains(item))
+                    {
+                        list.Add(item);
+                    }
+                }
+
+                if (list.Count == 0)
+                {
+                    result.AddError($"{name} needs at least one {noun}.");
+                }
+
+                return list;
+            },
+        };
+        s_listDefaults.Add(option, defaultValue);
+        return option;
+    }
+
+    /// <summary>The value of a <see cref="List"/> option: its default when it is not given.</summary>
+    public static IReadOnlyList<string> GetList(ParseResult result, Option<IReadOnlyList<string>> option) =>
+        result.GetResult(option) is null && s_listDefaults.TryGetValue(option, out IReadOnlyList<string>? defaultValue)
+            ? defaultValue
+            : result.GetValue(option)!;
+
+    /// <summary>A string (a path, a name, a connection string).</summary>
+    public static Option<string?> Text(string name, string helpName, string description) => new(name)
+    {
+        Description = description,
+        HelpName = helpName,
+    };
+
+    /// <summary>A switch: present or not.</summary>
+    public static Option<bool> Flag(string name, string description) => new(name) { Description = description };
+
+    /// <summary>Parses <c>10us</c>, <c>250ms</c>, <c>1.5s</c> (invariant culture, at most a day either way).</summary>
+    public static bool TryParseDuration(string text, out TimeSpan value)
+    {
+        value = default;
+        string s = text.Trim();
+        (string Suffix, double Microseconds)[] units = [("us", 1), ("ms", 1_000), ("s", 1_000_000)];
+        foreach ((string suffix, double microseconds) in units)
+        {
+            if (s.EndsWith(suffix, StringComparison.OrdinalIgnoreCase) &&
+                double.TryParse(s[..^suffix.Length], NumberStyles.Float, CultureInfo.InvariantCulture, out double number) &&
+                double.IsFinite(number) && Math.Abs(number * microseconds) <= TimeSpan.FromDays(1).TotalMicroseconds)
+            {
+                value = TimeSpan.FromMicroseconds(number * microseconds);
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private static string Either(string[] choices) =>
+        choices.Length == 1 ? choices[0] : $"{string.Join(", ", choices[..^1])} or {choices[^1]}";
+}

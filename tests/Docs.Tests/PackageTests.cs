@@ -1,0 +1,165 @@
+using System.IO;
+using System.IO.Compression;
+using System.Reflection.Metadata;
+using System.Xml.Linq;
+using Snippets;
+
+namespace Docs.Tests;
+
+/// <summary>
+/// The packages as a user gets them: packed as CI packs them (CI=true), then opened. The nuspec leads back to the source (repository
+/// URL and commit, project URL), the icon and readme are in, the symbols package holds a PDB with every source embedded and no
+/// build-machine path, and the version comes from git: distinct for each commit, also in a shallow clone.
+/// </summary>
+[Collection(PackCollection.Name)]
+public sealed class PackageTests : IDisposable
+{
+    // The custom debug information kind of an embedded source (Portable PDB specification).
+    private static readonly Guid s_embeddedSource = new("0E8A571B-6926-466E-B4AD-8AB04611F5FE");
+
+    private readonly string _root = Repository.FindRoot(AppContext.BaseDirectory);
+    private readonly string _scratch = Directory.CreateTempSubdirectory("priorityasync-pack-").FullName;
+    private readonly List<string> _cleanUp = [];
+
+    [Fact]
+    public async Task Pack_BothPackages_CarryTheirSourceIconReadmeAndAPortableSymbolsPackage()
+    {
+        string output = Path.Combine(_scratch, "packages");
+        // Inside the repository (artifacts/ is ignored by git): CI maps the paths below the repository root, and the build's
+        // generated files (obj) must be below it too, as they are in a normal build.
+        string artifacts = Path.Combine(_root, "artifacts", "docs-tests", Path.GetFileName(_scratch));
+        _cleanUp.Add(artifacts);
+        foreach (string project in new[] { "src/PriorityAsync/PriorityAsync.csproj", "src/PriorityAsync.Hosting/PriorityAsync.Hosting.csproj" })
+        {
+            // --artifacts-path: the build lands in its own folder, never in the projects' bin and obj.
+            await Processes.RunAsync(_root, "dotnet", "pack", project, "-c", "Release", "-o", output, "--artifacts-path", artifacts, "-p:CI=true");
+        }
+
+        string commit = (await Processes.RunAsync(_root, "git", "rev-parse", "HEAD")).Trim();
+        XElement props = XElement.Load(Path.Combine(_root, "Directory.Build.props"));
+        string repositoryUrl = props.Descendants("RepositoryUrl").Single().Value;
+        string projectUrl = props.Descendants("PackageProjectUrl").Single().Value;
+
+        foreach (string id in new[] { "PriorityAsync", "PriorityAsync.Hosting" })
+        {
+            string nupkg = Directory.GetFiles(output, $"{id}.0*.nupkg").Should().ContainSingle().Subject;
+            string version = Path.GetFileNameWithoutExtension(nupkg)[(id.Length + 1)..];
+            version.Should().MatchRegex(@"^\d+\.\d+\.\d+(-alpha\.0\.\d+\.g[0-9a-f]{10})?$");
+            if (version.Contains('-', StringComparison.Ordinal))
+            {
+                version.Should().EndWith(".g" + commit[..10], "a pre-release carries the commit it was packed from");
+            }
+
+            using ZipArchive package = ZipFile.OpenRead(nupkg);
+            XElement metadata = Nuspec(package, id);
+            Element(metadata, "version").Value.Should().Be(version);
+            Element(metadata, "projectUrl").Value.Should().Be(projectUrl);
+            XElement repository = Element(metadata, "repository");
+            repository.Attribute("type")!.Value.Should().Be("git");
+            repository.Attribute("url")!.Value.Should().Be(repositoryUrl);
+            repository.Attribute("commit")!.Value.Should().Be(commit);
+            Element(metadata, "readme").Value.Should().Be("PACKAGE.md");
+            Element(metadata, "license").Value.Should().Be("MIT");
+            Element(metadata, "icon").Value.Should().Be("icon.png");
+            using (Stream icon = package.GetEntry("icon.png")!.Open())
+            {
+                var signature = new byte[8];
+                icon.ReadExactly(signature);
+                signature.Should().Equal([0x89, (byte)'P', (byte)'N', (byte)'G', 0x0D, 0x0A, 0x1A, 0x0A], "the icon is a PNG");
+            }
+
+            package.GetEntry($"lib/net10.0/{id}.dll").Should().NotBeNull();
+            package.GetEntry($"lib/net10.0/{id}.pdb").Should().BeNull("the symbols go in the .snupkg");
+            if (id == "PriorityAsync.Hosting")
+            {
+                metadata.Descendants(metadata.Name.Namespace + "dependency").Single(d => d.Attribute("id")!.Value == "PriorityAsync")
+                    .Attribute("version")!.Value.Should().Be(version, "the two packages of one commit go together");
+            }
+
+            string snupkg = Path.ChangeExtension(nupkg, ".snupkg");
+            File.Exists(snupkg).Should().BeTrue();
+            using ZipArchive symbols = ZipFile.OpenRead(snupkg);
+            CheckPdb(symbols.GetEntry($"lib/net10.0/{id}.pdb")!, id);
+        }
+    }
+
+    [Fact]
+    public async Task Version_EachCommitAndAShallowCloneWithoutTags_PacksADistinctVersion()
+    {
+        string clone = Path.Combine(_scratch, "clone");
+        await Processes.RunAsync(_scratch, "git", "clone", "--quiet", "--no-tags", _root, clone);
+        string first = await PackageVersionAsync(clone);
+
+        await Processes.RunAsync(clone, "git", "-c", "user.name=test", "-c", "user.email=test@example.invalid", "commit", "--quiet", "--allow-empty", "-m", "another commit");
+        string second = await PackageVersionAsync(clone);
+
+        string shallow = Path.Combine(_scratch, "shallow");
+        await Processes.RunAsync(_scratch, "git", "clone", "--quiet", "--depth", "1", "--no-tags", new Uri(clone).AbsoluteUri, shallow);
+        string fromShallow = await PackageVersionAsync(shallow);
+
+        string head = (await Processes.RunAsync(clone, "git", "rev-parse", "--short=10", "HEAD")).Trim();
+        first.Should().MatchRegex(@"^0\.1\.0-alpha\.0\.\d+\.g[0-9a-f]{10}$", "without tags, every commit is a pre-release of 0.1.0");
+        second.Should().NotBe(first).And.EndWith(".g" + head);
+        fromShallow.Should().EndWith(".g" + head, "a shallow clone cannot count the height, but the commit still tells versions apart");
+    }
+
+    public void Dispose()
+    {
+        foreach (string folder in _cleanUp.Append(_scratch))
+        {
+            try
+            {
+                Directory.Delete(folder, recursive: true);
+            }
+            catch (IOException)
+            {
+                // A build server may still hold a file for a moment: what is left is in a temporary or an ignored folder.
+            }
+        }
+    }
+
+    private static async Task<string> PackageVersionAsync(string repository)
+    {
+        string output = await Processes.RunAsync(repository, "dotnet", "msbuild", "-restore", "-nologo", "src/PriorityAsync/PriorityAsync.csproj",
+            "-t:MinVer", "-getProperty:PackageVersion");
+        return output.Trim().Split('\n')[^1].Trim();
+    }
+
+    private static XElement Element(XElement metadata, string name) =>
+        metadata.Element(metadata.Name.Namespace + name) ?? throw new InvalidOperationException($"The nuspec has no <{name}>.");
+
+    private static XElement Nuspec(ZipArchive package, string id)
+    {
+        using Stream stream = package.GetEntry($"{id}.nuspec")!.Open();
+        XElement nuspec = XElement.Load(stream);
+        return nuspec.Element(nuspec.Name.Namespace + "metadata")!;
+    }
+
+    // Every document is under /_/ (the CI path map), its source is embedded, and no string in the PDB is a path of this machine.
+    private void CheckPdb(ZipArchiveEntry entry, string id)
+    {
+        using var bytes = new MemoryStream();
+        using (Stream stream = entry.Open())
+        {
+            stream.CopyTo(bytes);
+        }
+
+        string raw = System.Text.Encoding.UTF8.GetString(bytes.ToArray());
+        raw.Should().NotContain(_root, "the PDB holds no path of the build machine");
+        raw.Should().NotContain(_scratch);
+        raw.Should().NotContain(Environment.GetFolderPath(Environment.SpecialFolder.UserProfile) + "/");
+        bytes.Position = 0;
+        using MetadataReaderProvider provider = MetadataReaderProvider.FromPortablePdbStream(bytes);
+        MetadataReader pdb = provider.GetMetadataReader();
+        var documents = pdb.Documents.Select(handle => (Handle: handle, Name: pdb.GetString(pdb.GetDocument(handle).Name))).ToList();
+        documents.Should().NotBeEmpty();
+        documents.Select(d => d.Name).Should().OnlyContain(name => name.StartsWith("/_/", StringComparison.Ordinal), "CI maps every path to /_/");
+        documents.Where(d => d.Name.EndsWith(".cs", StringComparison.Ordinal) && d.Name.Contains($"/_/src/{id}/", StringComparison.Ordinal))
+            .Should().NotBeEmpty();
+        foreach ((DocumentHandle handle, string name) in documents)
+        {
+            pdb.GetCustomDebugInformation(handle).Select(h => pdb.GetGuid(pdb.GetCustomDebugInformation(h).Kind))
+                .Should().Contain(s_embeddedSource, $"{name}'s source is embedded in the PDB");
+        }
+    }
+}

@@ -1,0 +1,50 @@
+using System.Diagnostics;
+
+namespace Docs.Tests;
+
+/// <summary>Runs a command line tool (dotnet, git) to its end, bounded; a non-zero exit fails with the tool's output.</summary>
+internal static class Processes
+{
+    private static readonly TimeSpan s_limit = TimeSpan.FromMinutes(5);
+
+    public static async Task<string> RunAsync(string workingDirectory, string fileName, params string[] arguments)
+    {
+        var start = new ProcessStartInfo(fileName)
+        {
+            WorkingDirectory = workingDirectory,
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+        };
+        foreach (string argument in arguments)
+        {
+            start.ArgumentList.Add(argument);
+        }
+
+        // A pack here must not inherit the test host's MSBuild node settings, and builds as CI does (paths mapped).
+        start.Environment["MSBUILDNOINPROCNODE"] = null;
+        start.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";
+        start.Environment["DOTNET_NOLOGO"] = "1";
+
+        using Process process = Process.Start(start)!;
+        Task<string> output = process.StandardOutput.ReadToEndAsync();
+        Task<string> error = process.StandardError.ReadToEndAsync();
+        using var limit = new CancellationTokenSource(s_limit);
+        try
+        {
+            await process.WaitForExitAsync(limit.Token);
+        }
+        catch (OperationCanceledException)
+        {
+            process.Kill(entireProcessTree: true);
+            throw new TimeoutException($"'{fileName} {string.Join(' ', arguments)}' did not finish within {s_limit.TotalMinutes} minutes.");
+        }
+
+        string text = await output + await error;
+        if (process.ExitCode != 0)
+        {
+            throw new InvalidOperationException($"'{fileName} {string.Join(' ', arguments)}' in {workingDirectory} exited with {process.ExitCode}:\n{text}");
+        }
+
+        return text;
+    }
+}

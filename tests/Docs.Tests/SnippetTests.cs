@@ -1,0 +1,115 @@
+using System.IO;
+using Snippets;
+
+namespace Docs.Tests;
+
+/// <summary>
+/// Every C#, XML and JSON block of README.md, src/*/PACKAGE.md and docs/*.md is a copy of compiled code (tools/Snippets), and the
+/// copy is current; the engine's own rules are checked on a scratch repository.
+/// </summary>
+public sealed class SnippetTests : IDisposable
+{
+    private readonly string _scratch = Directory.CreateTempSubdirectory("priorityasync-snippets-").FullName;
+
+    [Fact]
+    public void Docs_EveryCodeBlock_IsTheCurrentCopyOfItsCompiledSnippet()
+    {
+        string root = Repository.FindRoot(AppContext.BaseDirectory);
+        var problems = new List<string>();
+
+        IReadOnlyList<(string Path, string Text)> stale = Repository.Render(root, problems);
+
+        problems.AddRange(stale.Select(s => $"{s.Path}: a snippet block differs from its source; run 'dotnet run --project tools/Snippets' to copy the code in."));
+        problems.Should().BeEmpty();
+        Repository.SnippetDocuments(root).Should().Contain(["README.md", "src/PriorityAsync/PACKAGE.md", "src/PriorityAsync.Hosting/PACKAGE.md", "docs/hosting.md"]);
+    }
+
+    [Fact]
+    public void Docs_PackageReferences_PinNoVersion()
+    {
+        string root = Repository.FindRoot(AppContext.BaseDirectory);
+
+        IEnumerable<string> pinned = Repository.AllDocuments(root)
+            .SelectMany(document => File.ReadAllLines(Path.Combine(root, document)).Select((line, i) => (document, line, i)))
+            .Where(l => l.line.Contains("<PackageReference Include=\"PriorityAsync", StringComparison.Ordinal) && l.line.Contains("Version=\"", StringComparison.Ordinal))
+            .Select(l => $"{l.document}:{l.i + 1}: {l.line.Trim()}");
+
+        pinned.Should().BeEmpty("every commit packs its own version: the docs say 'dotnet add package', never a number that goes stale");
+    }
+
+    [Fact]
+    public void Render_SourceChangedAfterCopy_ReportsTheDocumentAsStaleAndRewritesIt()
+    {
+        Write("samples/A/Code.cs", "class A\n{\n    void M()\n    {\n        // begin-snippet: m\n        int x = 1;\n        // end-snippet\n    }\n}\n");
+        Write("README.md", "# A\n\n<!-- snippet: m -->\n```csharp\nint x = 0;\n```\n<!-- endSnippet -->\n");
+        var problems = new List<string>();
+
+        IReadOnlyList<(string Path, string Text)> stale = Repository.Render(_scratch, problems);
+
+        problems.Should().BeEmpty();
+        stale.Should().ContainSingle().Which.Should().Be(("README.md", "# A\n\n<!-- snippet: m -->\n```csharp\nint x = 1;\n```\n<!-- endSnippet -->\n"));
+    }
+
+    [Fact]
+    public void Render_NestedRegionsAndWholeFiles_LeaveOutMarkersAndDedent()
+    {
+        Write("samples/A/Code.cs", "// begin-snippet: outer\nusing System;\n// begin-snippet: inner\n    Console.WriteLine();\n        Console.WriteLine();\n// end-snippet\n// end-snippet\n");
+        Write("samples/A/settings.json", "{ \"a\": 1 }\n");
+        Write("README.md", "<!-- snippet: outer -->\n<!-- endSnippet -->\n<!-- snippet: inner -->\n<!-- endSnippet -->\n<!-- snippet: samples/A/settings.json -->\n<!-- endSnippet -->\n");
+        var problems = new List<string>();
+
+        string text = Repository.Render(_scratch, problems).Single().Text;
+
+        problems.Should().BeEmpty();
+        text.Should().Be(
+            "<!-- snippet: outer -->\n```csharp\nusing System;\n    Console.WriteLine();\n        Console.WriteLine();\n```\n<!-- endSnippet -->\n" +
+            "<!-- snippet: inner -->\n```csharp\nConsole.WriteLine();\n    Console.WriteLine();\n```\n<!-- endSnippet -->\n" +
+            "<!-- snippet: samples/A/settings.json -->\n```json\n{ \"a\": 1 }\n```\n<!-- endSnippet -->\n");
+    }
+
+    [Fact]
+    public void Render_UncompiledBlockUnknownSnippetOrMissingProject_IsAProblem()
+    {
+        Write("samples/A/A.csproj", "<Project />\n");
+        Write("docs/guide.md",
+            "```csharp\nvar x = Undeclared;\n```\n\n```bash\ndotnet run --project samples/A\ndotnet run --project samples/Gone\n```\n\n<!-- snippet: nowhere -->\n<!-- endSnippet -->\n");
+        Write("README.md", "# A\n");
+        var problems = new List<string>();
+
+        Repository.Render(_scratch, problems);
+
+        problems.Should().HaveCount(3);
+        problems.Should().ContainMatch("docs/guide.md:1: a csharp block that nothing compiles*");
+        problems.Should().ContainMatch("docs/guide.md:7: '--project samples/Gone' names no project*");
+        problems.Should().ContainMatch("docs/guide.md:10: snippet 'nowhere' is not defined*");
+    }
+
+    [Fact]
+    public void Read_DuplicateOrUnclosedRegion_IsAProblem()
+    {
+        Write("samples/A/One.cs", "// begin-snippet: twice\n// end-snippet\n// begin-snippet: open\n");
+        Write("samples/A/Two.cs", "// begin-snippet: twice\n// end-snippet\n");
+        var problems = new List<string>();
+
+        SnippetSources.Read(_scratch, problems);
+
+        problems.Should().BeEquivalentTo(
+            "samples/A/One.cs:3: snippet 'open' has no end-snippet.",
+            "samples/A/Two.cs:1: snippet 'twice' is defined twice (also at samples/A/One.cs:1).");
+    }
+
+    public void Dispose() => Directory.Delete(_scratch, recursive: true);
+
+    private void Write(string relativePath, string text)
+    {
+        string path = Path.Combine(_scratch, relativePath);
+        Directory.CreateDirectory(Path.GetDirectoryName(path)!);
+        File.WriteAllText(path, text);
+        if (!File.Exists(Path.Combine(_scratch, "PriorityAsync.sln")))
+        {
+            File.WriteAllText(Path.Combine(_scratch, "PriorityAsync.sln"), string.Empty);
+            Directory.CreateDirectory(Path.Combine(_scratch, "src"));
+            Directory.CreateDirectory(Path.Combine(_scratch, "docs"));
+        }
+    }
+}
