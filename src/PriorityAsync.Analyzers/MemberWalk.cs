@@ -545,17 +545,19 @@ internal sealed class MemberWalk
 
     private bool IsConfigureAwaitFalse(IOperation? operation)
     {
-        if (operation is not IInvocationOperation { TargetMethod.Name: "ConfigureAwait", Arguments.Length: 1 } invocation)
+        // The last argument: ConfigureAwait on an IAsyncEnumerable or IAsyncDisposable is an extension method, whose receiver is the first.
+        if (operation is not IInvocationOperation { TargetMethod.Name: "ConfigureAwait", Arguments.Length: 1 or 2 } invocation)
         {
             return false;
         }
 
-        Optional<object?> constant = invocation.Arguments[0].Value.ConstantValue;
+        IOperation argument = invocation.Arguments[invocation.Arguments.Length - 1].Value;
+        Optional<object?> constant = argument.ConstantValue;
         return constant.HasValue && constant.Value switch
         {
             bool continueOnCapturedContext => !continueOnCapturedContext,
             // ConfigureAwaitOptions without ContinueOnCapturedContext (1).
-            int options => Is(invocation.Arguments[0].Value.Type, _symbols.ConfigureAwaitOptions) && (options & 1) == 0,
+            int options => Is(argument.Type, _symbols.ConfigureAwaitOptions) && (options & 1) == 0,
             _ => false,
         };
     }
