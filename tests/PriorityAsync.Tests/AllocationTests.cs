@@ -11,8 +11,8 @@ namespace PriorityAsync.Tests;
 /// <remarks>
 /// Warm-up matters: each level's ConcurrentQueue grows by doubling segments until one segment holds the peak backlog
 /// (100k items posted before any runs), and keeps that segment as a ring buffer afterwards. Until then a burst allocates
-/// about 24 B per slot of the next segment; after it, nothing. So the steady state is "after the peak backlog was seen once",
-/// and the memory a level keeps is bounded by about 24 B times the largest backlog it has had (rounded up to a power of two).
+/// about 40 B per slot of the next segment; after it, nothing. So the steady state is "after the peak backlog was seen once",
+/// and the memory a level keeps is bounded by about 40 B times the largest backlog it has had (rounded up to a power of two).
 /// </remarks>
 public class AllocationTests
 {

@@ -67,7 +67,7 @@ public sealed partial class PriorityContext
         ArgumentNullException.ThrowIfNull(work);
         ValidateLevel(level);
         var operation = new InvokeOperation<object?>(this, level, work, typedWork: null);
-        Enqueue(level, IInvokeOperation.RunCallback, operation);
+        Enqueue(level, IInvokeOperation.RunCallback, operation, ExecutionContextFlow.Capture());
         return operation.Task;
     }
 
@@ -94,7 +94,7 @@ public sealed partial class PriorityContext
         ArgumentNullException.ThrowIfNull(work);
         ValidateLevel(level);
         var operation = new InvokeOperation<TResult>(this, level, work: null, work);
-        Enqueue(level, IInvokeOperation.RunCallback, operation);
+        Enqueue(level, IInvokeOperation.RunCallback, operation, ExecutionContextFlow.Capture());
         return operation.Task;
     }
 }

@@ -42,6 +42,19 @@ public sealed partial class PriorityContext
     // thread pool, where GetResult throws ObjectDisposedException). Dropping never stops early: a throwing WorkDropped handler
     // is rethrown only after every remaining item was dropped (DropRemaining).
     //
+    // ExecutionContext (E1, Context/ExecutionContextFlow.cs): every item starts in the ExecutionContext it was queued with, and in
+    // nothing else. A plain callback (Post and Send of a level's or a controller's context, InvokeAsync, Run's entry, a controller's
+    // Post and Run) carries the context captured where it entered the loop, as the thread pool, WPF's Dispatcher and AsyncEx's tasks
+    // do; everything else carries none and starts in the default context: the continuation of an async method (its state machine
+    // restores the context it captured; UnsafeOnCompleted captures nothing, as the runtime's awaiters), a task (it runs in its own), a
+    // timer firing (it runs in the timer's), the loop's own items. "Nothing set" is stored as null, so the common case costs a
+    // reference compare at the post and one at the dispatch. WorkItem.Invoke enters the item's context before the callback, so what one
+    // item leaves on the thread (an AsyncLocal value, an open Activity, a logging scope) is gone before the next starts; Park enters
+    // the default context before it sleeps; and the loop's thread gets the context it had when the loop started back when the loop
+    // ends (OwnerContext), so nothing reaches the caller of Run. Continuations that the runtime posts through Post (an await on a
+    // Task) capture the completing thread's context: usually the default one (nothing stored); otherwise the box switches to its own
+    // at once, which costs a switch and never changes what the method sees.
+    //
     // Timers (Timers/PriorityContext.Timers.cs): each context keeps its armed loop timers (its TimeProvider's ITimers and pending
     // Priority.Delay sources) in a min-heap keyed by (due Stopwatch timestamp, arming sequence number), guarded by _timerLock.
     // Arming, Change, Dispose and cancellation take the lock from any thread; they are not the hot path.
@@ -256,7 +269,8 @@ public sealed partial class PriorityContext
         var context = new PriorityContext(options);
         var start = new EntryStart(context, entry);
         context.OperationStarted(); // released when the entry task completes
-        context._queues.Enqueue(context.DefaultLevel, new WorkItem(EntryStart.Callback, start));
+        // The entry sees what its caller set (AsyncLocal values, Activity.Current), as Task.Run's delegate would (E1).
+        context._queues.Enqueue(context.DefaultLevel, new WorkItem(EntryStart.Callback, start, ExecutionContextFlow.Capture()));
         context.RunLoop();
         context._fault?.Throw();
         return start.Task!;
@@ -324,10 +338,15 @@ public sealed partial class PriorityContext
 
     // ---- Queueing --------------------------------------------------------------------------------------------------------
 
-    internal void Enqueue(int level, SendOrPostCallback callback, object? state)
+    /// <summary>Queues one item at <paramref name="level"/>, from any thread. <paramref name="executionContext"/> is the context the item
+    /// runs in (E1): what a plain callback captured where it entered the loop, or <see langword="null"/> (the default context) for
+    /// everything that restores its own.</summary>
+    internal void Enqueue(int level, SendOrPostCallback callback, object? state, ExecutionContext? executionContext = null)
     {
-        // One field read when no listener wants queue-wait times (see Diagnostics/PriorityContext.Diagnostics.cs); the aging policy always stamps.
-        var item = ((_slowPaths | _stampAlways) & SlowPaths.WaitTime) == 0 ? new WorkItem(callback, state) : new WorkItem(callback, state, Timestamp());
+        // One field read when no listener wants queue-wait times (see Diagnostics/PriorityContext.Diagnostics.cs); the aging policy
+        // always stamps.
+        long enqueuedAt = ((_slowPaths | _stampAlways) & SlowPaths.WaitTime) == 0 ? 0 : Timestamp();
+        var item = new WorkItem(callback, state, executionContext, enqueuedAt);
         if (Environment.CurrentManagedThreadId == _loopThreadId)
         {
             // The loop thread is running (it is us), so it is neither parked nor finished: no fence, no wake-up.
@@ -353,15 +372,13 @@ public sealed partial class PriorityContext
         WakeIfParked();
     }
 
+    /// <summary>Queues the continuation of an awaiting method (<c>Prioritize</c>, <c>Yield</c>, <c>Checkpoint</c>): from
+    /// <c>OnCompleted</c> in the caller's <see cref="ExecutionContext"/>, from <c>UnsafeOnCompleted</c> (the compiler's choice: the state
+    /// machine restores its own) in none, as the runtime's awaiters do.</summary>
     internal void QueueContinuation(int level, Action continuation, bool flowExecutionContext)
     {
         ArgumentNullException.ThrowIfNull(continuation);
-        if (flowExecutionContext && ExecutionContext.Capture() is { } executionContext)
-        {
-            continuation = new ContextualContinuation(continuation, executionContext).Invoke;
-        }
-
-        Enqueue(level, s_runPrioritizeContinuation, continuation);
+        Enqueue(level, s_runPrioritizeContinuation, continuation, flowExecutionContext ? ExecutionContextFlow.Capture() : null);
     }
 
     internal void Send(int level, SendOrPostCallback callback, object? state)
@@ -389,7 +406,7 @@ public sealed partial class PriorityContext
         }
 
         SendWaiter waiter = SendWaiter.Rent(callback, state);
-        Enqueue(level, SendWaiter.RunCallback, waiter);
+        Enqueue(level, SendWaiter.RunCallback, waiter, ExecutionContextFlow.Capture()); // the callback sees the sender's context (E1)
         waiter.WaitAndRethrow(Name);
     }
 
@@ -491,6 +508,7 @@ public sealed partial class PriorityContext
         }
 
         SynchronizationContext? previousSyncContext = SynchronizationContext.Current;
+        OwnerContext owner = OwnerContext.Save(); // given back as the loop ends: nothing an item sets reaches the owner (E1)
         t_running = this;
         Volatile.Write(ref _loopThreadId, Environment.CurrentManagedThreadId);
 
@@ -522,6 +540,7 @@ public sealed partial class PriorityContext
             Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
             t_running = null;
             SynchronizationContext.SetSynchronizationContext(previousSyncContext);
+            owner.Restore();
 
             // A throwing WorkDropped handler surfaces to the loop's owner (Run, PriorityContextThread.Completion) unless the loop
             // faulted: the fault is what stopped it, and it is what surfaces.
@@ -618,6 +637,7 @@ public sealed partial class PriorityContext
     private void Park()
     {
         _lastItemEnd = 0; // an idle gap is nobody's run time (Diagnostics/PriorityContext.Diagnostics.cs)
+        ExecutionContextFlow.Enter(null); // idle in the default context: what the last item left is not kept alive (E1)
         for (int i = 0; i < _idleSpinCount; i++)
         {
             if (HasWorkOrShouldStop())
@@ -704,8 +724,9 @@ public sealed partial class PriorityContext
         }
         else if (item.Callback == s_runPrioritizeContinuation)
         {
-            // Resume the awaiting method elsewhere; its GetResult throws ObjectDisposedException, so it does not hang forever.
-            ThreadPool.UnsafeQueueUserWorkItem(static action => action(), (Action)item.State!, preferLocal: false);
+            // Resume the awaiting method elsewhere, in the context it was queued with; its GetResult throws ObjectDisposedException,
+            // so it does not hang forever.
+            ThreadPool.UnsafeQueueUserWorkItem(static dropped => dropped.Invoke(), item, preferLocal: false);
         }
         else if (item.Callback == IInvokeOperation.RunCallback)
         {
@@ -778,14 +799,39 @@ public sealed partial class PriorityContext
         }
     }
 
-    /// <summary>A continuation queued through <c>OnCompleted</c>, which must run in the ExecutionContext captured when it was queued.</summary>
-    internal sealed class ContextualContinuation(Action continuation, ExecutionContext executionContext)
+    /// <summary>The <see cref="ExecutionContext"/> of the thread that runs the loop, as it was when the loop started: restored when the
+    /// loop ends, so that the owner of <c>Run</c> gets its thread back as it lent it (E1), flow suppression included.</summary>
+    private readonly struct OwnerContext
     {
-        private static readonly ContextCallback s_run = static state => ((Action)state!)();
+        private readonly ExecutionContext _context;
+        private readonly bool _flowSuppressed;
 
-        /// <summary>The wrapped continuation, for naming it in a trace.</summary>
-        public Action Continuation => continuation;
+        private OwnerContext(ExecutionContext context, bool flowSuppressed)
+        {
+            _context = context;
+            _flowSuppressed = flowSuppressed;
+        }
 
-        public void Invoke() => ExecutionContext.Run(executionContext, s_run, continuation);
+        public static OwnerContext Save()
+        {
+            // A suppressed flow hides the thread's context from Capture: lift it for the loop's lifetime (items capture and restore
+            // contexts of their own), and suppress it again at the end, so the owner's AsyncFlowControl.Undo still works.
+            bool suppressed = ExecutionContext.IsFlowSuppressed();
+            if (suppressed)
+            {
+                ExecutionContext.RestoreFlow();
+            }
+
+            return new OwnerContext(ExecutionContext.Capture()!, suppressed);
+        }
+
+        public void Restore()
+        {
+            ExecutionContext.Restore(_context);
+            if (_flowSuppressed)
+            {
+                _ = ExecutionContext.SuppressFlow(); // the owner's own AsyncFlowControl undoes it
+            }
+        }
     }
 }

@@ -33,7 +33,7 @@ public sealed class PriorityContextThread : IAsyncDisposable, IDisposable
             IsBackground = true,
             Name = options?.Name ?? nameof(PriorityContextThread),
         };
-        _thread.Start();
+        _thread.UnsafeStart(); // the loop thread starts in the default context, as a thread-pool thread does (E1), not in its creator's
     }
 
     /// <summary>Gets the context whose loop this thread runs.</summary>

@@ -1,5 +1,6 @@
 using System;
 using System.Threading;
+using PriorityAsync.Internal;
 
 namespace PriorityAsync;
 
@@ -41,7 +42,7 @@ public class PrioritySynchronizationContext : SynchronizationContext
     public override void Post(SendOrPostCallback d, object? state)
     {
         ArgumentNullException.ThrowIfNull(d);
-        Context.Enqueue(Level, d, state);
+        Context.Enqueue(Level, d, state, ExecutionContextFlow.Capture()); // a plain callback runs in its poster's context (E1)
     }
 
     /// <summary>Runs <paramref name="d"/> at this level and returns when it has run.</summary>

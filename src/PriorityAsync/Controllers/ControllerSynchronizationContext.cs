@@ -20,7 +20,7 @@ internal sealed class ControllerSynchronizationContext : PrioritySynchronization
     public override void Post(SendOrPostCallback d, object? state)
     {
         ArgumentNullException.ThrowIfNull(d);
-        _controller.Enqueue(d, state);
+        _controller.Enqueue(d, state, ExecutionContextFlow.Capture()); // a plain callback: the poster's context (E1)
     }
 
     /// <summary>On the loop thread: runs inline, under the controller. From another thread: queued under the controller, and the caller
@@ -48,7 +48,7 @@ internal sealed class ControllerSynchronizationContext : PrioritySynchronization
 
         context.ThrowIfFinished("Send under a PriorityTaskController", Level);
         SendWaiter waiter = SendWaiter.Rent(d, state);
-        _controller.Enqueue(SendWaiter.RunCallback, waiter);
+        _controller.Enqueue(SendWaiter.RunCallback, waiter, ExecutionContextFlow.Capture());
         try
         {
             waiter.WaitAndRethrow(context.Name);
@@ -64,12 +64,7 @@ internal sealed class ControllerSynchronizationContext : PrioritySynchronization
     internal override void QueueContinuation(Action continuation, bool flowExecutionContext)
     {
         ArgumentNullException.ThrowIfNull(continuation);
-        if (flowExecutionContext && ExecutionContext.Capture() is { } executionContext)
-        {
-            continuation = new PriorityContext.ContextualContinuation(continuation, executionContext).Invoke;
-        }
-
-        _controller.Enqueue(PriorityContext.s_runAction, continuation);
+        _controller.Enqueue(PriorityContext.s_runAction, continuation, flowExecutionContext ? ExecutionContextFlow.Capture() : null);
     }
 
     public override SynchronizationContext CreateCopy() => this;

@@ -24,7 +24,7 @@ internal sealed class ControllerTaskScheduler : TaskScheduler
     {
         // As PriorityTaskScheduler: a task has an owner that observes it, so fault it (TaskSchedulerException) rather than drop it.
         _controller.Context.ThrowIfFinished("queueing a task under a PriorityTaskController", _controller.Level);
-        _controller.Enqueue(_executeTask, task);
+        _controller.Enqueue(_executeTask, task, executionContext: null); // a task runs in the context it captured itself
     }
 
     protected override bool TryExecuteTaskInline(Task task, bool taskWasPreviouslyQueued)

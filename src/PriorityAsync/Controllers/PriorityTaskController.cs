@@ -152,7 +152,7 @@ public sealed class PriorityTaskController
     public void Post(SendOrPostCallback callback, object? state)
     {
         ArgumentNullException.ThrowIfNull(callback);
-        Enqueue(callback, state);
+        Enqueue(callback, state, ExecutionContextFlow.Capture());
     }
 
     /// <summary>Queues <paramref name="action"/> under the controller, at the back of its FIFO. Never blocks.</summary>
@@ -162,7 +162,7 @@ public sealed class PriorityTaskController
     public void Post(Action action)
     {
         ArgumentNullException.ThrowIfNull(action);
-        Enqueue(s_runAction, action);
+        Enqueue(s_runAction, action, ExecutionContextFlow.Capture());
     }
 
     /// <summary>Queues <paramref name="work"/> under the controller and returns a task that completes as the task it returns does.</summary>
@@ -176,7 +176,7 @@ public sealed class PriorityTaskController
     {
         ArgumentNullException.ThrowIfNull(work);
         var operation = new ControllerRunOperation<object?>(this, work, typedWork: null);
-        Enqueue(IControllerRun.Callback, operation);
+        Enqueue(IControllerRun.Callback, operation, ExecutionContextFlow.Capture());
         return operation.Task;
     }
 
@@ -189,7 +189,7 @@ public sealed class PriorityTaskController
     {
         ArgumentNullException.ThrowIfNull(work);
         var operation = new ControllerRunOperation<TResult>(this, work: null, work);
-        Enqueue(IControllerRun.Callback, operation);
+        Enqueue(IControllerRun.Callback, operation, ExecutionContextFlow.Capture());
         return operation.Task;
     }
 
@@ -255,9 +255,11 @@ public sealed class PriorityTaskController
 
     // ---- Queueing and running ---------------------------------------------------------------------------------------------
 
-    internal void Enqueue(SendOrPostCallback callback, object? state)
+    /// <summary>Queues an item under the controller. <paramref name="executionContext"/>: the context it runs in (E1 in
+    /// Context/PriorityContext.cs), captured by the public entry points for plain callbacks, null for tasks and unflowed continuations.</summary>
+    internal void Enqueue(SendOrPostCallback callback, object? state, ExecutionContext? executionContext)
     {
-        var item = new WorkItem(callback, state);
+        var item = new WorkItem(callback, state, executionContext);
         ControllerActivation? activation = null;
         bool closed;
         int level;

@@ -47,11 +47,6 @@ internal static class CallbackNames
     private static string Describe(Delegate callback)
     {
         object? target = callback.Target;
-        if (target is PriorityContext.ContextualContinuation contextual)
-        {
-            return Describe(contextual.Continuation);
-        }
-
         if (target is not null && target.GetType().IsGenericType && StateMachineName(target.GetType()) is { } asyncMethod)
         {
             return asyncMethod;

@@ -272,7 +272,7 @@ public sealed partial class PriorityContext : IAlarmTarget
                     if (!entry.ItemQueued)
                     {
                         entry.ItemQueued = true;
-                        _queues.EnqueueFromConsumer(entry.Level, new WorkItem(TimerEntry.FireCallback, entry, PolicyStamp()));
+                        _queues.EnqueueFromConsumer(entry.Level, new WorkItem(TimerEntry.FireCallback, entry, enqueuedAt: PolicyStamp()));
                     }
                 }
 
