@@ -271,7 +271,6 @@ internal sealed class MemberWalk
         }
         else if (Is(type, _symbols.CancellationTokenSource) && constructor.Parameters.Length > 0
             && !HasParameter(constructor, _symbols.TimeProvider)
-            && constructor.Parameters[0].Type.SpecialType is SpecialType.System_Int32 or SpecialType.None
             && (constructor.Parameters[0].Type.SpecialType == SpecialType.System_Int32 || Is(constructor.Parameters[0].Type, _symbols.TimeSpan))
             && !IsInfinite(creation.Arguments[0].Value))
         {
