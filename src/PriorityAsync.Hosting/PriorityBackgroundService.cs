@@ -22,6 +22,9 @@ namespace PriorityAsync.Hosting;
 /// <para><see cref="StartAsync"/> returns once the loop runs and <c>ExecuteAsync</c> was started on it. <see cref="StopAsync"/> cancels
 /// the stopping token and waits, within the host's shutdown timeout, for <c>ExecuteAsync</c> to return and for the loop to finish the
 /// work still queued (including <c>async void</c> work); if the timeout ends first it logs what is still waiting, per level.</para>
+/// <para>Children started in the worker's root scope (<c>Context.Scope.Start(...)</c>, or <see cref="Priority.Start(Func{CancellationToken, Task})"/>)
+/// belong to the worker: the stopping token cancels them (and so does <c>ExecuteAsync</c> ending with an exception), the worker stops
+/// only when they have ended, and a child's exception faults <see cref="ExecuteTask"/> as one of <c>ExecuteAsync</c> would.</para>
 /// <para>The host treats this service as any <see cref="BackgroundService"/>: if <c>ExecuteAsync</c> faults, or an exception escapes a
 /// callback on the loop (which stops the loop), <see cref="ExecuteTask"/> faults and the host's <c>BackgroundServiceExceptionBehavior</c>
 /// applies: <c>StopHost</c> (the default) stops the application, <c>Ignore</c> keeps it running without this worker.</para>
@@ -107,6 +110,8 @@ public abstract class PriorityBackgroundService : BackgroundService
         thread.Context.StallDetected += OnStallDetected;
         _drops = new DropLog(_logger, Name, options.Levels, options.WorkDroppedLogInterval);
         _stoppingCts = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        // Stopping cancels the worker's children (Context.Scope, Priority.Start); the loop still waits for them.
+        _stoppingCts.Token.UnsafeRegister(static scope => ((TaskScope)scope!).Cancel(), thread.Context.Scope);
         _thread = thread;
 
         var running = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -235,6 +240,12 @@ public abstract class PriorityBackgroundService : BackgroundService
         if (task.Exception is { } fault)
         {
             _execute.TrySetException(fault.InnerExceptions);
+        }
+
+        // ExecuteAsync is the root scope's body: a fault or a cancellation cancels the children; the loop still waits for them.
+        if (!task.IsCompletedSuccessfully)
+        {
+            _thread!.Context.Scope.Cancel();
         }
 
         _thread!.Complete();

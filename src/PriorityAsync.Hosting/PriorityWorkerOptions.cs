@@ -35,8 +35,9 @@ public sealed class PriorityWorkerOptions
     /// health check reports the worker unhealthy (key <c>StallTimeout</c>, for example <c>00:00:05</c>). <see langword="null"/> turns
     /// stall detection off.
     /// </summary>
-    /// <value>The default value is 10 seconds. Allowed: <see langword="null"/>, or from 10 milliseconds to 1 day.</value>
-    public TimeSpan? StallTimeout { get; set; } = TimeSpan.FromSeconds(10);
+    /// <value>The default value is 10 seconds (<see cref="PriorityContextOptions.DefaultStallTimeout"/>, the core's default too). Allowed:
+    /// <see langword="null"/>, or from 10 milliseconds to 1 day.</value>
+    public TimeSpan? StallTimeout { get; set; } = PriorityContextOptions.DefaultStallTimeout;
 
     /// <summary>
     /// Gets or sets how many callbacks may wait at one level before the health check reports the worker degraded

@@ -152,4 +152,128 @@ public class AllocationTests
             }
         }
     }
+
+    // ---- ExecutionContext per item (E1): a poster with an AsyncLocal set still costs nothing per item ------------------------------
+
+    private static readonly AsyncLocal<object?> s_message = new();
+
+    [Fact]
+    public async Task PostAndDispatch_FromLoopThread_WithAnAsyncLocalSet_AllocatesNothingPerItem()
+    {
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        double bytesPerItem = await loop.Context.RunOn(0, async () =>
+        {
+            s_message.Value = new object(); // as a traced worker's Activity would be: every post captures a non-default context
+            var sc = new[] { loop.Context.GetSynchronizationContext(0), loop.Context.GetSynchronizationContext(1), loop.Context.GetSynchronizationContext(2) };
+            for (int warm = 0; warm < 3; warm++)
+            {
+                await PostAndDrain(sc);
+            }
+
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            await PostAndDrain(sc);
+            long after = GC.GetAllocatedBytesForCurrentThread();
+            return (after - before) / (double)Items;
+        }).WithTimeout("the measurement");
+
+        bytesPerItem.Should().BeLessThan(BudgetBytesPerItem, "the captured context travels in the queue slot, not in an object");
+
+        static async Task PostAndDrain(PrioritySynchronizationContext[] sc)
+        {
+            for (int i = 0; i < Items; i++)
+            {
+                sc[i % 3].Post(s_noop, null);
+            }
+
+            await Yield();
+        }
+    }
+
+    [Fact]
+    public async Task Post_FromAnotherThread_WithAnAsyncLocalSet_AllocatesNothingPerItemOnTheProducer()
+    {
+        await using var loop = new PriorityContextThread();
+        var sc = loop.Context.GetSynchronizationContext(0);
+        double bytesPerItem = 0;
+        TestTimeout.OnOwnThread(() =>
+        {
+            s_message.Value = new object();
+            for (int round = 0; round < 4; round++)
+            {
+                long before;
+                long after;
+                using (loop.Context.PauseLoop())
+                {
+                    before = GC.GetAllocatedBytesForCurrentThread();
+                    for (int i = 0; i < Items; i++)
+                    {
+                        sc.Post(s_noop, null);
+                    }
+
+                    after = GC.GetAllocatedBytesForCurrentThread();
+                }
+
+                loop.Context.Drain();
+                bytesPerItem = (after - before) / (double)Items;
+            }
+        }, "producer");
+
+        bytesPerItem.Should().BeLessThan(BudgetBytesPerItem);
+    }
+
+    // ---- Children (TaskScope) ------------------------------------------------------------------------------------------------------
+
+    [Fact]
+    public async Task StartingAChild_AllocatesNoMoreThanTaskRunOnItsCaller()
+    {
+        const int children = 10_000;
+        await using var loop = new PriorityContextThread();
+
+        // A child, started, run and ended: everything happens on the loop thread, so its counter sees all of it.
+        double perChild = await loop.Context.RunOn(0, async () =>
+        {
+            TaskScope scope = PriorityContext.Current!.Scope;
+            for (int warm = 0; warm < 3; warm++)
+            {
+                for (int i = 0; i < children; i++)
+                {
+                    scope.Start(static _ => Task.CompletedTask); // warm-up: the level's queue grows to hold the burst once
+                }
+
+                await Yield();
+            }
+
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            for (int i = 0; i < children; i++)
+            {
+                scope.Start(static _ => Task.CompletedTask);
+            }
+
+            await Yield(); // every child has run and ended
+            return (GC.GetAllocatedBytesForCurrentThread() - before) / (double)children;
+        }).WithTimeout("the children");
+
+        // Task.Run: only what its caller allocates (the pool thread's share is not even counted), a lower bound of its cost.
+        double perTaskRun = await Task.Run(async () =>
+        {
+            var tasks = new Task[children];
+            for (int i = 0; i < children; i++)
+            {
+                tasks[i] = Task.Run(static () => Task.CompletedTask);
+            }
+
+            await Task.WhenAll(tasks);
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            for (int i = 0; i < children; i++)
+            {
+                tasks[i] = Task.Run(static () => Task.CompletedTask);
+            }
+
+            long after = GC.GetAllocatedBytesForCurrentThread();
+            await Task.WhenAll(tasks);
+            return (after - before) / (double)children;
+        }).WithTimeout("Task.Run");
+
+        perChild.Should().BeLessThanOrEqualTo(perTaskRun, $"a child ({perChild:F0} B) must cost no more than Task.Run's caller side ({perTaskRun:F0} B)");
+    }
 }

@@ -105,6 +105,28 @@ public static class Priority
         }
     }
 
+    /// <summary>
+    /// Starts <paramref name="child"/> as a child of the current context's root scope (<see cref="PriorityContext.Scope"/>), at the
+    /// caller's level: the owned form of <c>_ = SomethingAsync()</c>. <see cref="PriorityContext.Run(Func{Task}, PriorityContextOptions?)"/>,
+    /// a <see cref="PriorityContextThread"/> or a hosted worker waits for it, cancels it when their body fails or they stop, and surfaces
+    /// its exception.
+    /// </summary>
+    /// <param name="child">The child; it receives the root scope's <see cref="TaskScope.CancellationToken"/>.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="child"/> is <see langword="null"/>.</exception>
+    /// <exception cref="InvalidOperationException">The caller is not running on the loop of a <see cref="PriorityContext"/>.</exception>
+    /// <remarks>For work that belongs to one piece of work rather than to the whole loop (a lease keeper that must stop with its
+    /// message), open a scope of its own with <see cref="TaskScope.RunAsync(Func{TaskScope, Task}, CancellationToken)"/>.</remarks>
+    public static void Start(Func<CancellationToken, Task> child) => RequireCurrent(nameof(Start)).Scope.Start(child);
+
+    /// <summary>Starts <paramref name="child"/> as a child of the current context's root scope at <paramref name="level"/>; see
+    /// <see cref="Start(Func{CancellationToken, Task})"/>.</summary>
+    /// <param name="child">The child; it receives the root scope's <see cref="TaskScope.CancellationToken"/>.</param>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>; higher runs first.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="child"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
+    /// <exception cref="InvalidOperationException">The caller is not running on the loop of a <see cref="PriorityContext"/>.</exception>
+    public static void Start(Func<CancellationToken, Task> child, int level) => RequireCurrent(nameof(Start)).Scope.Start(child, level);
+
     [DoesNotReturn]
     private static void ThrowNotInContext(string operation) => throw PriorityContext.NotInContext(operation);
 

@@ -21,12 +21,18 @@ internal sealed class InvokeOperation<TResult> : WorkOperation<TResult>, IInvoke
     private readonly PriorityContext _context;
     private readonly int _level;
 
-    public InvokeOperation(PriorityContext context, int level, Func<Task>? work, Func<Task<TResult>>? typedWork)
-        : base(work, typedWork)
+    public InvokeOperation(PriorityContext context, int level, Delegate work, bool hasResult)
+        : base(work, hasResult)
     {
         _context = context;
         _level = level;
     }
+
+    protected override string Kind => "InvokeAsync";
+
+    protected override PriorityContext Context => _context;
+
+    protected override int Level => _level;
 
     public void Abandon() =>
         TrySetException(new ObjectDisposedException(

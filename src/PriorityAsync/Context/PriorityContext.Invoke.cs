@@ -66,7 +66,7 @@ public sealed partial class PriorityContext
     {
         ArgumentNullException.ThrowIfNull(work);
         ValidateLevel(level);
-        var operation = new InvokeOperation<object?>(this, level, work, typedWork: null);
+        var operation = new InvokeOperation<object?>(this, level, work, hasResult: false);
         Enqueue(level, IInvokeOperation.RunCallback, operation, ExecutionContextFlow.Capture());
         return operation.Task;
     }
@@ -93,7 +93,7 @@ public sealed partial class PriorityContext
     {
         ArgumentNullException.ThrowIfNull(work);
         ValidateLevel(level);
-        var operation = new InvokeOperation<TResult>(this, level, work: null, work);
+        var operation = new InvokeOperation<TResult>(this, level, work, hasResult: true);
         Enqueue(level, IInvokeOperation.RunCallback, operation, ExecutionContextFlow.Capture());
         return operation.Task;
     }

@@ -83,8 +83,9 @@ public sealed partial class PriorityContext
     // one "activation" here, an ordinary item. The loop and Post do nothing special for it; only Drop does: when the context drops
     // an activation, the controller drops (counts, reports) its own queued items instead, so they are never lost silently.
     //
-    // Watchdog (optional, Diagnostics/PriorityContext.Stall.cs): a timer thread reads _runPerLevel and the queue counts and writes nothing the
-    // loop or the producers read, so it takes no part in the protocols above and costs the hot path nothing.
+    // Watchdog (on by default, Diagnostics/PriorityContext.Stall.cs, Diagnostics/WatchdogThread.cs): the process-wide watchdog thread
+    // reads _runPerLevel, the queue counts and (under _timerLock) whether a timer is overdue, and writes nothing the loop or the
+    // producers read, so it takes no part in the protocols above and costs the hot path nothing.
     //
     // Diagnostics (Diagnostics/PriorityContext.Diagnostics.cs): the loop reads _slowPaths once per item and Post once per post; while it is 0 (no
     // listener) nothing else is done. It is a hint, written by other threads without ordering: an item that sees a stale value is
@@ -156,6 +157,7 @@ public sealed partial class PriorityContext
 
         _timeProvider = new LoopTimeProvider(this, level: -1);
         _levelTimeProviders = new LoopTimeProvider?[Levels];
+        Scope = TaskScope.CreateRoot(this);
     }
 
     /// <summary>Raised when a callback escapes with an exception (typically from an <c>async void</c> method). Raised on the loop thread.</summary>
@@ -176,6 +178,24 @@ public sealed partial class PriorityContext
     /// <summary>Gets the level the calling code runs at.</summary>
     /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/>.</exception>
     public static int CurrentLevel => (CurrentLevelContext ?? throw NotInContext(nameof(CurrentLevel))).Level;
+
+    /// <summary>Gets the level the calling code runs at, without throwing outside a context.</summary>
+    /// <param name="level">The level, or 0 when the method returns <see langword="false"/>.</param>
+    /// <returns>Whether the calling code runs inside a <see cref="PriorityContext"/> (that is, <see cref="Current"/> is not
+    /// <see langword="null"/>).</returns>
+    /// <remarks>The same as <c>(SynchronizationContext.Current as PrioritySynchronizationContext)?.Level</c>, which also tells the
+    /// context (<see cref="PrioritySynchronizationContext.Context"/>).</remarks>
+    public static bool TryGetCurrentLevel(out int level)
+    {
+        if (CurrentLevelContext is { } current)
+        {
+            level = current.Level;
+            return true;
+        }
+
+        level = 0;
+        return false;
+    }
 
     /// <summary>Gets the number of levels; they are numbered 0 to <c>Levels - 1</c>, and a higher number runs first.</summary>
     public int Levels { get; }
@@ -273,6 +293,7 @@ public sealed partial class PriorityContext
         context._queues.Enqueue(context.DefaultLevel, new WorkItem(EntryStart.Callback, start, ExecutionContextFlow.Capture()));
         context.RunLoop();
         context._fault?.Throw();
+        TaskScope.ThrowFirst(context._rootFailures); // the entry's own failure among them, in the order they happened
         return start.Task!;
     }
 
@@ -512,7 +533,8 @@ public sealed partial class PriorityContext
         t_running = this;
         Volatile.Write(ref _loopThreadId, Environment.CurrentManagedThreadId);
 
-        // Null unless StallTimeout is set. A timer that samples _runPerLevel and the queue counts: nothing on the hot path.
+        // Null when StallTimeout is off. Checked by the watchdog thread from _runPerLevel, the queue counts and the timer heap: nothing
+        // on the hot path.
         Watchdog? watchdog = StartWatchdog();
 
         // Visible to the observable instruments from now on, and _slowPaths set from what is listening (Diagnostics/PriorityContext.Diagnostics.cs).
@@ -533,6 +555,7 @@ public sealed partial class PriorityContext
         }
         finally
         {
+            CompleteRootScope(); // every root child ended before (each held the loop), unless the loop faulted
             ContextRegistry.Unregister(this);
             OnLoopEnding();
             watchdog?.Dispose();
@@ -712,7 +735,7 @@ public sealed partial class PriorityContext
             return;
         }
 
-        CountDrop(level, reason);
+        CountDrop(level, reason, item.Callback, item.State);
         OnDropped(level, item, reason);
     }
 
@@ -791,7 +814,12 @@ public sealed partial class PriorityContext
 
             Task = task;
             task.ContinueWith(
-                static (_, state) => ((PriorityContext)state!).OperationCompleted(),
+                static (task, state) =>
+                {
+                    var context = (PriorityContext)state!;
+                    context.Scope.OnRootBodyEnded(task); // the root scope's body ended: a failure cancels its children
+                    context.OperationCompleted();
+                },
                 context,
                 CancellationToken.None,
                 TaskContinuationOptions.ExecuteSynchronously,

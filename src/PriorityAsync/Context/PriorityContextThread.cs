@@ -97,6 +97,10 @@ public sealed class PriorityContextThread : IAsyncDisposable, IDisposable
         {
             _completion.TrySetException(fault.SourceException);
         }
+        else if (Context.RootFailures is { } failures)
+        {
+            _completion.TrySetException(failures); // the root scope's children (Context.Scope), all of them
+        }
         else
         {
             _completion.TrySetResult();

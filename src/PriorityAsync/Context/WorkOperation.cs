@@ -4,70 +4,91 @@ using System.Threading.Tasks;
 namespace PriorityAsync.Internal;
 
 /// <summary>
-/// The part <see cref="InvokeOperation{TResult}"/> and <see cref="ControllerRunOperation{TResult}"/> share: run the delegate on the loop
-/// thread, hand back a task that completes as the delegate's own task does (unwrapped), and hold the loop open while that task is
-/// pending. The subclasses decide who holds (the context, or a controller) and what a null task is reported as.
+/// The part <see cref="InvokeOperation{TResult}"/>, <see cref="ControllerRunOperation{TResult}"/> and <see cref="ChildOperation{TResult}"/>
+/// share: run a delegate on the loop thread, hand back a task that completes as the delegate's own task does (unwrapped), hold the loop
+/// open while that task is pending, and report a fault with the work's name. The subclasses decide who holds (the context, a controller,
+/// a scope), how the delegate is called, and what a null task is reported as.
 /// </summary>
-/// <remarks>Invariant: once <see cref="Run"/> has run, the returned task completes, and a hold taken by <see cref="Hold"/> is released
-/// by <see cref="Release"/> exactly once, after the task was completed (so an awaiter inside the context posts its continuation while
-/// the hold still keeps the loop alive).</remarks>
+/// <remarks>Invariant: once <see cref="Run"/> has run, the returned task completes; then <see cref="Finished"/> runs exactly once; and a
+/// hold taken by <see cref="Hold"/> is released by <see cref="Release"/> exactly once, after both (so an awaiter inside the context posts its
+/// continuation, and a scope counts the end, while the hold still keeps the loop alive).</remarks>
 /// <typeparam name="TResult">The result type; <see cref="object"/> (always <see langword="null"/>) for a plain <see cref="Task"/>.</typeparam>
-internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>
+internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, INamedWork
 {
     private readonly bool _hasResult;
-    private Func<Task>? _work;
-    private Func<Task<TResult>>? _typedWork;
+    private Delegate? _work;
     private Task? _pending;
+    private Delegate? _pendingWork;
 
-    protected WorkOperation(Func<Task>? work, Func<Task<TResult>>? typedWork)
+    /// <param name="work">The delegate; <see cref="StartWork"/> calls it.</param>
+    /// <param name="hasResult">Whether the delegate's task is a <see cref="Task{TResult}"/> whose result the returned task carries.</param>
+    protected WorkOperation(Delegate work, bool hasResult)
         : base(TaskCreationOptions.RunContinuationsAsynchronously) // the caller's continuations never run on the loop thread by accident
     {
         _work = work;
-        _typedWork = typedWork;
-        _hasResult = typedWork is not null;
+        _hasResult = hasResult;
     }
+
+    /// <summary>What a fault report calls the work: <c>"InvokeAsync"</c>, <c>"PriorityTaskController.Run"</c>, <c>"TaskScope child"</c>.</summary>
+    protected abstract string Kind { get; }
+
+    /// <summary>The context the work runs on.</summary>
+    protected abstract PriorityContext Context { get; }
+
+    /// <summary>The level the work runs at (reported with a fault).</summary>
+    protected abstract int Level { get; }
+
+    /// <summary>Names the work for a drop report (before it ran) or a trace.</summary>
+    public string Describe() => _work is { } work ? CallbackNames.Describe(work) : Kind;
 
     /// <summary>Runs the delegate (on the loop thread).</summary>
     public void Run()
     {
-        Func<Task>? work = _work;
-        Func<Task<TResult>>? typedWork = _typedWork;
-        _work = null;
-        _typedWork = null;
+        Delegate work = _work!;
+        _work = null; // let the closure go as soon as it has run
 
         Task? task;
         try
         {
-            task = typedWork is not null ? typedWork() : work!();
+            task = StartWork(work);
         }
         catch (OperationCanceledException ex)
         {
             // As an async method would: a cancellation thrown before the first await cancels the task.
             TrySetCanceled(ex.CancellationToken);
+            Finished(work, null);
             return;
         }
         catch (Exception ex)
         {
             TrySetException(ex);
+            Finished(work, null);
             return;
         }
 
         if (task is null)
         {
             TrySetException(new InvalidOperationException(NullTaskMessage()));
+            Finished(work, null);
             return;
         }
 
         if (task.IsCompleted)
         {
             CompleteFrom(task);
+            Finished(work, task);
             return;
         }
 
         Hold();
         _pending = task;
+        _pendingWork = work;
         task.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(OnWorkCompleted);
     }
+
+    /// <summary>Calls the delegate. By default a <see cref="Func{TResult}"/> of <see cref="Task"/> or of <see cref="Task{TResult}"/>.</summary>
+    protected virtual Task? StartWork(Delegate work) =>
+        _hasResult ? ((Func<Task<TResult>>)work)() : ((Func<Task>)work)();
 
     /// <summary>The message of the <see cref="InvalidOperationException"/> when the delegate returned null.</summary>
     protected abstract string NullTaskMessage();
@@ -75,16 +96,34 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>
     /// <summary>Takes the hold that keeps the loop alive while the work's task is pending (on the loop thread, while the loop runs).</summary>
     protected abstract void Hold();
 
-    /// <summary>Releases the hold, after the task was completed.</summary>
+    /// <summary>Releases the hold, after the task was completed and <see cref="Finished"/> ran.</summary>
     protected abstract void Release();
+
+    /// <summary>
+    /// Called once, in every path of <see cref="Run"/>, after the returned task was completed: reports a fault through the
+    /// <c>PriorityAsync</c> meter and event source with the work's name, whoever awaits the task (a fault is never silent). Runs on the
+    /// thread that completed the work's task (the loop thread, unless the work ended off it after <c>ConfigureAwait(false)</c>).
+    /// </summary>
+    /// <param name="work">The delegate, to name the work.</param>
+    /// <param name="workTask">The task the delegate returned, or <see langword="null"/> when it threw or returned none.</param>
+    protected virtual void Finished(Delegate work, Task? workTask)
+    {
+        if (Task.Exception is { } fault)
+        {
+            WorkFaults.Report(Context, Level, Kind, CallbackNames.DescribeWork(work, workTask), fault.InnerExceptions);
+        }
+    }
 
     private void OnWorkCompleted()
     {
         Task task = _pending!;
+        Delegate work = _pendingWork!;
         _pending = null;
+        _pendingWork = null;
 
-        // Complete first, release second (see the invariant).
+        // Complete, report, then release (see the invariant).
         CompleteFrom(task);
+        Finished(work, task);
         Release();
     }
 

@@ -36,11 +36,17 @@ internal sealed class ControllerRunOperation<TResult> : WorkOperation<TResult>, 
     private readonly PriorityTaskController _controller;
     private CancellationTokenRegistration _registration;
 
-    public ControllerRunOperation(PriorityTaskController controller, Func<Task>? work, Func<Task<TResult>>? typedWork)
-        : base(work, typedWork)
+    public ControllerRunOperation(PriorityTaskController controller, Delegate work, bool hasResult)
+        : base(work, hasResult)
     {
         _controller = controller;
     }
+
+    protected override string Kind => "PriorityTaskController.Run";
+
+    protected override PriorityContext Context => _controller.Context;
+
+    protected override int Level => _controller.Level;
 
     public void Abandon(DropReason reason)
     {

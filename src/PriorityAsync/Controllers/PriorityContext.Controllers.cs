@@ -20,7 +20,7 @@ public sealed partial class PriorityContext
     /// <summary>Counts and reports one item of a controller that will never run. Any thread; never under the controller's lock.</summary>
     internal void DropControllerItem(int level, in WorkItem item, DropReason reason)
     {
-        CountDrop(level, reason);
+        CountDrop(level, reason, item.Callback, item.State);
         OnDropped(level, item, reason);
     }
 

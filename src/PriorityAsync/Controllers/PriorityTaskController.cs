@@ -175,7 +175,7 @@ public sealed class PriorityTaskController
     public Task Run(Func<Task> work)
     {
         ArgumentNullException.ThrowIfNull(work);
-        var operation = new ControllerRunOperation<object?>(this, work, typedWork: null);
+        var operation = new ControllerRunOperation<object?>(this, work, hasResult: false);
         Enqueue(IControllerRun.Callback, operation, ExecutionContextFlow.Capture());
         return operation.Task;
     }
@@ -188,7 +188,7 @@ public sealed class PriorityTaskController
     public Task<TResult> Run<TResult>(Func<Task<TResult>> work)
     {
         ArgumentNullException.ThrowIfNull(work);
-        var operation = new ControllerRunOperation<TResult>(this, work: null, work);
+        var operation = new ControllerRunOperation<TResult>(this, work, hasResult: true);
         Enqueue(IControllerRun.Callback, operation, ExecutionContextFlow.Capture());
         return operation.Task;
     }

@@ -38,13 +38,38 @@ internal static class CallbackNames
             return "Task";
         }
 
+        if (state is INamedWork work)
+        {
+            return work.Describe(); // InvokeAsync, a controller's Run, a scope's child: the code it runs
+        }
+
+        if (state is TimerEntry entry && callback == TimerEntry.FireCallback)
+        {
+            return entry is LoopTimer timer ? Describe(timer.Callback) : "Priority.Delay";
+        }
+
         return Describe((Delegate)callback);
+    }
+
+    /// <summary>Names work started with a delegate (InvokeAsync, a controller's Run, a scope's child): the async method whose task the
+    /// delegate returned when there is one (a lambda that calls <c>KeepLeaseAsync(message)</c> is named <c>Worker.KeepLeaseAsync</c>),
+    /// else the delegate's own method.</summary>
+    public static string DescribeWork(Delegate work, Task? returned)
+    {
+        Type? taskType = returned?.GetType();
+        if (taskType is not null && taskType.IsGenericType && StateMachineName(taskType) is { } asyncMethod)
+        {
+            return asyncMethod;
+        }
+
+        return Describe(work);
     }
 
     private static bool IsRuntimeCallback(SendOrPostCallback callback) =>
         s_runtimeCallbacks.GetOrAdd(callback, static c => c.Method.DeclaringType?.Assembly == typeof(object).Assembly);
 
-    private static string Describe(Delegate callback)
+    /// <summary>Names a delegate: <c>Type.Method</c>, or the async method a state machine box runs.</summary>
+    public static string Describe(Delegate callback)
     {
         object? target = callback.Target;
         if (target is not null && target.GetType().IsGenericType && StateMachineName(target.GetType()) is { } asyncMethod)

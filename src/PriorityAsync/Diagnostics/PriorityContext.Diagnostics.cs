@@ -34,10 +34,20 @@ public sealed partial class PriorityContext
 
     internal long Timestamp() => _clock?.GetTimestamp() ?? Stopwatch.GetTimestamp();
 
-    private void CountDrop(int level, DropReason reason)
+    /// <summary>Counts one dropped item and reports it, with the code it would have run, on the meter and the event source (any thread:
+    /// a drop after the loop ended cannot go to UnhandledException, which runs on the loop).</summary>
+    private void CountDrop(int level, DropReason reason, SendOrPostCallback callback, object? state)
     {
         Interlocked.Increment(ref _dropped);
-        PriorityMetrics.RecordDrop(Name, level, reason);
+        if (PriorityMetrics.Dropped.Enabled || PriorityEventSource.IsOn)
+        {
+            string method = CallbackNames.Describe(callback, state);
+            PriorityMetrics.RecordDrop(Name, level, reason, method);
+            if (PriorityEventSource.IsOn)
+            {
+                PriorityEventSource.Log.WorkDropped(Name, level, PriorityMetrics.DropReasonName(reason), method);
+            }
+        }
     }
 
     /// <summary>The loop's slow path: runs <paramref name="item"/> with whatever _slowPaths asks for around it. Loop thread only.</summary>

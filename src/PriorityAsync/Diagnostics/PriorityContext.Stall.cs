@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Threading;
 using PriorityAsync.Internal;
 
@@ -7,21 +8,24 @@ namespace PriorityAsync;
 // The stall watchdog's side of the context: the event, and what the watchdog reads. Nothing here runs on the post or dispatch path.
 public sealed partial class PriorityContext
 {
-    // Null: no watchdog (the default). Copied from the options when the context is created.
+    // Null: no watchdog. Copied from the options when the context is created (on by default: PriorityContextOptions.DefaultStallTimeout).
     private readonly TimeSpan? _stallTimeout;
 
     /// <summary>
     /// Raised when the loop has started no item for at least <see cref="PriorityContextOptions.StallTimeout"/> while work was waiting,
     /// typically because the running item blocks (a sync-over-async <c>task.Wait()</c> or <c>.Result</c> on the loop thread, for work
-    /// queued to this same loop, never completes). Raised once per stall, on a thread-pool thread, while the stall lasts.
+    /// queued to this same loop or for a loop timer or <see cref="Priority.Delay"/> that only this loop can fire, never completes).
+    /// Raised once per stall, on the process-wide watchdog thread (never the thread pool), while the stall lasts.
     /// </summary>
     /// <remarks>
-    /// <para>Only raised when <see cref="PriorityContextOptions.StallTimeout"/> is set. Each stall is also recorded on the
-    /// <c>System.Diagnostics.Metrics</c> meter named <c>PriorityAsync</c>: the counter <c>priorityasync.stalls</c> and the histogram
-    /// <c>priorityasync.stall.waiting_time</c> (seconds), tagged with <c>priorityasync.context</c> (the <see cref="Name"/>) and
-    /// <c>priorityasync.level</c>.</para>
-    /// <para>The loop is not interrupted: a watchdog reports, it cannot unblock. As for any thread-pool callback, an exception thrown by a
-    /// handler is unhandled and ends the process.</para>
+    /// <para>On by default (<see cref="PriorityContextOptions.DefaultStallTimeout"/>, 10 seconds); <see cref="PriorityContextOptions.StallTimeout"/>
+    /// = <see langword="null"/> turns it off. Each stall is also recorded on the <c>System.Diagnostics.Metrics</c> meter named
+    /// <c>PriorityAsync</c> (the counter <c>priorityasync.stalls</c> and the histogram <c>priorityasync.stall.waiting_time</c>, in seconds,
+    /// tagged with <c>priorityasync.context</c> and <c>priorityasync.level</c>) and written to the <c>PriorityAsync</c> event source
+    /// (event <c>StallDetected</c>). So that a hang is never silent, a stall that no handler observes is also written to standard error,
+    /// one line per stall; attach a handler (the hosting package logs it as a warning) to take that over.</para>
+    /// <para>The loop is not interrupted: a watchdog reports, it cannot unblock. Handlers run one at a time on the watchdog thread: a slow
+    /// one delays other contexts' reports. An exception thrown by a handler is unhandled and ends the process.</para>
     /// </remarks>
     public event EventHandler<StallDetectedEventArgs>? StallDetected;
 
@@ -43,9 +47,39 @@ public sealed partial class PriorityContext
     /// <summary>Called by the loop as it starts: a watchdog when <see cref="PriorityContextOptions.StallTimeout"/> is set, else null.</summary>
     private Watchdog? StartWatchdog() => _stallTimeout is { } timeout ? Watchdog.Start(this, timeout) : null;
 
+    /// <summary>
+    /// The watchdog thread: the level of the earliest armed loop timer if its due time has passed, else -1. Only the loop moves due
+    /// timers into its queues (FireDueTimers), so a loop blocked inside an item leaves an overdue timer in the heap, where this sees it.
+    /// Takes the timer lock, which nothing holds for long (no user code runs under it); not on any hot path.
+    /// </summary>
+    internal int OverdueTimerLevel()
+    {
+        lock (_timerLock)
+        {
+            return _timers.Min is { } earliest && earliest.Due != long.MaxValue && earliest.Due <= Stopwatch.GetTimestamp() ? earliest.Level : -1;
+        }
+    }
+
     internal void OnStallDetected(StallDetectedEventArgs report)
     {
         PriorityMetrics.RecordStall(Name, report.Level, report.WaitingFor);
-        StallDetected?.Invoke(this, report);
+        if (PriorityEventSource.IsOn)
+        {
+            PriorityEventSource.Log.StallDetected(Name, report.Level, (long)report.WaitingFor.TotalMilliseconds, report.PendingCount);
+        }
+
+        EventHandler<StallDetectedEventArgs>? handlers = StallDetected;
+        if (handlers is not null)
+        {
+            handlers(this, report);
+            return;
+        }
+
+        // Nobody listens: a hang must not be silent. One line per stall (the watchdog reports once per episode).
+        Console.Error.WriteLine(
+            $"PriorityAsync: the loop of PriorityContext '{Name}' has started no item for {report.WaitingFor.TotalSeconds:F1} s while " +
+            $"{report.PendingCount} item(s) wait (highest level {report.Level}). The running item is blocked: typically a .Wait(), .Result " +
+            "or GetAwaiter().GetResult() on work that needs this loop. Await it instead. (Handle PriorityContext.StallDetected to report " +
+            "stalls yourself, or set PriorityContextOptions.StallTimeout = null to turn the watchdog off.)");
     }
 }

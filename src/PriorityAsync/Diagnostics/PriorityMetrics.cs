@@ -35,6 +35,12 @@ internal static class PriorityMetrics
     /// <summary>Tag of exceptions: <c>handled</c> (a handler set Handled; the loop went on) or <c>unhandled</c> (the context faulted).</summary>
     public const string ExceptionResultTag = "priorityasync.exception.result";
 
+    /// <summary>Tag of dropped items and faulted work: the code, as <c>Type.Method</c> (an async method by its own name).</summary>
+    public const string MethodTag = "priorityasync.method";
+
+    /// <summary>Tag of faulted work: how it was started (<c>InvokeAsync</c>, <c>PriorityTaskController.Run</c>, <c>TaskScope.Start</c>).</summary>
+    public const string WorkKindTag = "priorityasync.work.kind";
+
     // Bucket boundaries for item durations: the OpenTelemetry defaults (0 to 10,000) suit milliseconds, not seconds of items that
     // typically take microseconds.
     private static readonly double[] s_durationBuckets =
@@ -87,6 +93,12 @@ internal static class PriorityMetrics
         unit: "{exception}",
         description: "The number of exceptions that escaped a work item (typically an async void method), handled or not.");
 
+    /// <summary>Work started with a delegate whose task faulted (see <see cref="WorkFaults"/>), whoever awaits it.</summary>
+    public static readonly Counter<long> WorkFaulted = s_meter.CreateCounter<long>(
+        "priorityasync.work.faulted",
+        unit: "{exception}",
+        description: "The number of exceptions that ended work started with InvokeAsync, PriorityTaskController.Run or TaskScope.Start.");
+
     /// <summary>Stalls detected by the watchdog; one per stall, however long it lasts.</summary>
     public static readonly Counter<long> Stalls = s_meter.CreateCounter<long>(
         "priorityasync.stalls",
@@ -107,20 +119,43 @@ internal static class PriorityMetrics
     public static void RecordRun(PriorityContext context, int level, long ticks) =>
         RunDuration.Record(ticks / (double)context.TimestampFrequency, new(ContextTag, context.Name), s_levelTags[level]);
 
-    public static void RecordDrop(string contextName, int level, DropReason reason)
+    public static void RecordDrop(string contextName, int level, DropReason reason, string method)
     {
         if (Dropped.Enabled)
         {
-            Dropped.Add(
-                1,
-                new(ContextTag, contextName),
+            var tags = new TagList
+            {
+                { ContextTag, contextName },
                 s_levelTags[level],
-                new(DropReasonTag, reason switch
-                {
-                    DropReason.AbandonedAfterFault => "abandoned_after_fault",
-                    DropReason.Cancelled => "cancelled",
-                    _ => "posted_after_completion",
-                }));
+                { DropReasonTag, DropReasonName(reason) },
+                { MethodTag, method },
+            };
+            Dropped.Add(1, in tags);
+        }
+    }
+
+    /// <summary>The snake-case name of a drop reason, as the metric and the event source write it.</summary>
+    public static string DropReasonName(DropReason reason) => reason switch
+    {
+        DropReason.AbandonedAfterFault => "abandoned_after_fault",
+        DropReason.Cancelled => "cancelled",
+        DropReason.TimerArmedAtFinish => "timer_armed_at_finish",
+        _ => "posted_after_completion",
+    };
+
+    public static void RecordWorkFaulted(string contextName, int level, string kind, string method, Exception exception)
+    {
+        if (WorkFaulted.Enabled)
+        {
+            var tags = new TagList
+            {
+                { ContextTag, contextName },
+                s_levelTags[level],
+                { WorkKindTag, kind },
+                { MethodTag, method },
+                { ErrorTypeTag, exception.GetType().FullName },
+            };
+            WorkFaulted.Add(1, in tags);
         }
     }
 

@@ -10,8 +10,11 @@ namespace PriorityAsync.Internal;
 /// </summary>
 /// <remarks>
 /// <para>Cost on the hot path: none. The loop already counts the items it starts (<c>_runPerLevel</c>, a plain increment on the loop
-/// thread); the watchdog is a <see cref="Timer"/> that reads those counters and the queue counts every quarter of the timeout, from a
-/// thread-pool thread. Post, Prioritize and dispatch do nothing extra, whether the watchdog is on or off.</para>
+/// thread); the watchdog reads those counters, the queue counts and whether a loop timer is overdue every quarter of the timeout, on
+/// the process-wide <see cref="WatchdogThread"/> (never the thread pool, so a starved pool does not delay a report). Post, Prioritize
+/// and dispatch do nothing extra, whether the watchdog is on or off.</para>
+/// <para>Waiting work is queued items, and also a loop timer or <c>Priority.Delay</c> whose due time has passed: a loop blocked in
+/// <c>.Wait()</c> on such a delay never moves it into its queues, yet it is as stuck as one that does not run a queued item.</para>
 /// <para>What a check decides (<see cref="Check"/>): if the dispatch count moved since the previous check, or no work is waiting, the loop
 /// is healthy and the episode (if any) ends. Otherwise the first such check starts an episode; once the episode is
 /// <c>timeout</c> old, it is reported once (event + metrics). Every item waiting at the episode's first check is still waiting (nothing
@@ -25,46 +28,44 @@ internal sealed class Watchdog : IDisposable
     private readonly PriorityContext _context;
     private readonly TimeSpan _timeout;
     private readonly long _timeoutTicks;
-    private readonly Timer? _timer;
-
-    // Serialises checks: a slow StallDetected handler must not let the next tick run concurrently with it.
-    private readonly object _checkLock = new();
 
     private long _lastDispatchCount = -1;
     private long _episodeStart; // Stopwatch timestamp of the episode's first check; 0 = no episode
     private bool _episodeReported;
     private volatile bool _stopped;
 
-    private Watchdog(PriorityContext context, TimeSpan timeout, bool startTimer)
+    private Watchdog(PriorityContext context, TimeSpan timeout)
     {
         _context = context;
         _timeout = timeout;
         _timeoutTicks = (long)(timeout.TotalSeconds * Stopwatch.Frequency);
-        if (startTimer)
-        {
-            TimeSpan interval = CheckInterval(timeout);
-
-            // Do not capture the loop starter's ExecutionContext (AsyncLocals) into a timer that outlives nothing of it.
-            using (ExecutionContext.SuppressFlow())
-            {
-                _timer = new Timer(static state => ((Watchdog)state!).OnTimer(), this, interval, interval);
-            }
-        }
+        IntervalTicks = (long)(CheckInterval(timeout).TotalSeconds * Stopwatch.Frequency);
     }
+
+    /// <summary>The period of the checks, in Stopwatch ticks.</summary>
+    public long IntervalTicks { get; }
+
+    /// <summary>Guarded by the <see cref="WatchdogThread"/>'s lock: when the next check is due (a Stopwatch timestamp).</summary>
+    public long NextCheck { get; set; }
 
     /// <summary>A quarter of the timeout, at least 1 ms: the report comes between 1 and 1.5 timeouts after the loop stopped dispatching.</summary>
     public static TimeSpan CheckInterval(TimeSpan timeout) => TimeSpan.FromTicks(Math.Max(timeout.Ticks / 4, TimeSpan.TicksPerMillisecond));
 
     /// <summary>Starts the watchdog of a loop that has just started running.</summary>
-    public static Watchdog Start(PriorityContext context, TimeSpan timeout) => new(context, timeout, startTimer: true);
+    public static Watchdog Start(PriorityContext context, TimeSpan timeout)
+    {
+        var watchdog = new Watchdog(context, timeout);
+        WatchdogThread.Shared.Register(watchdog);
+        return watchdog;
+    }
 
-    /// <summary>For tests: a watchdog without a timer, driven by explicit <see cref="Check"/> calls with made-up clocks.</summary>
-    internal static Watchdog CreateManual(PriorityContext context, TimeSpan timeout) => new(context, timeout, startTimer: false);
+    /// <summary>For tests: a watchdog that is not registered, driven by explicit <see cref="Check"/> calls with made-up clocks.</summary>
+    internal static Watchdog CreateManual(PriorityContext context, TimeSpan timeout) => new(context, timeout);
 
     public void Dispose()
     {
-        _stopped = true;
-        _timer?.Dispose(); // a check already running sees _stopped or the finished state and reports nothing
+        _stopped = true; // a check already running sees it, or the finished state, and reports nothing
+        WatchdogThread.Shared.Unregister(this);
     }
 
     /// <summary>
@@ -116,37 +117,31 @@ internal sealed class Watchdog : IDisposable
             _timeout);
     }
 
-    private void OnTimer()
+    /// <summary>One check, on the <see cref="WatchdogThread"/>: reads the loop's counters and raises a report if there is one.</summary>
+    internal void Tick()
     {
-        if (_stopped || !Monitor.TryEnter(_checkLock))
+        if (_stopped || _context.IsFinished)
         {
-            return; // stopping, or the previous check (a slow handler) is still running: skip this tick
+            return;
         }
 
-        try
+        Span<int> pending = stackalloc int[_context.Levels];
+        for (int level = 0; level < pending.Length; level++)
         {
-            if (_stopped || _context.IsFinished)
-            {
-                return;
-            }
-
-            Span<int> pending = stackalloc int[_context.Levels];
-            for (int level = 0; level < pending.Length; level++)
-            {
-                // Count, not the non-empty mask: I1 allows a stale set bit over an empty queue (for example the level of the item
-                // running now), which would look like waiting work.
-                pending[level] = _context.Queues.Count(level);
-            }
-
-            StallDetectedEventArgs? report = Check(Stopwatch.GetTimestamp(), _context.DispatchCount, pending);
-            if (report is not null)
-            {
-                _context.OnStallDetected(report);
-            }
+            // Count, not the non-empty mask: I1 allows a stale set bit over an empty queue (for example the level of the item
+            // running now), which would look like waiting work.
+            pending[level] = _context.Queues.Count(level);
         }
-        finally
+
+        if (_context.OverdueTimerLevel() is int timerLevel and >= 0)
         {
-            Monitor.Exit(_checkLock);
+            pending[timerLevel]++; // an overdue timer is waiting work the blocked loop has not queued yet
+        }
+
+        StallDetectedEventArgs? report = Check(Stopwatch.GetTimestamp(), _context.DispatchCount, pending);
+        if (report is not null && !_stopped)
+        {
+            _context.OnStallDetected(report);
         }
     }
 }

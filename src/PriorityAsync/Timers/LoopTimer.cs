@@ -33,6 +33,9 @@ internal sealed class LoopTimer : TimerEntry, ITimer
         _executionContext = ExecutionContext.Capture(); // null when flow is suppressed, as for the system timers
     }
 
+    /// <summary>The timer's callback, for naming a dropped firing.</summary>
+    internal TimerCallback Callback => _callback;
+
     /// <summary>For tests: set once disposed.</summary>
     internal bool IsDisposed => _disposed;
 

@@ -345,7 +345,7 @@ public sealed partial class PriorityContext : IAlarmTarget
 
         foreach (TimerEntry entry in armed)
         {
-            CountDrop(entry.Level, DropReason.TimerArmedAtFinish); // the snapshot's count and the dropped-items metric, as for queued items
+            CountDrop(entry.Level, DropReason.TimerArmedAtFinish, TimerEntry.FireCallback, entry); // the snapshot's count and the dropped-items metric, as for queued items
             try
             {
                 entry.OnDropped();

@@ -3,6 +3,7 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
 using System.Diagnostics.Metrics;
+using System.IO;
 using PriorityAsync.Internal;
 using PriorityAsync.Tests.Infrastructure;
 
@@ -254,19 +255,94 @@ public sealed class StallDetectionTests
     }
 
     [Fact]
-    public async Task StallTimeoutUnset_NoWatchdog_BlockedLoopNotReported()
+    public void StallTimeout_OnByDefault_TenSeconds_TheSameInTheHostingPackage()
     {
-        // Off by default: the same blocked loop raises nothing.
-        var loop = new PriorityContextThread(new PriorityContextOptions { Name = NewName() });
+        new PriorityContextOptions().StallTimeout.Should().Be(TimeSpan.FromSeconds(10));
+        PriorityContextOptions.DefaultStallTimeout.Should().Be(TimeSpan.FromSeconds(10));
+    }
+
+    [Fact]
+    public async Task StallTimeoutNull_NoWatchdog_BlockedLoopNotReported()
+    {
+        // Null turns it off: the same blocked loop raises nothing.
+        var loop = new PriorityContextThread(new PriorityContextOptions { Name = NewName(), StallTimeout = null });
         int reports = 0;
         loop.Context.StallDetected += (_, _) => Interlocked.Increment(ref reports);
         using var release = new ManualResetEventSlim(false);
         loop.Context.GetSynchronizationContext(0).Post(_ => release.Wait(TestTimeout.Unexpected), null);
         loop.Context.GetSynchronizationContext(1).Post(_ => { }, null);
-        await Task.Delay(100);
+        await Task.Delay(300); // three times the short timeout the other tests use: long enough for a watchdog to have spoken
         release.Set();
         await loop.DisposeAsync().AsTask().WithTimeout("dispose");
         Volatile.Read(ref reports).Should().Be(0);
+    }
+
+    [Fact]
+    public async Task WaitOnAPriorityDelay_TheOverdueTimerIsWaitingWork_StallReportedAtItsLevel()
+    {
+        // The loop blocks on a Priority.Delay that only the loop itself can fire: nothing is ever queued (the blocked loop never moves
+        // the due timer into its queues), yet the loop is stuck. The watchdog counts the overdue timer as waiting work.
+        var options = new PriorityContextOptions { Levels = 3, Name = NewName(), StallTimeout = s_shortTimeout };
+        await using var loop = new PriorityContextThread(options);
+        using var release = new ManualResetEventSlim(false);
+        var reported = new TaskCompletionSource<StallDetectedEventArgs>(TaskCreationOptions.RunContinuationsAsynchronously);
+        loop.Context.StallDetected += (_, e) =>
+        {
+            reported.TrySetResult(e);
+            release.Set();
+        };
+
+        loop.Context.GetSynchronizationContext(2).Post(
+            _ =>
+            {
+                Task delay = Priority.Delay(TimeSpan.FromMilliseconds(1)).AsTask();
+                WaitHandle.WaitAny([((IAsyncResult)delay).AsyncWaitHandle, release.WaitHandle]); // delay.Wait(), with a way out
+            },
+            null);
+
+        StallDetectedEventArgs stall = await reported.Task.WithTimeout("the watchdog to report the loop blocked on its own timer");
+        stall.Level.Should().Be(2, "the delay was armed at level 2");
+        stall.PendingCount.Should().Be(1, "the overdue timer is the one waiting item");
+    }
+
+    [Fact]
+    public void Run_WaitOnAPriorityDelay_WithTheDefaultOptionsAndNoHandler_IsNotSilent()
+    {
+        // The default watchdog, nobody listening: the report still reaches standard error. (A short timeout keeps the test quick.)
+        var error = new StringWriter();
+        TextWriter synchronized = TextWriter.Synchronized(error); // its methods lock the wrapper: read under the same lock
+        TextWriter previous = Console.Error;
+        Console.SetError(synchronized);
+        try
+        {
+            TestTimeout.OnOwnThread(
+                () => PriorityContext.Run(
+                    () =>
+                    {
+                        Task delay = Priority.Delay(TimeSpan.FromMilliseconds(1)).AsTask();
+                        var deadline = Stopwatch.StartNew();
+                        while (!Written().Contains("has started no item", StringComparison.Ordinal) && deadline.Elapsed < TestTimeout.Unexpected)
+                        {
+                            delay.Wait(TimeSpan.FromMilliseconds(10)); // never completes: the loop is the one blocked here
+                        }
+                    },
+                    new PriorityContextOptions { Name = "silent-" + Guid.NewGuid().ToString("N")[..8], StallTimeout = s_shortTimeout }),
+                "Run");
+        }
+        finally
+        {
+            Console.SetError(previous);
+        }
+
+        Written().Should().Contain("has started no item").And.Contain(".Wait()").And.Contain("StallTimeout = null");
+
+        string Written()
+        {
+            lock (synchronized)
+            {
+                return error.ToString();
+            }
+        }
     }
 
     private static async Task DelayOnThisLevelAsync()

@@ -1,0 +1,116 @@
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Threading;
+
+namespace PriorityAsync.Internal;
+
+/// <summary>
+/// The process-wide thread that runs every context's stall watchdog (<see cref="Watchdog"/>): one dedicated background thread, never
+/// the thread pool, so a stall is reported on time when the pool is starved too (a sync-over-async <c>.Wait()</c> often starves both).
+/// </summary>
+/// <remarks>
+/// <para>It sleeps until the earliest next check of its watchdogs (a quarter of each one's stall timeout: 2.5 s with the default
+/// 10 s), checks the ones that are due, and raises their reports on itself; with no watchdog registered it sleeps without a timeout.
+/// A check reads a few counters (and, when the queues are empty, takes the context's timer lock to see whether a timer is overdue):
+/// microseconds, a few hundred times an hour per context.</para>
+/// <para>Handlers of <see cref="PriorityContext.StallDetected"/> run on this thread, one at a time: a slow handler delays the other
+/// contexts' checks, never their loops. An exception thrown by a handler is unhandled and ends the process, as it would on a
+/// thread-pool timer.</para>
+/// <para>Registration and the checks share <see cref="_lock"/>; the checks themselves (and the handlers) run outside it. A watchdog
+/// disposed while its check runs reports nothing (it sees its own stop flag or its context finished).</para>
+/// </remarks>
+internal sealed class WatchdogThread
+{
+    private static WatchdogThread? s_shared;
+
+    private readonly object _lock = new();
+    private readonly List<Watchdog> _watchdogs = [];
+    private readonly List<Watchdog> _due = [];
+    private readonly AutoResetEvent _signal = new(false);
+    private Thread? _thread;
+    private long _checks;
+
+    /// <summary>Gets the process-wide watchdog thread.</summary>
+    public static WatchdogThread Shared => Volatile.Read(ref s_shared) ?? CreateShared();
+
+    /// <summary>For tests and measurements: how many checks the thread has made.</summary>
+    internal long Checks => Interlocked.Read(ref _checks);
+
+    /// <summary>For measurements: the thread, once started.</summary>
+    internal Thread? Thread => _thread;
+
+    public void Register(Watchdog watchdog)
+    {
+        lock (_lock)
+        {
+            watchdog.NextCheck = Stopwatch.GetTimestamp() + watchdog.IntervalTicks;
+            _watchdogs.Add(watchdog);
+            if (_thread is null)
+            {
+                // Not captured: the thread outlives whatever code first started a loop with a watchdog.
+                _thread = new Thread(Run) { IsBackground = true, Name = "PriorityAsync stall watchdog" };
+                _thread.UnsafeStart();
+            }
+        }
+
+        _signal.Set(); // its first check may be earlier than the one the thread sleeps until
+    }
+
+    public void Unregister(Watchdog watchdog)
+    {
+        lock (_lock)
+        {
+            _watchdogs.Remove(watchdog);
+        }
+    }
+
+    private static WatchdogThread CreateShared()
+    {
+        Interlocked.CompareExchange(ref s_shared, new WatchdogThread(), null);
+        return s_shared!;
+    }
+
+    private void Run()
+    {
+        while (true)
+        {
+            long now = Stopwatch.GetTimestamp();
+            long next = long.MaxValue;
+            lock (_lock)
+            {
+                foreach (Watchdog watchdog in _watchdogs)
+                {
+                    if (watchdog.NextCheck <= now)
+                    {
+                        _due.Add(watchdog);
+                        watchdog.NextCheck = now + watchdog.IntervalTicks;
+                    }
+
+                    next = Math.Min(next, watchdog.NextCheck);
+                }
+            }
+
+            // Outside the lock: a check may raise StallDetected, whose handler may start or end a loop (and so register here).
+            foreach (Watchdog watchdog in _due)
+            {
+                watchdog.Tick();
+                Interlocked.Increment(ref _checks);
+            }
+
+            _due.Clear();
+            if (next == long.MaxValue)
+            {
+                _signal.WaitOne();
+            }
+            else
+            {
+                long waitTicks = next - Stopwatch.GetTimestamp();
+                if (waitTicks > 0)
+                {
+                    _signal.WaitOne(TimeSpan.FromSeconds((double)waitTicks / Stopwatch.Frequency));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace PriorityAsync.Internal;
+
+/// <summary>
+/// One child of a <see cref="TaskScope"/>: queued at its level as an ordinary item (the <see cref="IInvokeOperation"/> callback, so the
+/// context's drop path completes it), run on the loop with the scope's token, its task handed back unwrapped.
+/// </summary>
+/// <remarks>The scope took the child's hold on the loop when it started it (K1 in Scopes/TaskScope.cs); the child's end, in every path
+/// (ran and completed, threw, returned null, dropped), goes to <see cref="TaskScope.OnChildEnded"/> exactly once, which releases it.</remarks>
+/// <typeparam name="TResult">The result type; <see cref="object"/> (always <see langword="null"/>) for a plain <see cref="Task"/>.</typeparam>
+internal sealed class ChildOperation<TResult> : WorkOperation<TResult>, IInvokeOperation
+{
+    private readonly TaskScope _scope;
+    private readonly int _level;
+    private readonly bool _hasResult;
+
+    public ChildOperation(TaskScope scope, int level, Delegate child, bool hasResult)
+        : base(child, hasResult)
+    {
+        _scope = scope;
+        _level = level;
+        _hasResult = hasResult;
+    }
+
+    public int ChildLevel => _level;
+
+    protected override string Kind => "TaskScope.Start";
+
+    protected override PriorityContext Context => _scope.Context;
+
+    protected override int Level => _level;
+
+    public void Abandon()
+    {
+        TrySetException(new ObjectDisposedException(
+            _scope.Context.Name,
+            $"The PriorityContext '{_scope.Context.Name}' finished ({_scope.Context.State}) before the child started at level {_level} could run; the child did not run."));
+        _scope.OnChildEnded(Task);
+    }
+
+    protected override Task? StartWork(Delegate work) =>
+        _hasResult
+            ? ((Func<CancellationToken, Task<TResult>>)work)(_scope.CancellationToken)
+            : ((Func<CancellationToken, Task>)work)(_scope.CancellationToken);
+
+    protected override string NullTaskMessage() =>
+        $"The child started in a TaskScope of PriorityContext '{_scope.Context.Name}' (level {_level}) returned null instead of a Task.";
+
+    // The hold was taken by TaskScope.Start, for the queued item and the pending task alike (K1).
+    protected override void Hold()
+    {
+    }
+
+    protected override void Release()
+    {
+    }
+
+    protected override void Finished(Delegate work, Task? workTask)
+    {
+        base.Finished(work, workTask); // the fault report
+        _scope.OnChildEnded(Task); // K2, then the hold is released
+    }
+}
