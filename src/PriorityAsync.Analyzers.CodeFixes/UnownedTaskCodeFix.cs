@@ -15,8 +15,8 @@ namespace PriorityAsync.Analyzers;
 /// <summary>
 /// PA0003's fix: the discarded (or unawaited) task becomes a child of a scope, which waits for it and surfaces its exception. Inside
 /// a lambda or method with a TaskScope parameter, <c>_ = FooAsync(x);</c> becomes <c>scope.Start(_ => FooAsync(x));</c>; elsewhere
-/// <c>Priority.Start(_ => FooAsync(x));</c> (a child of the loop's root scope). In an async function the statement keeps a discard
-/// (<c>_ = scope.Start(...)</c>), which CS4014 asks for. Offered only where the compilation has that API.
+/// <c>Priority.Start(_ => FooAsync(x));</c> (a child of the loop's root scope). Start returns nothing (the scope owns the child), so the
+/// statement needs no discard, in an async function or not. Offered only where the compilation has that API.
 /// </summary>
 [ExportCodeFixProvider(LanguageNames.CSharp, Name = nameof(UnownedTaskCodeFix))]
 [Shared]
@@ -85,13 +85,6 @@ public sealed class UnownedTaskCodeFix : CodeFixProvider
         ExpressionSyntax start = SyntaxFactory.InvocationExpression(
             target, SyntaxFactory.ArgumentList(SyntaxFactory.SingletonSeparatedList(SyntaxFactory.Argument(child))));
 
-        // In an async function a Task-returning call as a statement draws CS4014 (an error under warnings-as-errors): keep the discard
-        // there. The child's task is owned all the same: the scope awaits it and surfaces its exception.
-        if (IsInAsyncFunction(statement, model, cancellationToken))
-        {
-            start = SyntaxFactory.AssignmentExpression(SyntaxKind.SimpleAssignmentExpression, SyntaxFactory.IdentifierName("_"), start);
-        }
-
         ExpressionStatementSyntax replacement = statement.WithExpression(start).WithTriviaFrom(statement);
         return document.WithSyntaxRoot(root.ReplaceNode(statement, replacement));
     }
@@ -129,26 +122,6 @@ public sealed class UnownedTaskCodeFix : CodeFixProvider
         }
 
         return null;
-    }
-
-    private static bool IsInAsyncFunction(SyntaxNode node, SemanticModel model, CancellationToken cancellationToken)
-    {
-        foreach (SyntaxNode ancestor in node.Ancestors())
-        {
-            IMethodSymbol? function = ancestor switch
-            {
-                AnonymousFunctionExpressionSyntax lambda => model.GetSymbolInfo(lambda, cancellationToken).Symbol as IMethodSymbol,
-                LocalFunctionStatementSyntax or BaseMethodDeclarationSyntax or AccessorDeclarationSyntax =>
-                    model.GetDeclaredSymbol(ancestor, cancellationToken) as IMethodSymbol,
-                _ => null,
-            };
-            if (function is not null)
-            {
-                return function.IsAsync;
-            }
-        }
-
-        return false;
     }
 
     private static bool HasPriorityStart(Compilation compilation) =>

@@ -40,17 +40,17 @@ internal static class Descriptors
         description: "A task that is discarded (_ = FooAsync()) or not awaited runs on the loop with no owner: nothing waits for it before "
             + "the loop ends, and its exception goes unobserved. A child of a scope is awaited by the scope, which surfaces its exception.");
 
-    /// <summary>PA0004: a static Priority member where the code has left the loop.</summary>
+    /// <summary>PA0004: a static Priority member (or a scope's Start) where the code has left the loop.</summary>
     public static readonly DiagnosticDescriptor StaticPriorityOffLoop = new(
         id: "PA0004",
         title: "Priority's static members need the loop: not after ConfigureAwait(false)",
-        messageFormat: "Priority.{0} runs {1}, where the code may no longer be on the loop: it throws InvalidOperationException there; use context.Prioritize(level) to return to the loop first",
+        messageFormat: "{0} runs {1}, where the code may no longer be on the loop: it throws InvalidOperationException there; use context.Prioritize(level) to return to the loop first",
         category: Category,
         defaultSeverity: DiagnosticSeverity.Warning,
         isEnabledByDefault: true,
         description: "After await ... ConfigureAwait(false) the rest of the method continues on the thread pool whenever the awaited task "
-            + "completed asynchronously; Priority.Prioritize, Yield, Delay, Checkpoint and ShouldYield find no loop there and throw. "
-            + "await context.Prioritize(level) goes back to a known context.");
+            + "completed asynchronously; Priority.Prioritize, Yield, Delay, Checkpoint, ShouldYield and Start, and TaskScope.RunAsync, "
+            + "Start and StartAsync find no loop there and throw. await context.Prioritize(level) goes back to a known context.");
 
     /// <summary>PA0005: a helper whose only await is Prioritize, so the level it sets applies to nothing.</summary>
     public static readonly DiagnosticDescriptor PrioritizeInHelper = new(

@@ -10,7 +10,7 @@ internal enum LambdaStart
     Inherit,
 
     /// <summary>Given to something that runs it on a loop: PriorityContext.Run or InvokeAsync, a context's task factory, scheduler,
-    /// synchronization context or controller, Priority.Start.</summary>
+    /// synchronization context or controller, Priority.Start, a scope's Start or StartAsync, TaskScope.RunAsync.</summary>
     Loop,
 
     /// <summary>Given to something that runs it on the thread pool or a thread of its own (Task.Run, Task.Factory.StartNew,

@@ -152,9 +152,9 @@ internal sealed class MemberWalk
         if (Is(type, _symbols.Priority))
         {
             function.FirstEvidence = Math.Min(function.FirstEvidence, position);
-            if (method.Name is "Prioritize" or "Yield" or "Delay" or "Checkpoint")
+            if (method.Name is "Prioritize" or "Yield" or "Delay" or "Checkpoint" or "Start")
             {
-                Add(Descriptors.StaticPriorityOffLoop, invocation, function, method.Name);
+                Add(Descriptors.StaticPriorityOffLoop, invocation, function, "Priority." + method.Name);
             }
 
             return;
@@ -165,6 +165,19 @@ internal sealed class MemberWalk
             if (!method.IsStatic && method.Name == "Checkpoint")
             {
                 function.FirstEvidence = Math.Min(function.FirstEvidence, position);
+            }
+
+            return;
+        }
+
+        if (Is(type, _symbols.TaskScope))
+        {
+            // TaskScope.RunAsync, scope.Start and scope.StartAsync throw anywhere but on the loop thread (Cancel and
+            // CancellationToken work from any thread: no evidence).
+            if (method.Name is "RunAsync" or "Start" or "StartAsync")
+            {
+                function.FirstEvidence = Math.Min(function.FirstEvidence, position);
+                Add(Descriptors.StaticPriorityOffLoop, invocation, function, "TaskScope." + method.Name);
             }
 
             return;
@@ -220,7 +233,7 @@ internal sealed class MemberWalk
         if (Is(type, _symbols.Priority))
         {
             function.FirstEvidence = Math.Min(function.FirstEvidence, reference.Syntax.SpanStart);
-            Add(Descriptors.StaticPriorityOffLoop, reference, function, property.Name);
+            Add(Descriptors.StaticPriorityOffLoop, reference, function, "Priority." + property.Name);
             return;
         }
 
@@ -302,8 +315,10 @@ internal sealed class MemberWalk
         IMethodSymbol method = invocation.TargetMethod;
         INamedTypeSymbol? type = method.ContainingType?.OriginalDefinition;
 
-        // Owned already: a child of a scope (the scope awaits it), or InvokeAsync's task (the loop awaits it before Run returns).
-        if ((method.Name == "Start" && (Is(type, _symbols.Priority) || Is(type, _symbols.TaskScope)))
+        // Owned already: a child of a scope, whose task StartAsync also hands back (the scope awaits the child and surfaces its
+        // failure, whether or not the caller awaits that task), or InvokeAsync's task (the loop awaits it before Run returns).
+        // Start itself returns nothing and never gets here.
+        if ((method.Name is "StartAsync" && Is(type, _symbols.TaskScope))
             || (method.Name == "InvokeAsync" && Is(type, _symbols.PriorityContext)))
         {
             return;
@@ -451,6 +466,13 @@ internal sealed class MemberWalk
         if (Is(type, _symbols.Priority))
         {
             return LambdaStart.Loop; // Priority.Start: a child of the current loop's root scope
+        }
+
+        if (Is(type, _symbols.TaskScope))
+        {
+            // A child (Start, StartAsync) runs on the scope's loop; RunAsync's body starts at once on the calling thread, which must
+            // be the loop's.
+            return method.Name is "Start" or "StartAsync" or "RunAsync" ? LambdaStart.Loop : LambdaStart.Inherit;
         }
 
         if (Is(type, _symbols.TaskFactory) || Is(type, _symbols.TaskFactoryOfT))

@@ -144,12 +144,12 @@ public sealed class CodeFixTests
 
             void M() => PriorityContext.Run(() => TaskScope.RunAsync(async scope =>
             {
-                _ = scope.Start(_ => FooAsync(1));
-                _ = scope.Start(_ => BarAsync().AsTask());
+                scope.Start(_ => FooAsync(1));
+                scope.Start(_ => BarAsync().AsTask());
                 await Task.Yield();
             }));
         }
-        """, StandIns.Library);
+        """);
 
     [Fact]
     public Task DiscardedTask_OutsideAScope_BecomesAChildOfTheLoop() => Verifier.FixAsync<UnownedTaskCodeFix>("""
@@ -170,11 +170,11 @@ public sealed class CodeFixTests
 
             void M() => PriorityContext.Run(async () =>
             {
-                _ = Priority.Start(_ => KeepLeaseAsync("m")); // keep the lease while processing
+                Priority.Start(_ => KeepLeaseAsync("m")); // keep the lease while processing
                 await Priority.Yield();
             });
         }
-        """, StandIns.Library);
+        """);
 
     [Fact]
     public Task DiscardedTask_InASynchronousLambda_BecomesAPlainStart() => Verifier.FixAsync<UnownedTaskCodeFix>("""
@@ -199,7 +199,44 @@ public sealed class CodeFixTests
                 return Task.CompletedTask;
             }));
         }
-        """, StandIns.Library);
+        """);
+
+    [Fact]
+    public Task DiscardedTask_InAMethodWithAScopeParameter_StartsOnThatScope() => Verifier.FixAsync<UnownedTaskCodeFix>("""
+        class C
+        {
+            Task<int> CountAsync(int x) => Task.FromResult(x);
+
+            [RunsOnPriorityLoop]
+            async Task HandleAsync(TaskScope children, Task io)
+            {
+                {|PA0003:_ = CountAsync(1);|}
+                foreach (int x in new[] { 2, 3 })
+                {
+                    {|PA0003:CountAsync(x);|}
+                }
+
+                await io;
+            }
+        }
+        """, """
+        class C
+        {
+            Task<int> CountAsync(int x) => Task.FromResult(x);
+
+            [RunsOnPriorityLoop]
+            async Task HandleAsync(TaskScope children, Task io)
+            {
+                children.Start(_ => CountAsync(1));
+                foreach (int x in new[] { 2, 3 })
+                {
+                    children.Start(_ => CountAsync(x));
+                }
+
+                await io;
+            }
+        }
+        """);
 
     [Fact]
     public Task DiscardedTask_WithoutTheChildTaskApi_HasNoFix() => Verifier.FixAsync<UnownedTaskCodeFix>("""
@@ -216,5 +253,5 @@ public sealed class CodeFixTests
 
             void M() => PriorityContext.Run(() => { {|PA0003:_ = KeepLeaseAsync();|} });
         }
-        """);
+        """, StandIns.LibraryWithoutChildTasks);
 }

@@ -71,4 +71,49 @@ public sealed class StaticPriorityOffLoopTests
             }
         }
         """);
+
+    [Fact]
+    public Task StartingChildren_AfterConfigureAwaitFalse_Reported() => Verifier.AnalyzeAsync("""
+        class C
+        {
+            Task WorkAsync(CancellationToken token) => Task.CompletedTask;
+
+            async Task M(TaskScope scope, Task io)
+            {
+                scope.Start(WorkAsync);
+                await io.ConfigureAwait(false);
+                {|PA0004:Priority.Start(WorkAsync)|};
+                {|PA0004:scope.Start(WorkAsync)|};
+                await {|PA0004:scope.StartAsync(WorkAsync)|};
+                await {|PA0004:TaskScope.RunAsync(_ => Task.CompletedTask)|};
+            }
+
+            void Pool(TaskScope scope) => PriorityContext.Run(async () =>
+            {
+                await Task.Run(() => {|PA0004:scope.Start(WorkAsync)|});
+            });
+        }
+        """);
+
+    [Fact]
+    public Task CancellingAScope_FromAnyThread_NotReported() => Verifier.AnalyzeAsync("""
+        class C
+        {
+            // Cancel and CancellationToken work from any thread: they neither need the loop nor say the code runs on one.
+            async Task M(TaskScope scope, Task io)
+            {
+                await io.ConfigureAwait(false);
+                scope.Cancel();
+                CancellationToken token = scope.CancellationToken;
+                await Task.Run(() => scope.Cancel());
+            }
+
+            void OffTheLoop(TaskScope scope)
+            {
+                scope.Cancel();
+                Thread.Sleep(10);
+                scope.CancellationToken.WaitHandle.WaitOne(10);
+            }
+        }
+        """);
 }

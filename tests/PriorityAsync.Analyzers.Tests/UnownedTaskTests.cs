@@ -54,19 +54,64 @@ public sealed class UnownedTaskTests
         class C
         {
             Task KeepLeaseAsync(int id, CancellationToken token) => Task.CompletedTask;
+            Task<int> CountAsync(CancellationToken token) => Task.FromResult(1);
 
             void M() => PriorityContext.Run(async () =>
             {
-                _ = Priority.Start(token => KeepLeaseAsync(1, token));
+                Priority.Start(token => KeepLeaseAsync(1, token));
                 Priority.Start(token => KeepLeaseAsync(2, token), 1);
+                PriorityContext.Current!.Scope.Start(token => KeepLeaseAsync(3, token));
                 await TaskScope.RunAsync(async scope =>
                 {
-                    scope.Start(token => KeepLeaseAsync(3, token));
-                    _ = scope.Start(token => KeepLeaseAsync(4, token), 0);
-                    {|PA0003:_ = KeepLeaseAsync(5, scope.CancellationToken);|}
-                    await Task.Yield();
+                    scope.Start(token => KeepLeaseAsync(4, token));
+                    scope.Start(token => KeepLeaseAsync(5, token), 0);
+                    // StartAsync hands back the child's task, but the scope owns the child whether or not that task is awaited.
+                    _ = scope.StartAsync(token => KeepLeaseAsync(6, token));
+                    _ = scope.StartAsync(token => CountAsync(token), 2);
+                    Task<int> count = scope.StartAsync(CountAsync);
+                    {|PA0003:_ = KeepLeaseAsync(7, scope.CancellationToken);|}
+                    await count;
                 });
             });
         }
-        """, StandIns.Library);
+        """);
+
+    [Fact]
+    public Task ChildrenStartedFromAScopeOrPriorityStart_RunOnTheLoop() => Verifier.AnalyzeAsync("""
+        class C
+        {
+            Task KeepLeaseAsync(int id) => Task.CompletedTask;
+
+            // A child runs on the loop whoever starts it: an unowned task in it is reported as on the loop.
+            Task M(TaskScope scope)
+            {
+                scope.Start(token =>
+                {
+                    {|PA0003:_ = KeepLeaseAsync(1);|}
+                    return Task.CompletedTask;
+                });
+                return Task.CompletedTask;
+            }
+
+            // TaskScope.RunAsync only works on the loop: its body, and the method that calls it, run there.
+            async Task N()
+            {
+                {|PA0003:_ = KeepLeaseAsync(2);|}
+                await TaskScope.RunAsync(scope =>
+                {
+                    {|PA0003:KeepLeaseAsync(3);|}
+                    return Task.CompletedTask;
+                });
+            }
+        }
+        """);
+
+    [Fact]
+    public Task DiscardedScope_Reported() => Verifier.AnalyzeAsync("""
+        class C
+        {
+            // The scope's task carries its children's failures: discarding it loses them.
+            void M() => PriorityContext.Run(() => { {|PA0003:_ = TaskScope.RunAsync(scope => Task.CompletedTask);|} });
+        }
+        """);
 }

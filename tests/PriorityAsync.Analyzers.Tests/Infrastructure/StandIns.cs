@@ -1,12 +1,14 @@
 namespace PriorityAsync.Analyzers.Tests.Infrastructure;
 
 /// <summary>
-/// Test-only stand-ins for the child-task API (issue 18: TaskScope, Priority.Start) until it is on main: the shape the lead gave,
-/// with the PriorityAsync members the sources use. Sources compiled against these get no real library reference.
+/// Stand-in PriorityAsync sources, for the few tests that must not compile against the library this repository builds. Every other
+/// test uses the real library (<see cref="TestReferences"/>).
 /// </summary>
 internal static class StandIns
 {
-    public const string Library = """
+    /// <summary>A PriorityAsync from before the child-task API (no TaskScope, no Priority.Start): the analyzer still reports an unowned
+    /// task there, and the code fix, which would have nothing to start the child with, is not offered.</summary>
+    public const string LibraryWithoutChildTasks = """
         namespace PriorityAsync
         {
             public static class Priority
@@ -14,25 +16,15 @@ internal static class StandIns
                 public static Task Prioritize(int level) => Task.CompletedTask;
                 public static Task Yield() => Task.CompletedTask;
                 public static ValueTask Delay(TimeSpan delay, CancellationToken cancellationToken = default) => default;
-                public static Task Start(Func<CancellationToken, Task> child) => Task.CompletedTask;
-                public static Task Start(Func<CancellationToken, Task> child, int level) => Task.CompletedTask;
             }
 
             public sealed class PriorityContext
             {
                 public static PriorityContext? Current => null;
                 public TimeProvider TimeProvider => TimeProvider.System;
+                public static void Run(Action entry) { }
                 public static void Run(Func<Task> entry) { }
                 public Task InvokeAsync(Func<Task> work) => Task.CompletedTask;
-            }
-
-            public sealed class TaskScope
-            {
-                public static Task RunAsync(Func<TaskScope, Task> body, CancellationToken cancellationToken = default) => Task.CompletedTask;
-                public CancellationToken CancellationToken => default;
-                public Task Start(Func<CancellationToken, Task> child) => Task.CompletedTask;
-                public Task Start(Func<CancellationToken, Task> child, int level) => Task.CompletedTask;
-                public void Cancel() { }
             }
         }
         """;
