@@ -83,7 +83,7 @@ public sealed class PoolTimerCodeFix : CodeFixProvider
     }
 
     /// <summary>Task.Delay(100, ct) -> Priority.Delay(TimeSpan.FromMilliseconds(100), ct).</summary>
-    private static SyntaxNode PriorityDelay(InvocationExpressionSyntax invocation, SemanticModel model, CancellationToken cancellationToken)
+    private static InvocationExpressionSyntax PriorityDelay(InvocationExpressionSyntax invocation, SemanticModel model, CancellationToken cancellationToken)
     {
         ArgumentListSyntax arguments = AsTimeSpans(invocation.ArgumentList, model, cancellationToken);
         ExpressionSyntax target = SyntaxFactory.ParseExpression("global::PriorityAsync.Priority.Delay")

@@ -584,7 +584,7 @@ internal sealed class MemberWalk
     }
 
     /// <summary>Gets whether a delay argument starts no timer: zero completes at once, infinite never fires.</summary>
-    private bool StartsNoTimer(IInvocationOperation delay)
+    private static bool StartsNoTimer(IInvocationOperation delay)
     {
         IOperation first = delay.Arguments[0].Value;
         return IsZero(first) || IsInfinite(first);
@@ -608,7 +608,7 @@ internal sealed class MemberWalk
         };
 
     /// <summary>The variable, parameter, field or property whose task an expression reads (<c>tasks[0]</c> reads <c>tasks</c>).</summary>
-    private ISymbol? RootSymbol(IOperation? operation, bool follow)
+    private static ISymbol? RootSymbol(IOperation? operation, bool follow)
     {
         operation = StripOrNull(operation);
         ISymbol? symbol = operation switch
