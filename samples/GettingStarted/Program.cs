@@ -28,10 +28,16 @@ static async Task ProcessAsync(List<string> order)
     await Prioritize(1);
     for (int step = 0; step < 3; step++)
     {
-        Thread.Sleep(50);                        // a CPU-bound part: nothing can interrupt it
+        BusyFor(50);                             // 50 ms of CPU-bound work: nothing can interrupt it
         order.Add($"step {step} at level {PriorityContext.CurrentLevel}");
         await Yield();                           // a checkpoint: anything more urgent runs now
     }
+}
+
+static void BusyFor(int milliseconds)            // stands for real work: keeps the CPU busy, as a computation would
+{
+    long end = Environment.TickCount64 + milliseconds;
+    while (Environment.TickCount64 < end) { }
 }
 // end-snippet
 

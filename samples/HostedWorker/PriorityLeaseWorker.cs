@@ -94,7 +94,7 @@ public sealed partial class PriorityLeaseWorker(IMessageBus bus, WorkerSettings 
         {
             try
             {
-                await Task.Delay(settings.RenewInterval, stop);
+                await PriorityAsync.Priority.Delay(settings.RenewInterval, stop); // the loop's timer: a starved pool does not make the renewal late
             }
             catch (OperationCanceledException)
             {

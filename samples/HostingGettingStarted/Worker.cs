@@ -12,7 +12,9 @@ public sealed partial class Worker(ILogger<Worker> logger) : PriorityBackgroundS
         Task heartbeat = HeartbeatAsync(stoppingToken);         // level 2: never waits behind the work below
         while (!stoppingToken.IsCancellationRequested)
         {
+#pragma warning disable PA0002 // stands for 200 ms of CPU-bound work, which blocks the loop just as much; the Yield below is the point
             Thread.Sleep(200);                                  // CPU-bound work at level 0, on the worker's own loop thread
+#pragma warning restore PA0002
             await Context.Yield(0);                             // a checkpoint: anything more urgent runs now
         }
 
@@ -27,7 +29,7 @@ public sealed partial class Worker(ILogger<Worker> logger) : PriorityBackgroundS
             LogHeartbeat(PriorityContext.CurrentLevel);
             try
             {
-                await Task.Delay(1000, stoppingToken);          // resumes at level 2, ahead of queued level-0 work
+                await PriorityAsync.Priority.Delay(TimeSpan.FromSeconds(1), stoppingToken); // the loop's timer; resumes at level 2, ahead of queued level-0 work
             }
             catch (OperationCanceledException)
             {

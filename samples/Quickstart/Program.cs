@@ -4,47 +4,37 @@
 using PriorityAsync;
 using static PriorityAsync.Priority;
 
-var bus = new InMemoryBus(messages: 5, leaseTime: TimeSpan.FromSeconds(1));
+var bus = new InMemoryBus(messages: 5, leaseTime: TimeSpan.FromSeconds(1), refuseRenewals: args is ["--refuse-renewals"]);
 
 // begin-snippet: quickstart-loop
 PriorityContext.Run(async () =>                       // the calling thread becomes the loop; levels 0..2, 2 runs first
 {
-    var handling = new List<Task>();
     while (await bus.ReceiveAsync() is { } message)   // level 0 (the default): only when nothing more urgent waits
     {
-        handling.Add(HandleAsync(message));
+        Start(stop => HandleAsync(message, stop));    // a child of the loop: Run waits for it and rethrows its exception
     }
-
-    await Task.WhenAll(handling);
 }, new PriorityContextOptions { Levels = 3 });
 
-async Task HandleAsync(Message message)
+Console.WriteLine($"{bus.Completed} messages completed, {bus.Lost} lost");   // lost: its lease ran out before a renewal
+
+async Task HandleAsync(Message message, CancellationToken stop)
 {
-    // begin-snippet: quickstart-lease
-    using var leaseKeeping = new CancellationTokenSource();
-    Task lease = KeepLeaseAsync(message, leaseKeeping.Token);   // starts at level 0, moves itself to level 2
-    await Prioritize(1);                                        // the rest of this method runs at level 1
-    await ProcessAsync(message);                                // callees inherit level 1, across every await
-    leaseKeeping.Cancel();
-    await lease;
-    // end-snippet
+    await TaskScope.RunAsync(async scope =>           // owns the lease keeper: it cannot outlive the message, nor fail unseen
+    {
+        scope.Start(token => KeepLeaseAsync(message, token), level: 2);
+        await Prioritize(1);                          // the rest of this body runs at level 1
+        await ProcessAsync(message);                  // callees inherit level 1, across every await
+        scope.Cancel();                               // processed: stop keeping the lease
+    }, stop);
+
     await bus.CompleteAsync(message);
 }
 
 async Task KeepLeaseAsync(Message message, CancellationToken stop)
 {
-    await Prioritize(2);                              // free when nothing above 2 waits; never busy-waits
-    while (!stop.IsCancellationRequested)
+    while (true)                                      // ends when stop is cancelled: Delay throws, and a cancelled child is no failure
     {
-        try
-        {
-            await Delay(bus.LeaseTime / 4, stop);     // a loop timer: resumes at level 2, pool or no pool
-        }
-        catch (OperationCanceledException)
-        {
-            return;
-        }
-
+        await Delay(bus.LeaseTime / 4, stop);         // a loop timer: resumes at level 2, pool or no pool
         await bus.RenewAsync(message);
     }
 }
@@ -54,12 +44,18 @@ async Task ProcessAsync(Message message)
 {
     for (int step = 0; step < 5; step++)
     {
-        Thread.Sleep(100);                            // a CPU-bound part: nothing else runs on this thread meanwhile
-        await Task.Delay(100);                        // an I/O part: the loop runs other work
+        BusyFor(TimeSpan.FromMilliseconds(100));      // a CPU-bound part: nothing else runs on this thread meanwhile
+        await Task.Delay(100);                        // stands for I/O (a database call): the loop runs other work meanwhile
     }
 }
 
-Console.WriteLine($"{bus.Completed} messages completed, {bus.Lost} lost");   // lost: its lease ran out before a renewal
+static void BusyFor(TimeSpan time)                    // stands for real work: keeps the CPU busy, as a computation would
+{
+    long end = Environment.TickCount64 + (long)time.TotalMilliseconds;
+    while (Environment.TickCount64 < end)
+    {
+    }
+}
 
 /// <summary>A message on the bus, with the moment its lease runs out.</summary>
 public sealed class Message(int id)
@@ -73,7 +69,7 @@ public sealed class Message(int id)
 
 /// <summary>A bus that leases messages, in memory. Each call takes 20 ms; a lease not renewed within leaseTime is lost.</summary>
 /// <remarks>Not thread-safe: every call here comes from the one loop thread.</remarks>
-public sealed class InMemoryBus(int messages, TimeSpan leaseTime)
+public sealed class InMemoryBus(int messages, TimeSpan leaseTime, bool refuseRenewals = false)
 {
     private static readonly TimeSpan s_roundTrip = TimeSpan.FromMilliseconds(20);
     private readonly Queue<Message> _waiting = new(Enumerable.Range(1, messages).Select(id => new Message(id)));
@@ -104,6 +100,10 @@ public sealed class InMemoryBus(int messages, TimeSpan leaseTime)
         }
 
         await Task.Delay(s_roundTrip);
+        if (refuseRenewals)
+        {
+            throw new IOException($"The bus refused to renew the lease of message {message.Id}.");
+        }
     }
 
     public async Task CompleteAsync(Message message)

@@ -1,5 +1,6 @@
 using System.Threading;
 using System.Threading.Tasks;
+using PriorityAsync;
 
 namespace SyncOverAsync;
 
@@ -11,6 +12,7 @@ internal static class RequestHandler
     /// <param name="style">Await the call (the fix) or block on it (the mistake).</param>
     /// <param name="release">Only the loop experiment passes a token: a blocked wait that its watchdog reported is released with it,
     /// so that the sample can end. A real <c>.Wait()</c> on the loop thread would hang forever.</param>
+    [RunsOnPriorityLoop] // in the loop experiment; the pool experiment calls it on pool threads
     public static async Task HandleAsync(Backend backend, Style style, CancellationToken release = default)
     {
         if (style == Style.Await)
@@ -19,7 +21,9 @@ internal static class RequestHandler
         }
         else
         {
+#pragma warning disable PA0002 // the mistake this sample measures: on the loop it blocks every level until the watchdog's report releases it
             backend.CallAsync().Wait(release); // sync over async: this thread blocks until the call is back
+#pragma warning restore PA0002
         }
     }
 }

@@ -1,3 +1,5 @@
+// PA0001, PA0003: these tests need awaits that complete on the thread pool (Task.Delay), and tasks the test itself observes, to prove the level survives them.
+#pragma warning disable PA0001, PA0003
 using PriorityAsync.Tests.Infrastructure;
 using static PriorityAsync.Priority;
 

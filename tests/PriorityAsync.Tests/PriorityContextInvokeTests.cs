@@ -19,7 +19,9 @@ public class PriorityContextInvokeTests
             {
                 int thread = Environment.CurrentManagedThreadId;
                 int level = PriorityContext.CurrentLevel;
+#pragma warning disable PA0001 // a pool-completed await on purpose: the work must resume on the loop thread at its level
                 await Task.Delay(1);
+#pragma warning restore PA0001
                 return (thread, level, Environment.CurrentManagedThreadId, PriorityContext.CurrentLevel);
             },
             2).WithTimeout("the invoked work");
@@ -221,7 +223,9 @@ public class PriorityContextInvokeTests
                 await gate.Task;
                 finished = true;
             });
+#pragma warning disable PA0003 // a helper thread the test joins through the gate
             _ = Task.Run(() =>
+#pragma warning restore PA0003
             {
                 context.WaitUntilParked(); // the entry has returned and the work waits on the gate: only the hold keeps the loop
                 gate.SetResult();

@@ -1,3 +1,5 @@
+// PA0001, PA0003: these tests await tasks that complete on the thread pool (Task.Delay), and leave a task unowned on purpose, to pin what Run does with them.
+#pragma warning disable PA0001, PA0003
 using PriorityAsync.Tests.Infrastructure;
 using static PriorityAsync.Priority;
 

@@ -59,13 +59,13 @@ public class PrioritySynchronizationContext : SynchronizationContext
         Context.Send(Level, d, state);
     }
 
-    /// <summary>Returns this instance: contexts are immutable and shared, and the copy keeps the level.</summary>
-    /// <returns>This instance.</returns>
     /// <summary>Queues the continuation of an awaiting method where this context's work goes: the back of its level, or, for a
     /// controller's context, the controller's own queue (so a method that yields at a checkpoint stays under its controller).</summary>
     internal virtual void QueueContinuation(Action continuation, bool flowExecutionContext) =>
         Context.QueueContinuation(Level, continuation, flowExecutionContext);
 
+    /// <summary>Returns this instance: contexts are immutable and shared, and the copy keeps the level.</summary>
+    /// <returns>This instance.</returns>
     public override SynchronizationContext CreateCopy() => this;
 
     /// <summary>Counts an operation (an <c>async void</c> method) that keeps the context alive until it completes.</summary>

@@ -93,7 +93,9 @@ public static class LeaseTimers
             }
             else
             {
+#pragma warning disable PA0001 // the comparison: the pool's timer against the loop's
                 await Task.Delay(io);
+#pragma warning restore PA0001
             }
         }
     }
@@ -120,7 +122,9 @@ public static class LeaseTimers
                 await Priority.Delay(delay);
                 double late = (Stopwatch.GetElapsedTime(start) - delay).TotalMicroseconds;
                 start = Stopwatch.GetTimestamp();
+#pragma warning disable PA0001 // the comparison: the pool's timer against the loop's
                 await Task.Delay(delay);
+#pragma warning restore PA0001
                 double lateT = (Stopwatch.GetElapsedTime(start) - delay).TotalMicroseconds;
                 if (i >= 0)
                 {

@@ -52,7 +52,9 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
     {
         int level = await Context.GetTaskFactory(Level).StartNew(async () =>
         {
+#pragma warning disable PA0001 // stands for I/O that completes on the thread pool: the contract is about resuming after it
             await Task.Delay(1);
+#pragma warning restore PA0001
             return PriorityContext.CurrentLevel;
         }).Unwrap().WithTimeout("the task");
         level.Should().Be(Level);

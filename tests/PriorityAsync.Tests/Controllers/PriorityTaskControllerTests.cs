@@ -1,3 +1,5 @@
+// PA0001, PA0003: these tests drive controllers with pool-completed awaits and with tasks they observe through the controller, not by awaiting.
+#pragma warning disable PA0001, PA0003
 using PriorityAsync.Tests.Infrastructure;
 
 namespace PriorityAsync.Tests.Controllers;

@@ -122,7 +122,9 @@ public sealed class PriorityTraceRecorderTests
     {
         PriorityContext context = PriorityContext.Current!;
         await context.Yield(1);
+#pragma warning disable PA0001 // a pool-completed await on purpose: the trace must show the resume through SynchronizationContext.Post
         await Task.Delay(1); // resumes through SynchronizationContext.Post, with the runtime's callback
+#pragma warning restore PA0001
     }
 
     private static JsonDocument Write(PriorityTraceRecorder recorder)

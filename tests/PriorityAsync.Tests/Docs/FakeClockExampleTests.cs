@@ -2,10 +2,10 @@ using Microsoft.Extensions.Time.Testing;
 
 namespace PriorityAsync.Tests.Docs;
 
-/// <summary>The example of docs/testing.md, compiled and run here; <see cref="DocSnippetTests"/> checks that the doc shows this code.</summary>
+/// <summary>The example of docs/testing.md, compiled and run here; tools/Snippets copies the region there, and tests/Docs.Tests checks the copy.</summary>
 public class FakeClockExampleTests
 {
-    #region docs/testing.md: fake clock
+    // begin-snippet: testing-fake-clock
     [Fact]
     public async Task Renewer_RenewsItsLeaseEveryMinute_WithoutWaitingAMinute()
     {
@@ -36,5 +36,5 @@ public class FakeClockExampleTests
         await renewer.WaitAsync(TimeSpan.FromSeconds(10));
         renewedAt.Should().Equal(start.AddMinutes(1), start.AddMinutes(2), start.AddMinutes(3));
     }
-    #endregion
+    // end-snippet
 }

@@ -62,7 +62,9 @@ public class MigrationDifferenceTests
 
         int levelAfterAwait = await priority.Context.GetTaskFactory(2).StartNew(async () =>
         {
+#pragma warning disable PA0001 // stands for I/O that completes on the thread pool, on both libraries alike
             await Task.Delay(1);
+#pragma warning restore PA0001
             return PriorityContext.CurrentLevel;
         }).Unwrap().WithTimeout("the awaiting task");
         levelAfterAwait.Should().Be(2, "the level is carried by await, not by TaskScheduler.Current");
@@ -132,7 +134,9 @@ public class MigrationDifferenceTests
         {
             PriorityContext context = PriorityContext.Current!;
             priorityWork = context.InvokeAsync(async () => await gate.Task);
+#pragma warning disable PA0003 // a helper thread the test joins through the gate
             _ = Task.Run(() =>
+#pragma warning restore PA0003
             {
                 context.WaitUntilParked(); // the entry is done and the work awaits the gate: only InvokeAsync's hold keeps the loop
                 gate.SetResult();

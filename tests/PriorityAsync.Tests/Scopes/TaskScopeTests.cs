@@ -221,7 +221,9 @@ public sealed class TaskScopeTests
             {
                 scope.Start(async token =>
                 {
+#pragma warning disable PA0001 // a pool timer on purpose: the child must end off the loop
                     await Task.Delay(1, token).ConfigureAwait(false); // ends on a pool thread
+#pragma warning restore PA0001
                     throw failure;
                 });
                 return Task.CompletedTask;
@@ -405,7 +407,9 @@ public sealed class TaskScopeTests
         await loop.Context.InvokeAsync(
             () =>
             {
+#pragma warning disable PA0003 // the call throws before any task exists: the test checks the argument check
                 Action nullBody = () => TaskScope.RunAsync(null!);
+#pragma warning restore PA0003
                 nullBody.Should().Throw<ArgumentNullException>().WithParameterName("body");
                 Action nullChild = () => loop.Context.Scope.Start(null!);
                 nullChild.Should().Throw<ArgumentNullException>().WithParameterName("child");
@@ -477,9 +481,11 @@ public sealed class TaskScopeTests
     {
         await Task.Run(() =>
         {
+#pragma warning disable PA0003, PA0004 // off the loop on purpose: the test checks the error there
             Action open = () => TaskScope.RunAsync(_ => Task.CompletedTask);
             open.Should().Throw<InvalidOperationException>().WithMessage("*TaskScope.RunAsync*PriorityContext*");
             Action start = () => Priority.Start(_ => Task.CompletedTask);
+#pragma warning restore PA0003, PA0004
             start.Should().Throw<InvalidOperationException>().WithMessage("*Start*PriorityContext*");
         });
     }
