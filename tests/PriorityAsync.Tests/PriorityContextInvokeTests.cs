@@ -254,14 +254,22 @@ public class PriorityContextInvokeTests
                 await context.Yield(0); // behind all of them: they have run when this returns
             }
 
-            long before = GC.GetAllocatedBytesForCurrentThread();
-            for (int i = 0; i < Count; i++)
+            // The lowest of five windows: what every call allocates shows in each; a one-time allocation of the runtime (a queue
+            // segment, tiered code) that lands in one window once in a full parallel run does not fail the test (once: 356 B/call).
+            double lowest = double.MaxValue;
+            for (int window = 0; window < 5; window++)
             {
-                _ = context.InvokeAsync(work, 0);
+                long before = GC.GetAllocatedBytesForCurrentThread();
+                for (int i = 0; i < Count; i++)
+                {
+                    _ = context.InvokeAsync(work, 0);
+                }
+
+                await context.Yield(0);
+                lowest = Math.Min(lowest, (GC.GetAllocatedBytesForCurrentThread() - before) / (double)Count);
             }
 
-            await context.Yield(0);
-            return (GC.GetAllocatedBytesForCurrentThread() - before) / (double)Count;
+            return lowest;
         }).WithTimeout("the measurement");
 
         // The operation (a TaskCompletionSource<object?> with 6 fields) and its Task<object?>: 136 B on x64 (measured); a bound of 200
