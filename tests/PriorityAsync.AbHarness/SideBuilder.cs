@@ -64,6 +64,9 @@ public static class SideBuilder
             "-o",
             Path.Combine(sideDir, "bin"),
             $"-p:PriorityAsyncAssembly={libDll}",
+            // The side's own obj folder must not be shared with a project reference: the repository's analyzers (a
+            // netstandard2.0 project every non-package project references) would restore into it. The harness's normal build checks them.
+            "-p:PriorityAsyncAnalyzersReference=false",
             $"-p:BaseIntermediateOutputPath={Path.Combine(sideDir, "obj")}{Path.DirectorySeparatorChar}");
         File.WriteAllText(Path.Combine(sideDir, "input.txt"), (input.StartsWith("git:", StringComparison.Ordinal) ? input : Path.GetFullPath(input)) + Environment.NewLine);
         Console.WriteLine($"side {side}: {input} -> {HarnessDll(outDir, side)}");
