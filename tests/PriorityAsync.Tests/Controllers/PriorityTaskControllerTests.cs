@@ -189,6 +189,10 @@ public sealed class PriorityTaskControllerTests
         int level = -1;
         SynchronizationContext? current = null;
         PriorityTaskController? controller = null;
+        // A clock the test moves: on the system clock a loaded machine could let the 1 ms pass before SetLevel (it did, once).
+        var clock = new Microsoft.Extensions.Time.Testing.FakeTimeProvider();
+        PriorityContextOptions options = Options();
+        options.TimeProvider = clock;
         PriorityContext.Run(async () =>
         {
             controller = PriorityContext.Current!.CreateController(1);
@@ -200,8 +204,9 @@ public sealed class PriorityTaskControllerTests
             });
             await Priority.Yield(); // the work starts (level 1) and waits on the loop timer
             controller.SetLevel(2);
+            clock.Advance(TimeSpan.FromMilliseconds(1)); // now the delay is due: it fires once this item ends
             await work;
-        }, Options());
+        }, options);
 
         level.Should().Be(2);
         current.Should().BeSameAs(controller!.SynchronizationContext);
