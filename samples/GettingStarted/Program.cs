@@ -19,7 +19,7 @@ Console.WriteLine(string.Join(" | ", order));
 static async Task KeepLeaseAsync(List<string> order)
 {
     await Prioritize(2);                         // completes at once: nothing is queued above level 2
-    await Delay(TimeSpan.FromMilliseconds(5));   // a loop timer; resumes at level 2: the level is carried across await
+    await Delay(TimeSpan.FromMilliseconds(100)); // a loop timer, due during step 0; resumes at level 2: the level is carried across await
     order.Add($"lease refreshed at level {PriorityContext.CurrentLevel}");
 }
 
@@ -28,7 +28,7 @@ static async Task ProcessAsync(List<string> order)
     await Prioritize(1);
     for (int step = 0; step < 3; step++)
     {
-        BusyFor(50);                             // 50 ms of CPU-bound work: nothing can interrupt it
+        BusyFor(300);                            // 300 ms of CPU-bound work: nothing can interrupt it
         order.Add($"step {step} at level {PriorityContext.CurrentLevel}");
         await Yield();                           // a checkpoint: anything more urgent runs now
     }

@@ -45,7 +45,7 @@ async Task ProcessAsync(Message message)
     for (int step = 0; step < 5; step++)
     {
         BusyFor(TimeSpan.FromMilliseconds(100));      // a CPU-bound part: nothing else runs on this thread meanwhile
-        await Task.Delay(100);                        // stands for I/O (a database call): the loop runs other work meanwhile
+        await Delay(TimeSpan.FromMilliseconds(100));  // stands for I/O (a database call): the loop runs other work meanwhile
     }
 }
 
@@ -82,7 +82,7 @@ public sealed class InMemoryBus(int messages, TimeSpan leaseTime, bool refuseRen
 
     public async Task<Message?> ReceiveAsync()
     {
-        await Task.Delay(s_roundTrip);
+        await Delay(s_roundTrip);                     // stands for the network round trip
         if (!_waiting.TryDequeue(out Message? message))
         {
             return null;
@@ -99,7 +99,7 @@ public sealed class InMemoryBus(int messages, TimeSpan leaseTime, bool refuseRen
             message.LeaseEnds = DateTime.UtcNow + leaseTime;
         }
 
-        await Task.Delay(s_roundTrip);
+        await Delay(s_roundTrip);                     // stands for the network round trip
         if (refuseRenewals)
         {
             throw new IOException($"The bus refused to renew the lease of message {message.Id}.");
@@ -113,7 +113,7 @@ public sealed class InMemoryBus(int messages, TimeSpan leaseTime, bool refuseRen
             Completed++;
         }
 
-        await Task.Delay(s_roundTrip);
+        await Delay(s_roundTrip);                     // stands for the network round trip
     }
 
     private bool IsLeased(Message message)

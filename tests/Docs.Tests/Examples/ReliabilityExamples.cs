@@ -15,7 +15,7 @@ public static class ReliabilityExamples
         // begin-snippet: reliability-hazard
         // On the loop thread (inside the context):
         LoadAsync().Wait();        // or .Result, .GetAwaiter().GetResult()
-        async Task LoadAsync() { await Task.Delay(10); }   // the continuation is posted back to this loop, which is blocked above
+        async Task LoadAsync() { await Priority.Delay(TimeSpan.FromMilliseconds(10)); }   // resumes on this loop, which is blocked above
         // end-snippet
     }
 
