@@ -2,6 +2,10 @@ using SyncOverAsync;
 
 namespace Samples.Tests;
 
+/// <summary>Runs alone: the experiment measures the process's thread pool, which a test running beside it (one that blocks pool
+/// threads on purpose) would starve; under CI load that once left the await side serving 0 requests in its window.</summary>
+[CollectionDefinition(nameof(PoolExperimentTests), DisableParallelization = true)]
+[Collection(nameof(PoolExperimentTests))]
 public class PoolExperimentTests
 {
     [Fact]
