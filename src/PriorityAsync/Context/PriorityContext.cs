@@ -162,8 +162,9 @@ public sealed partial class PriorityContext : IPriorityScheduler
                 CancellationToken.None, TaskCreationOptions.HideScheduler, TaskContinuationOptions.HideScheduler, _schedulers[level]);
         }
 
-        InitializeTimerClock(options.TimeProvider); // Timers/PriorityContext.Timers.cs: the system clock, or the given provider's
-        _timeProvider = LoopTimeProvider.Create(this, level: -1);
+        // Timers/LoopTimers.cs, shared with PriorityThreadPool: the system clock, or the given provider's.
+        _loopTimers = new LoopTimers(this, options.TimeProvider, "PriorityContextOptions.TimeProvider");
+        _timeProvider = LoopTimeProvider.Create(_loopTimers, level: -1);
         _levelTimeProviders = new LoopTimeProvider?[Levels];
         Scope = TaskScope.CreateRoot(this);
     }
@@ -691,7 +692,7 @@ public sealed partial class PriorityContext : IPriorityScheduler
         {
             // No longer than until the earliest loop timer (T3): the loop wakes itself for it, one wake-up, instead of waiting for the
             // alarm thread to wake it (two). The alarm still guarantees the firing (T0); this wait only makes it sooner.
-            int timeout = ParkTimeoutMilliseconds();
+            int timeout = _loopTimers.ParkTimeoutMilliseconds();
             if (timeout == Timeout.Infinite)
             {
                 _wake.Wait();

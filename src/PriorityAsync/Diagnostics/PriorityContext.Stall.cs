@@ -47,19 +47,6 @@ public sealed partial class PriorityContext
     /// <summary>Called by the loop as it starts: a watchdog when <see cref="PriorityContextOptions.StallTimeout"/> is set, else null.</summary>
     private Watchdog? StartWatchdog() => _stallTimeout is { } timeout ? Watchdog.Start(this, timeout) : null;
 
-    /// <summary>
-    /// The watchdog thread: the level of the earliest armed loop timer if its due time has passed, else -1. Only the loop moves due
-    /// timers into its queues (FireDueTimers), so a loop blocked inside an item leaves an overdue timer in the heap, where this sees it.
-    /// Takes the timer lock, which nothing holds for long (no user code runs under it); not on any hot path.
-    /// </summary>
-    internal int OverdueTimerLevel()
-    {
-        lock (_timerLock)
-        {
-            return _timers.Min is { } earliest && earliest.Due != long.MaxValue && earliest.Due <= TimerNow() ? earliest.Level : -1;
-        }
-    }
-
     internal void OnStallDetected(StallDetectedEventArgs report)
     {
         PriorityMetrics.RecordStall(Name, report.Level, report.WaitingFor);
