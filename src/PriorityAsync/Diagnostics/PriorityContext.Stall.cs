@@ -6,7 +6,7 @@ using PriorityAsync.Internal;
 namespace PriorityAsync;
 
 // The stall watchdog's side of the context: the event, and what the watchdog reads. Nothing here runs on the post or dispatch path.
-public sealed partial class PriorityContext
+public sealed partial class PriorityContext : IWatchdogTarget
 {
     // Null: no watchdog. Copied from the options when the context is created (on by default: PriorityContextOptions.DefaultStallTimeout).
     private readonly TimeSpan? _stallTimeout;
@@ -69,4 +69,14 @@ public sealed partial class PriorityContext
             "or GetAwaiter().GetResult() on work that needs this loop. Await it instead. (Handle PriorityContext.StallDetected to report " +
             "stalls yourself, or set PriorityContextOptions.StallTimeout = null to turn the watchdog off.)");
     }
+
+    bool IWatchdogTarget.IsFinished => IsFinished;
+
+    long IWatchdogTarget.DispatchCount => DispatchCount;
+
+    int IWatchdogTarget.PendingCount(int level) => _queues.Count(level);
+
+    int IWatchdogTarget.OverdueTimerLevel() => OverdueTimerLevel();
+
+    void IWatchdogTarget.OnStallDetected(StallDetectedEventArgs report) => OnStallDetected(report);
 }
