@@ -114,6 +114,9 @@ public sealed partial class PriorityThreadPool : ITimerHost
     /// <summary>For tests: how many times a producer had to wake a parked thread.</summary>
     internal long WakeCount => Interlocked.Read(ref _wakeCount);
 
+    /// <summary>For tests: called under the dispatch lock with the level and state of every item dequeued, in dequeue order.</summary>
+    internal Action<int, object?>? DequeueObserver { get; set; }
+
     /// <summary>For tests: how many threads are parked (or about to park).</summary>
     internal int IdleCount => _idleCount;
 
@@ -330,6 +333,7 @@ public sealed partial class PriorityThreadPool : ITimerHost
 
                     _runPerLevel[level]++;
                     worker.AccountedLevel = level;
+                    DequeueObserver?.Invoke(level, item.State); // tests only: the dequeue order, seen under the lock
                     if (_shares is not null)
                     {
                         worker.ItemStart = _shares.Now();
@@ -360,8 +364,10 @@ public sealed partial class PriorityThreadPool : ITimerHost
 
             worker.CountDispatch();
 
-            // P2: more runnable work and a parked thread: wake it, so the pool is work-conserving.
-            if (_idleCount != 0 && (_queues.NonEmptyMask & ~(ulong)Volatile.Read(ref _saturated)) != 0)
+            // P2: more runnable work and a parked thread: wake it, so the pool is work-conserving. The queues are looked at, not
+            // only the mask: the level just dequeued keeps its (possibly stale) bit until the next dequeue (I1), and a stale bit
+            // must not wake a thread for nothing.
+            if (_idleCount != 0 && HasRunnableWorkAbove(-1))
             {
                 WakeOne();
             }
@@ -563,11 +569,11 @@ public sealed partial class PriorityThreadPool : ITimerHost
         return !_capped || worker.AccountedLevel == level || worker.AccountedLevel < 0 || TryMoveAccountedLevel(worker, level);
     }
 
-    /// <summary>A moment's look (no lock): a level above <paramref name="level"/>, below its cap, holds an item. Stale bits are
+    /// <summary>A moment's look (no lock): a level above <paramref name="level"/> (-1: any level), below its cap, holds an item. Stale bits are
     /// skipped by looking at the queue; nothing is cleared (only the dispatching thread clears bits, under the lock: I1).</summary>
     private bool HasRunnableWorkAbove(int level)
     {
-        ulong above = _queues.NonEmptyMask & ~(ulong)Volatile.Read(ref _saturated) & (~0UL << level << 1);
+        ulong above = _queues.NonEmptyMask & ~(ulong)Volatile.Read(ref _saturated) & (level < 0 ? ~0UL : ~0UL << level << 1);
         while (above != 0)
         {
             int candidate = LevelQueues.HighestLevel(above);
