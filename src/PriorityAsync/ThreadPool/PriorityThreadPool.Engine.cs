@@ -519,10 +519,8 @@ public sealed partial class PriorityThreadPool : ITimerHost
         ExceptionDispatchInfo? handlerFailure = DropRemaining();
         ExceptionDispatchInfo? timerHandlerFailure = _loopTimers.DropArmed();
         handlerFailure ??= timerHandlerFailure;
-        foreach (PoolWorker worker in _workers)
-        {
-            worker.Event.Dispose();
-        }
+        // The workers' events are not disposed: a poster that popped a worker just before the end may still set its event (a
+        // ManualResetEventSlim that never blocked in the kernel holds nothing to release; one that did is finalized).
 
         if (_fault is { } fault)
         {
