@@ -55,8 +55,9 @@ public sealed partial class PriorityContext : IPriorityScheduler
     // Task) capture the completing thread's context: usually the default one (nothing stored); otherwise the box switches to its own
     // at once, which costs a switch and never changes what the method sees.
     //
-    // Timers (Timers/PriorityContext.Timers.cs): each context keeps its armed loop timers (its TimeProvider's ITimers and pending
-    // Priority.Delay sources) in a min-heap keyed by (due Stopwatch timestamp, arming sequence number), guarded by _timerLock.
+    // Timers (Timers/PriorityContext.Timers.cs, and Timers/LoopTimers.cs, which PriorityThreadPool shares): each context keeps its
+    // armed loop timers (its TimeProvider's ITimers and pending Priority.Delay sources) in a min-heap keyed by (due Stopwatch
+    // timestamp, arming sequence number), guarded by the timer lock (LoopTimers._lock, "_timerLock" below).
     // Arming, Change, Dispose and cancellation take the lock from any thread; they are not the hot path.
     //   * The loop learns that a timer is due from one int flag, _timersDue, read between items (DrainReady), in Park's re-check, and
     //     at Prioritize's inline check (CanRunInlineAt): one predictable branch per item, no clock read, no lock. When the flag is
