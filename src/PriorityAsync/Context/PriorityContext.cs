@@ -18,7 +18,7 @@ namespace PriorityAsync;
 /// <para>Thread safety: every member may be called from any thread. No two callbacks ever run concurrently. Within a level, items run
 /// in the order they were queued (for items queued by one thread, in that thread's program order).</para>
 /// </remarks>
-public sealed partial class PriorityContext
+public sealed partial class PriorityContext : IPriorityScheduler
 {
     // ---- Protocols (read before changing anything below) -------------------------------------------------------------------
     //
@@ -55,8 +55,9 @@ public sealed partial class PriorityContext
     // Task) capture the completing thread's context: usually the default one (nothing stored); otherwise the box switches to its own
     // at once, which costs a switch and never changes what the method sees.
     //
-    // Timers (Timers/PriorityContext.Timers.cs): each context keeps its armed loop timers (its TimeProvider's ITimers and pending
-    // Priority.Delay sources) in a min-heap keyed by (due Stopwatch timestamp, arming sequence number), guarded by _timerLock.
+    // Timers (Timers/PriorityContext.Timers.cs, and Timers/LoopTimers.cs, which PriorityThreadPool shares): each context keeps its
+    // armed loop timers (its TimeProvider's ITimers and pending Priority.Delay sources) in a min-heap keyed by (due Stopwatch
+    // timestamp, arming sequence number), guarded by the timer lock (LoopTimers._lock, "_timerLock" below).
     // Arming, Change, Dispose and cancellation take the lock from any thread; they are not the hot path.
     //   * The loop learns that a timer is due from one int flag, _timersDue, read between items (DrainReady), in Park's re-check, and
     //     at Prioritize's inline check (CanRunInlineAt): one predictable branch per item, no clock read, no lock. When the flag is
@@ -162,8 +163,9 @@ public sealed partial class PriorityContext
                 CancellationToken.None, TaskCreationOptions.HideScheduler, TaskContinuationOptions.HideScheduler, _schedulers[level]);
         }
 
-        InitializeTimerClock(options.TimeProvider); // Timers/PriorityContext.Timers.cs: the system clock, or the given provider's
-        _timeProvider = LoopTimeProvider.Create(this, level: -1);
+        // Timers/LoopTimers.cs, shared with PriorityThreadPool: the system clock, or the given provider's.
+        _loopTimers = new LoopTimers(this, options.TimeProvider, "PriorityContextOptions.TimeProvider");
+        _timeProvider = LoopTimeProvider.Create(_loopTimers, level: -1);
         _levelTimeProviders = new LoopTimeProvider?[Levels];
         Scope = TaskScope.CreateRoot(this);
     }
@@ -213,6 +215,9 @@ public sealed partial class PriorityContext
 
     /// <summary>Gets the name given in <see cref="PriorityContextOptions.Name"/>.</summary>
     public string Name { get; }
+
+    /// <summary>Gets 1: no two callbacks of a <see cref="PriorityContext"/> ever run at once.</summary>
+    public int MaximumConcurrency => 1;
 
     /// <summary>Gets the state of the loop.</summary>
     public PriorityContextState State => Volatile.Read(ref _state) switch
@@ -331,6 +336,10 @@ public sealed partial class PriorityContext
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
     public TaskFactory GetTaskFactory(int level) => _factories[ValidateLevel(level)];
 
+    SynchronizationContext IPriorityScheduler.GetSynchronizationContext(int level) => GetSynchronizationContext(level);
+
+    TaskScheduler IPriorityScheduler.GetScheduler(int level) => GetScheduler(level);
+
     /// <summary>
     /// Moves the rest of the calling method onto this context at <paramref name="level"/>. From inside the context it completes at
     /// once when nothing is queued above <paramref name="level"/>; from any other thread it always hops onto the loop.
@@ -415,17 +424,7 @@ public sealed partial class PriorityContext
         if (Environment.CurrentManagedThreadId == _loopThreadId)
         {
             // On the loop thread: run inline (queueing and waiting would deadlock), at the target level.
-            SynchronizationContext? previous = SynchronizationContext.Current;
-            SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
-            try
-            {
-                callback(state);
-            }
-            finally
-            {
-                SynchronizationContext.SetSynchronizationContext(previous);
-            }
-
+            InlineAt.Run(_syncContexts[level], callback, state);
             return;
         }
 
@@ -443,29 +442,9 @@ public sealed partial class PriorityContext
 
     internal void OperationCompleted()
     {
-        // A compare-exchange loop rather than Decrement, so that an unmatched OperationCompleted (public on the synchronization
-        // context) throws instead of pushing the count below zero, where the loop would take "<= 0" as "nothing outstanding" for good
-        // (a Debug.Assert here used to fail the process in Debug builds). CompareExchange is a full fence, as the wake-up protocol needs
-        // before WakeIfParked reads _parked. Not on the hot path: once per async void method.
-        int current = Volatile.Read(ref _outstanding);
-        while (true)
-        {
-            if (current <= 0)
-            {
-                throw new InvalidOperationException(
-                    $"OperationCompleted was called on PriorityContext '{Name}' with no operation outstanding (count {current}): each " +
-                    "OperationCompleted must match an earlier OperationStarted.");
-            }
-
-            int seen = Interlocked.CompareExchange(ref _outstanding, current - 1, current);
-            if (seen == current)
-            {
-                break;
-            }
-
-            current = seen;
-        }
-
+        // An unmatched call throws instead of pushing the count below zero (a Debug.Assert here used to fail the process in Debug
+        // builds); the compare-exchange is the full fence the wake-up protocol needs before WakeIfParked reads _parked.
+        int current = SchedulerOperations.Release(ref _outstanding, nameof(PriorityContext), Name);
         if (current == 1)
         {
             WakeIfParked();
@@ -643,26 +622,8 @@ public sealed partial class PriorityContext
 
     private bool OnUnhandledException(Exception exception, int level)
     {
-        var args = new PriorityUnhandledExceptionEventArgs(exception, level);
-        try
-        {
-            UnhandledException?.Invoke(this, args);
-        }
-        catch (Exception handlerException)
-        {
-            _fault = ExceptionDispatchInfo.Capture(handlerException);
-            PriorityMetrics.RecordException(Name, level, exception, handled: false);
-            return false;
-        }
-
-        PriorityMetrics.RecordException(Name, level, exception, args.Handled);
-        if (args.Handled)
-        {
-            return true;
-        }
-
-        _fault = ExceptionDispatchInfo.Capture(exception);
-        return false;
+        _fault = SchedulerOperations.RaiseUnhandled(this, UnhandledException, Name, exception, level);
+        return _fault is null;
     }
 
     private void Park()
@@ -684,7 +645,7 @@ public sealed partial class PriorityContext
         {
             // No longer than until the earliest loop timer (T3): the loop wakes itself for it, one wake-up, instead of waiting for the
             // alarm thread to wake it (two). The alarm still guarantees the firing (T0); this wait only makes it sooner.
-            int timeout = ParkTimeoutMilliseconds();
+            int timeout = _loopTimers.ParkTimeoutMilliseconds();
             if (timeout == Timeout.Infinite)
             {
                 _wake.Wait();
@@ -761,24 +722,7 @@ public sealed partial class PriorityContext
 
     private void OnDropped(int level, WorkItem item, DropReason reason)
     {
-        if (item.Callback == SendWaiter.RunCallback)
-        {
-            ((SendWaiter)item.State!).Abandon();
-        }
-        else if (item.Callback == s_runPrioritizeContinuation)
-        {
-            // Resume the awaiting method elsewhere, in the context it was queued with; its GetResult throws ObjectDisposedException,
-            // so it does not hang forever.
-            ThreadPool.UnsafeQueueUserWorkItem(static dropped => dropped.Invoke(), item, preferLocal: false);
-        }
-        else if (item.Callback == IInvokeOperation.RunCallback)
-        {
-            ((IInvokeOperation)item.State!).Abandon(); // InvokeAsync: its task faults, it does not hang
-        }
-        else if (item.Callback == TimerEntry.FireCallback)
-        {
-            ((TimerEntry)item.State!).OnDropped(); // a queued timer firing; a pending Priority.Delay resumes with ObjectDisposedException
-        }
+        DroppedWork.Release(item); // a blocked Send, an awaiting method, an InvokeAsync task, a pending delay: none hangs
 
         WorkDropped?.Invoke(this, new WorkDroppedEventArgs(level, item.Callback, item.State, reason));
     }
