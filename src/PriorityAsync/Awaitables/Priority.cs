@@ -128,6 +128,14 @@ public static class Priority
     /// <exception cref="InvalidOperationException">The caller is not running on the loop of a <see cref="PriorityContext"/>.</exception>
     public static void Start(Func<CancellationToken, Task> child, int level) => RequireCurrent(nameof(Start)).Scope.Start(child, level);
 
+    /// <summary>Gets the scheduler the calling code runs in (a <see cref="PriorityContext"/> or a <see cref="PriorityThreadPool"/>), or
+    /// <see langword="null"/> outside both.</summary>
+    public static IPriorityScheduler? CurrentScheduler => throw new NotImplementedException();
+
+    /// <summary>Gets the level the calling code runs at, on either scheduler.</summary>
+    /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/> or a <see cref="PriorityThreadPool"/>.</exception>
+    public static int CurrentLevel => throw new NotImplementedException();
+
     [DoesNotReturn]
     private static void ThrowNotInContext(string operation) => throw PriorityContext.NotInContext(operation);
 

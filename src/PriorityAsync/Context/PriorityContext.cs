@@ -18,7 +18,7 @@ namespace PriorityAsync;
 /// <para>Thread safety: every member may be called from any thread. No two callbacks ever run concurrently. Within a level, items run
 /// in the order they were queued (for items queued by one thread, in that thread's program order).</para>
 /// </remarks>
-public sealed partial class PriorityContext
+public sealed partial class PriorityContext : IPriorityScheduler
 {
     // ---- Protocols (read before changing anything below) -------------------------------------------------------------------
     //
@@ -214,6 +214,9 @@ public sealed partial class PriorityContext
     /// <summary>Gets the name given in <see cref="PriorityContextOptions.Name"/>.</summary>
     public string Name { get; }
 
+    /// <summary>Gets 1: no two callbacks of a <see cref="PriorityContext"/> ever run at once.</summary>
+    public int MaximumConcurrency => 1;
+
     /// <summary>Gets the state of the loop.</summary>
     public PriorityContextState State => Volatile.Read(ref _state) switch
     {
@@ -330,6 +333,10 @@ public sealed partial class PriorityContext
     /// <returns>The same instance for every call with the same level.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
     public TaskFactory GetTaskFactory(int level) => _factories[ValidateLevel(level)];
+
+    SynchronizationContext IPriorityScheduler.GetSynchronizationContext(int level) => GetSynchronizationContext(level);
+
+    TaskScheduler IPriorityScheduler.GetScheduler(int level) => GetScheduler(level);
 
     /// <summary>
     /// Moves the rest of the calling method onto this context at <paramref name="level"/>. From inside the context it completes at

@@ -1,0 +1,193 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace PriorityAsync;
+
+/// <summary>
+/// A priority scheduler with N dedicated threads sharing the level queues: at every dequeue, on any of its threads, the oldest item of
+/// the highest level that may run is taken (or the policy's choice). The multi-threaded sibling of <see cref="PriorityContext"/>:
+/// the same levels, policies, timers, <see cref="Priority"/> API and diagnostics, on several cores.
+/// </summary>
+/// <remarks>
+/// <para>Thread safety: every member may be called from any thread. Up to <see cref="ThreadCount"/> callbacks run at once, so the code
+/// you run here must be thread-safe (on a <see cref="PriorityContext"/> it need not be).</para>
+/// <para>Ordering: strict priority holds at each dequeue (no thread takes an item while an item of a higher level it may run waits);
+/// within a level, items are dequeued in the order they were queued (for one producer, in its program order). Items dequeued one after
+/// the other may still run at the same time on two threads, so "dequeued first" is not "finished first".</para>
+/// <para>The pool runs from its creation until <see cref="Complete"/> or disposal and all work it queued are done.</para>
+/// </remarks>
+public sealed class PriorityThreadPool : IPriorityScheduler, IAsyncDisposable, IDisposable
+{
+    /// <summary>Creates the pool and starts its threads.</summary>
+    /// <param name="options">The settings, or <see langword="null"/> for the defaults.</param>
+    /// <exception cref="ArgumentOutOfRangeException">An option is outside its allowed range.</exception>
+    public PriorityThreadPool(PriorityThreadPoolOptions? options = null) => throw new NotImplementedException();
+
+    /// <summary>Raised on the pool thread that ran the callback when an exception escapes it (typically an <c>async void</c> method).</summary>
+    /// <remarks>Set <see cref="PriorityUnhandledExceptionEventArgs.Handled"/> to keep the pool running; otherwise the pool faults:
+    /// it stops taking work, drops what is queued, and <see cref="Completion"/> faults with the exception.</remarks>
+    public event EventHandler<PriorityUnhandledExceptionEventArgs>? UnhandledException
+    {
+        add => throw new NotImplementedException();
+        remove => throw new NotImplementedException();
+    }
+
+    /// <summary>Raised for every callback the pool will never run, on the thread that found it (the poster, or a pool thread as the pool ends).</summary>
+    public event EventHandler<WorkDroppedEventArgs>? WorkDropped
+    {
+        add => throw new NotImplementedException();
+        remove => throw new NotImplementedException();
+    }
+
+    /// <summary>Raised on the watchdog thread when one of the pool's threads has stayed inside one item for
+    /// <see cref="PriorityThreadPoolOptions.StallTimeout"/> while work waits; once per stall.</summary>
+    public event EventHandler<StallDetectedEventArgs>? StallDetected
+    {
+        add => throw new NotImplementedException();
+        remove => throw new NotImplementedException();
+    }
+
+    /// <summary>Gets the pool the calling code runs in, or <see langword="null"/>.</summary>
+    public static PriorityThreadPool? Current => throw new NotImplementedException();
+
+    /// <inheritdoc/>
+    public string Name => throw new NotImplementedException();
+
+    /// <inheritdoc/>
+    public int Levels => throw new NotImplementedException();
+
+    /// <inheritdoc/>
+    public int DefaultLevel => throw new NotImplementedException();
+
+    /// <summary>Gets the number of threads.</summary>
+    public int ThreadCount => throw new NotImplementedException();
+
+    /// <summary>Gets <see cref="ThreadCount"/>.</summary>
+    public int MaximumConcurrency => throw new NotImplementedException();
+
+    /// <summary>Gets the policy, as given in <see cref="PriorityThreadPoolOptions.Policy"/>.</summary>
+    public PriorityPolicy Policy => throw new NotImplementedException();
+
+    /// <summary>Gets the state: <see cref="PriorityContextState.Running"/> from creation until the threads stopped.</summary>
+    public PriorityContextState State => throw new NotImplementedException();
+
+    /// <summary>Gets a task that completes when every thread has stopped, and faults with the exception that stopped the pool, if any.</summary>
+    public Task Completion => throw new NotImplementedException();
+
+    /// <summary>Gets a <see cref="System.TimeProvider"/> whose timers fire on the pool at <see cref="DefaultLevel"/>.</summary>
+    public TimeProvider TimeProvider => throw new NotImplementedException();
+
+    /// <summary>Gets the most threads <paramref name="level"/> may use at once.</summary>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
+    /// <returns>From 1 to <see cref="ThreadCount"/>.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
+    public int GetMaxConcurrency(int level) => throw new NotImplementedException();
+
+    /// <summary>Gets the cached <see cref="SynchronizationContext"/> of <paramref name="level"/> (no thread affinity: any pool thread).</summary>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
+    /// <returns>The same instance for every call with the same level.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
+    public PriorityThreadPoolSynchronizationContext GetSynchronizationContext(int level) => throw new NotImplementedException();
+
+    /// <summary>Gets the cached <see cref="TaskScheduler"/> of <paramref name="level"/>.</summary>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
+    /// <returns>The same instance for every call with the same level.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
+    public PriorityThreadPoolTaskScheduler GetScheduler(int level) => throw new NotImplementedException();
+
+    /// <summary>Gets a cached <see cref="TaskFactory"/> whose tasks run at <paramref name="level"/>, its scheduler hidden inside them
+    /// (as <see cref="PriorityContext.GetTaskFactory(int)"/>).</summary>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
+    /// <returns>The same instance for every call with the same level.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
+    public TaskFactory GetTaskFactory(int level) => throw new NotImplementedException();
+
+    /// <summary>Gets a <see cref="System.TimeProvider"/> whose timers fire on the pool at <paramref name="level"/>.</summary>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
+    /// <returns>The same instance for every call with the same level.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
+    public TimeProvider GetTimeProvider(int level) => throw new NotImplementedException();
+
+    /// <summary>Moves the rest of the calling method onto the pool at <paramref name="level"/>. On one of its threads it completes at once
+    /// when nothing this thread may run waits above <paramref name="level"/>; from any other thread it always hops onto the pool.</summary>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>; higher runs first.</param>
+    /// <returns>An awaitable.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
+    public PriorityAwaitable Prioritize(int level) => throw new NotImplementedException();
+
+    /// <summary>Queues the rest of the calling method at the back of <paramref name="level"/>, always.</summary>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
+    /// <returns>An awaitable.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
+    public PriorityAwaitable Yield(int level) => throw new NotImplementedException();
+
+    /// <summary>Queues <paramref name="work"/> at <see cref="DefaultLevel"/>; see <see cref="InvokeAsync(Func{Task}, int)"/>.</summary>
+    /// <param name="work">The asynchronous work.</param>
+    /// <returns>The work's own task, unwrapped.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
+    public Task InvokeAsync(Func<Task> work) => throw new NotImplementedException();
+
+    /// <summary>Queues <paramref name="work"/> at <paramref name="level"/> and returns a task that completes as the task it returns does.</summary>
+    /// <param name="work">The asynchronous work; it starts on a pool thread in the caller's <see cref="ExecutionContext"/>, and its awaits resume at <paramref name="level"/>.</param>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>; higher runs first.</param>
+    /// <returns>The work's own task, unwrapped; faulted with <see cref="ObjectDisposedException"/> if the pool finished before it could run.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
+    /// <remarks>The work counts as an outstanding operation until its task completes: <see cref="Complete"/> waits for it.</remarks>
+    public Task InvokeAsync(Func<Task> work, int level) => throw new NotImplementedException();
+
+    /// <summary>Queues <paramref name="work"/> at <see cref="DefaultLevel"/>; see <see cref="InvokeAsync(Func{Task}, int)"/>.</summary>
+    /// <typeparam name="TResult">The result type.</typeparam>
+    /// <param name="work">The asynchronous work.</param>
+    /// <returns>The work's own task, unwrapped.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
+    public Task<TResult> InvokeAsync<TResult>(Func<Task<TResult>> work) => throw new NotImplementedException();
+
+    /// <summary>Queues <paramref name="work"/> at <paramref name="level"/>; see <see cref="InvokeAsync(Func{Task}, int)"/>.</summary>
+    /// <typeparam name="TResult">The result type.</typeparam>
+    /// <param name="work">The asynchronous work.</param>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
+    /// <returns>The work's own task, unwrapped.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
+    public Task<TResult> InvokeAsync<TResult>(Func<Task<TResult>> work, int level) => throw new NotImplementedException();
+
+    /// <summary>Gets the shares of <paramref name="level"/> under <see cref="PriorityPolicy.WeightedShares(int[])"/>.</summary>
+    /// <param name="level">The level.</param>
+    /// <returns>The shares.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
+    /// <exception cref="InvalidOperationException">The pool's policy is not weighted shares.</exception>
+    public int GetShares(int level) => throw new NotImplementedException();
+
+    /// <summary>Changes the shares of <paramref name="level"/> under <see cref="PriorityPolicy.WeightedShares(int[])"/>, from any thread.</summary>
+    /// <param name="level">The level.</param>
+    /// <param name="shares">The new shares, from 1 to 10,000.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> or <paramref name="shares"/> is out of range.</exception>
+    /// <exception cref="InvalidOperationException">The pool's policy is not weighted shares.</exception>
+    public void SetShares(int level, int shares) => throw new NotImplementedException();
+
+    /// <summary>Takes a moment's snapshot of the queues and counters (run counts summed over the threads).</summary>
+    /// <returns>A new snapshot.</returns>
+    public PriorityContextSnapshot GetSnapshot() => throw new NotImplementedException();
+
+    /// <summary>Lets the pool stop once all queued work and all outstanding operations are done. Idempotent; never blocks.</summary>
+    public void Complete() => throw new NotImplementedException();
+
+    /// <summary>Completes the pool and waits for its threads to stop (queued work runs first). Rethrows the fault that stopped it, if any.</summary>
+    /// <returns>A task that completes when the threads have stopped.</returns>
+    /// <remarks>Called from one of the pool's own threads it only completes: the pool cannot wait for itself.</remarks>
+    public ValueTask DisposeAsync() => throw new NotImplementedException();
+
+    /// <summary>Completes the pool and blocks until its threads have stopped. Rethrows the fault that stopped it, if any.</summary>
+    /// <remarks>Called from one of the pool's own threads it only completes.</remarks>
+    public void Dispose() => throw new NotImplementedException();
+
+    /// <summary>Describes the pool.</summary>
+    /// <returns>A description for diagnostics.</returns>
+    public override string ToString() => throw new NotImplementedException();
+
+    SynchronizationContext IPriorityScheduler.GetSynchronizationContext(int level) => GetSynchronizationContext(level);
+
+    TaskScheduler IPriorityScheduler.GetScheduler(int level) => GetScheduler(level);
+}

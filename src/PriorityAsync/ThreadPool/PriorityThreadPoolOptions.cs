@@ -1,0 +1,73 @@
+using System;
+using System.Collections.Generic;
+
+namespace PriorityAsync;
+
+/// <summary>Settings for a <see cref="PriorityThreadPool"/>. Validated when the pool is created.</summary>
+/// <remarks>The pool copies the values it needs when it is created; changing the options afterwards has no effect.</remarks>
+public sealed class PriorityThreadPoolOptions
+{
+    /// <summary>The largest allowed value of <see cref="ThreadCount"/>.</summary>
+    public const int MaxThreadCount = 256;
+
+    private PriorityPolicy _policy = PriorityPolicy.Strict;
+    private TimeProvider _timeProvider = TimeProvider.System;
+
+    /// <summary>Gets or sets the number of priority levels; a higher number runs first.</summary>
+    /// <value>The default value is 3. Allowed: <see cref="PriorityContextOptions.MinLevels"/> (1) to <see cref="PriorityContextOptions.MaxLevels"/> (64).</value>
+    public int Levels { get; set; } = 3;
+
+    /// <summary>Gets or sets the level <see cref="PriorityThreadPool.InvokeAsync(Func{System.Threading.Tasks.Task})"/> without a level starts at.</summary>
+    /// <value>The default value is 0, the lowest level. Allowed: 0 to <c>Levels - 1</c>.</value>
+    public int DefaultLevel { get; set; }
+
+    /// <summary>Gets or sets the number of dedicated threads that run the pool's work.</summary>
+    /// <value>The default value is <see cref="Environment.ProcessorCount"/>. Allowed: 1 to <see cref="MaxThreadCount"/> (256).</value>
+    public int ThreadCount { get; set; } = Environment.ProcessorCount;
+
+    /// <summary>Gets or sets a name for diagnostics; the threads are called "<c>Name</c> #i".</summary>
+    /// <value>The default value is <see langword="null"/> (the pool is called "PriorityThreadPool").</value>
+    public string? Name { get; set; }
+
+    /// <summary>Gets or sets how many times an idle thread checks for work, spinning briefly between checks, before it parks.</summary>
+    /// <value>The default value is 20. Allowed: 0 to <see cref="PriorityContextOptions.MaxIdleSpinCount"/> (10,000).</value>
+    public int IdleSpinCount { get; set; } = 20;
+
+    /// <summary>
+    /// Gets or sets how long one of the pool's threads may stay inside one item while work waits before
+    /// <see cref="PriorityThreadPool.StallDetected"/> is raised. <see langword="null"/> turns the watchdog off.
+    /// </summary>
+    /// <remarks>Each thread is watched on its own (a dispatch count per thread): one blocked thread among N is reported even while the
+    /// others keep the pool moving. Checked on the process-wide watchdog thread, never the thread pool.</remarks>
+    /// <value>The default value is <see cref="PriorityContextOptions.DefaultStallTimeout"/> (10 seconds). Allowed: <see langword="null"/>,
+    /// or from <see cref="PriorityContextOptions.MinStallTimeout"/> to <see cref="PriorityContextOptions.MaxStallTimeout"/>.</value>
+    public TimeSpan? StallTimeout { get; set; } = PriorityContextOptions.DefaultStallTimeout;
+
+    /// <summary>Gets or sets how the pool chooses between levels at each dequeue, across all its threads.</summary>
+    /// <value>The default value is <see cref="PriorityPolicy.Strict"/>. A policy with values per level must give exactly
+    /// <see cref="Levels"/> of them.</value>
+    /// <exception cref="ArgumentNullException">The value is <see langword="null"/>.</exception>
+    public PriorityPolicy Policy
+    {
+        get => _policy;
+        set => _policy = value ?? throw new ArgumentNullException(nameof(value), "PriorityThreadPoolOptions.Policy cannot be null; the default is PriorityPolicy.Strict.");
+    }
+
+    /// <summary>Gets or sets the clock whose timers the pool fires itself (<see cref="Priority.Delay"/>, <see cref="PriorityThreadPool.GetTimeProvider(int)"/>).</summary>
+    /// <value>The default value is <see cref="System.TimeProvider.System"/>.</value>
+    /// <exception cref="ArgumentNullException">The value is <see langword="null"/>.</exception>
+    public TimeProvider TimeProvider
+    {
+        get => _timeProvider;
+        set => _timeProvider = value ?? throw new ArgumentNullException(nameof(value), "PriorityThreadPoolOptions.TimeProvider cannot be null; the default is TimeProvider.System.");
+    }
+
+    /// <summary>
+    /// Gets or sets the most threads each level may use at once (index L is level L), or <see langword="null"/> for no cap: for
+    /// example <c>[ThreadCount - 1, ThreadCount, ThreadCount]</c> keeps one thread free of bulk work (level 0) for urgent work.
+    /// </summary>
+    /// <remarks>A cap never makes a thread idle while runnable work of another level waits: a thread skips a level at its cap and
+    /// takes the best item of the others.</remarks>
+    /// <value>The default value is <see langword="null"/>. Otherwise exactly <see cref="Levels"/> values, each from 1 to <see cref="ThreadCount"/>.</value>
+    public IReadOnlyList<int>? MaxConcurrencyPerLevel { get; set; }
+}

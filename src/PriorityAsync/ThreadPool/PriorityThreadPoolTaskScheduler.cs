@@ -1,0 +1,46 @@
+using System;
+using System.Collections.Generic;
+using System.Threading.Tasks;
+
+namespace PriorityAsync;
+
+/// <summary>A <see cref="TaskScheduler"/> that runs tasks on a <see cref="PriorityThreadPool"/> at one level. One cached instance per level.</summary>
+/// <remarks>Tasks are queued FIFO with everything else posted at the level and run with that level's
+/// <see cref="PriorityThreadPoolSynchronizationContext"/> current. Inlining on a pool thread is allowed only when nothing this thread
+/// may run waits above the level. <see cref="MaximumConcurrencyLevel"/> is the level's cap (<see cref="PriorityThreadPool.GetMaxConcurrency(int)"/>).</remarks>
+public sealed class PriorityThreadPoolTaskScheduler : TaskScheduler
+{
+    internal PriorityThreadPoolTaskScheduler(PriorityThreadPool pool, int level)
+    {
+        Pool = pool;
+        Level = level;
+    }
+
+    /// <summary>Gets the pool the tasks run on.</summary>
+    public PriorityThreadPool Pool { get; }
+
+    /// <summary>Gets the level the tasks run at.</summary>
+    public int Level { get; }
+
+    /// <summary>Gets the most tasks of this level that run at once: the level's cap, at most the thread count.</summary>
+    public override int MaximumConcurrencyLevel => Pool.GetMaxConcurrency(Level);
+
+    /// <summary>Queues <paramref name="task"/> at this level.</summary>
+    /// <param name="task">The task.</param>
+    /// <exception cref="ObjectDisposedException">The pool has finished (the task is then faulted through <see cref="TaskSchedulerException"/>).</exception>
+    protected override void QueueTask(Task task) => throw new NotImplementedException();
+
+    /// <summary>Runs <paramref name="task"/> inline on a pool thread when nothing this thread may run waits above the level.</summary>
+    /// <param name="task">The task.</param>
+    /// <param name="taskWasPreviouslyQueued">Whether the task is also queued.</param>
+    /// <returns>Whether the task ran.</returns>
+    protected override bool TryExecuteTaskInline(Task task, bool taskWasPreviouslyQueued) => throw new NotImplementedException();
+
+    /// <summary>For debuggers: the tasks waiting at this level, oldest first.</summary>
+    /// <returns>A snapshot of the queued tasks.</returns>
+    protected override IEnumerable<Task> GetScheduledTasks() => throw new NotImplementedException();
+
+    /// <summary>Describes the scheduler.</summary>
+    /// <returns>A description for diagnostics.</returns>
+    public override string ToString() => $"{Pool.Name} level {Level} scheduler";
+}
