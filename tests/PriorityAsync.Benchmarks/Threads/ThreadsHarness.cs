@@ -141,8 +141,14 @@ public static class ThreadsHarness
         return variants;
     }
 
-    // The priority scheduler on 1 and on every core (filled in once its public type exists).
-    private static IEnumerable<Variant> NewSchedulerVariants(int cores) => [];
+    // The priority scheduler on one thread (the CPU goal's reference) and on every core (every goal's subject).
+    private static IEnumerable<Variant> NewSchedulerVariants(int cores) => cores == 1
+        ? [new Variant(NewKey(1), "PriorityThreadPool (1 thread)", 1, () => new PriorityThreadPoolWorkers(1), Flood: true, Streaming: true)]
+        :
+        [
+            new Variant(NewKey(1), "PriorityThreadPool (1 thread)", 1, () => new PriorityThreadPoolWorkers(1), Flood: false, Streaming: false),
+            new Variant(NewKey(cores), $"PriorityThreadPool ({cores} threads)", cores, () => new PriorityThreadPoolWorkers(cores), Flood: true, Streaming: true),
+        ];
 
     private static double Median(IEnumerable<double> values)
     {
