@@ -76,11 +76,13 @@ public sealed class GapRecorder(double thresholdUs, int capacity = 100_000)
     }
 
     /// <summary>
-    /// Sorts waits (<paramref name="starts"/>[i] to <paramref name="starts"/>[i] + <paramref name="waits"/>[i]) into those that overlapped
-    /// no gap of any of <paramref name="recorders"/> (returned) and those that did; counts the waits over <paramref name="durationTicks"/>
-    /// and how many of those overlapped a gap.
+    /// Sorts waits (<paramref name="starts"/>[i] to <paramref name="starts"/>[i] + <paramref name="waits"/>[i]) into undisturbed ones
+    /// (returned) and disturbed ones; counts the waits over <paramref name="durationTicks"/> and how many of those were disturbed. A
+    /// wait is disturbed when it overlapped a gap of every one of <paramref name="recorders"/> if <paramref name="anyThreadKeptItsCore"/>
+    /// (several threads: the first thread to finish its item takes the waiting one, so one thread that kept its core is enough for
+    /// the bound), else a gap of any of them.
     /// </summary>
-    public static (int Over, int OverWithGap, long[] Undisturbed) Classify(long[] starts, long[] waits, int count, long durationTicks, IReadOnlyCollection<GapRecorder> recorders)
+    public static (int Over, int OverWithGap, long[] Undisturbed) Classify(long[] starts, long[] waits, int count, long durationTicks, IReadOnlyCollection<GapRecorder> recorders, bool anyThreadKeptItsCore = false)
     {
         ArgumentNullException.ThrowIfNull(starts);
         ArgumentNullException.ThrowIfNull(waits);
@@ -92,23 +94,20 @@ public sealed class GapRecorder(double thresholdUs, int capacity = 100_000)
         {
             long from = starts[i];
             long to = from + waits[i];
-            bool disturbed = false;
+            int hit = 0;
             foreach (GapRecorder recorder in recorders)
             {
                 foreach ((long gapFrom, long gapTo) in recorder._gaps)
                 {
                     if (gapFrom < to && gapTo > from)
                     {
-                        disturbed = true;
+                        hit++;
                         break;
                     }
                 }
-
-                if (disturbed)
-                {
-                    break;
-                }
             }
+
+            bool disturbed = anyThreadKeptItsCore ? hit == recorders.Count : hit > 0;
 
             if (!disturbed)
             {

@@ -26,7 +26,9 @@ internal static class Flood
     public const int Backlog = 2048;
     public const double GapThresholdUs = 20.0;
 
-    public sealed record Result(long[] Waits, long[] Undisturbed, double ItemsPerSecond, int Gaps, double GapShare);
+    /// <param name="Undisturbed">The waits during which no worker thread lost its core.</param>
+    /// <param name="OneThreadKept">The waits during which at least one worker thread kept its core (the bound's condition).</param>
+    public sealed record Result(long[] Waits, long[] Undisturbed, long[] OneThreadKept, double ItemsPerSecond, int Gaps, double GapShare);
 
     public static Result Run(IWorkers workers, int items, int seed)
     {
@@ -77,11 +79,13 @@ internal static class Flood
         double seconds = Stopwatch.GetElapsedTime(start).TotalSeconds;
         GapRecorder[] recorders = state.Recorders.Values.ToArray();
         (_, _, long[] undisturbed) = GapRecorder.Classify(state.WaitStarts, state.Waits, state.HighCount, durationTicks, recorders);
+        (_, _, long[] oneKept) = GapRecorder.Classify(state.WaitStarts, state.Waits, state.HighCount, durationTicks, recorders, anyThreadKeptItsCore: true);
         long gapTicks = recorders.Sum(r => r.TotalTicks);
         double threadSeconds = seconds * Math.Max(1, recorders.Length);
         return new Result(
             state.Waits[..state.HighCount],
             undisturbed,
+            oneKept,
             items / seconds,
             recorders.Sum(r => r.Gaps.Count),
             gapTicks / (double)Stopwatch.Frequency / threadSeconds);
