@@ -28,7 +28,7 @@ public static class Priority
         PrioritySynchronizationContext? current = PriorityContext.CurrentLevelContext;
         if (current is null)
         {
-            ThrowNotInContext(nameof(Prioritize));
+            return RequirePool(nameof(Prioritize)).Pool.Prioritize(level); // off the hot path: the single loop is tested first
         }
 
         return current.Context.Prioritize(level);
@@ -39,8 +39,13 @@ public static class Priority
     /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/>.</exception>
     public static PriorityAwaitable Yield()
     {
-        PrioritySynchronizationContext current = PriorityContext.CurrentLevelContext
-            ?? throw PriorityContext.NotInContext(nameof(Yield));
+        PrioritySynchronizationContext? current = PriorityContext.CurrentLevelContext;
+        if (current is null)
+        {
+            PriorityThreadPoolSynchronizationContext pool = RequirePool(nameof(Yield));
+            return pool.Pool.Yield(pool.Level);
+        }
+
         return current.Context.Yield(current.Level);
     }
 
@@ -63,7 +68,9 @@ public static class Priority
     /// awaiter throws <see cref="ObjectDisposedException"/> on the thread pool. The clock is <see cref="PriorityContextOptions.TimeProvider"/>.
     /// </remarks>
     public static ValueTask Delay(TimeSpan delay, CancellationToken cancellationToken = default) =>
-        RequireCurrent(nameof(Delay)).Delay(delay, cancellationToken);
+        PriorityContext.Current is { } context
+            ? context.Delay(delay, cancellationToken)
+            : RequirePool(nameof(Delay)).Pool.Delay(delay, cancellationToken);
 
     /// <summary>
     /// A cheap point at which a long computation lets other work in: completes at once, without queueing or allocating, unless work
@@ -79,7 +86,7 @@ public static class Priority
         PrioritySynchronizationContext? current = PriorityContext.CurrentLevelContext;
         if (current is null)
         {
-            ThrowNotInContext(nameof(Checkpoint)); // a call, not a throw, keeps this method small enough to inline
+            return PoolCheckpoint(); // a call, not a throw, keeps this method small enough to inline
         }
 
         return new(current);
@@ -99,7 +106,7 @@ public static class Priority
             PrioritySynchronizationContext? current = PriorityContext.CurrentLevelContext;
             if (current is null)
             {
-                ThrowNotInContext(nameof(ShouldYield));
+                return PoolShouldYield();
             }
 
             return current.Context.ShouldYieldAt(current.Level);
@@ -117,7 +124,17 @@ public static class Priority
     /// <exception cref="InvalidOperationException">The caller is not running on the loop of a <see cref="PriorityContext"/>.</exception>
     /// <remarks>For work that belongs to one piece of work rather than to the whole loop (a lease keeper that must stop with its
     /// message), open a scope of its own with <see cref="TaskScope.RunAsync(Func{TaskScope, Task}, CancellationToken)"/>.</remarks>
-    public static void Start(Func<CancellationToken, Task> child) => RequireCurrent(nameof(Start)).Scope.Start(child);
+    public static void Start(Func<CancellationToken, Task> child)
+    {
+        if (PriorityContext.Current is { } context)
+        {
+            context.Scope.Start(child);
+            return;
+        }
+
+        PriorityThreadPoolSynchronizationContext pool = RequirePool(nameof(Start));
+        pool.Pool.StartRootChild(child, pool.Level);
+    }
 
     /// <summary>Starts <paramref name="child"/> as a child of the current context's root scope at <paramref name="level"/>; see
     /// <see cref="Start(Func{CancellationToken, Task})"/>.</summary>
@@ -126,19 +143,50 @@ public static class Priority
     /// <exception cref="ArgumentNullException"><paramref name="child"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
     /// <exception cref="InvalidOperationException">The caller is not running on the loop of a <see cref="PriorityContext"/>.</exception>
-    public static void Start(Func<CancellationToken, Task> child, int level) => RequireCurrent(nameof(Start)).Scope.Start(child, level);
+    public static void Start(Func<CancellationToken, Task> child, int level)
+    {
+        if (PriorityContext.Current is { } context)
+        {
+            context.Scope.Start(child, level);
+            return;
+        }
+
+        RequirePool(nameof(Start)).Pool.StartRootChild(child, level);
+    }
 
     /// <summary>Gets the scheduler the calling code runs in (a <see cref="PriorityContext"/> or a <see cref="PriorityThreadPool"/>), or
     /// <see langword="null"/> outside both.</summary>
-    public static IPriorityScheduler? CurrentScheduler => throw new NotImplementedException();
+    public static IPriorityScheduler? CurrentScheduler => SynchronizationContext.Current switch
+    {
+        PrioritySynchronizationContext context => context.Context,
+        PriorityThreadPoolSynchronizationContext pool => pool.Pool,
+        _ => null,
+    };
 
     /// <summary>Gets the level the calling code runs at, on either scheduler.</summary>
     /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/> or a <see cref="PriorityThreadPool"/>.</exception>
-    public static int CurrentLevel => throw new NotImplementedException();
+    public static int CurrentLevel => SynchronizationContext.Current switch
+    {
+        PrioritySynchronizationContext context => context.Level,
+        PriorityThreadPoolSynchronizationContext pool => pool.Level,
+        _ => throw PriorityContext.NotInContext(nameof(CurrentLevel)),
+    };
 
     [DoesNotReturn]
     private static void ThrowNotInContext(string operation) => throw PriorityContext.NotInContext(operation);
 
-    private static PriorityContext RequireCurrent(string operation) =>
-        PriorityContext.Current ?? throw PriorityContext.NotInContext(operation);
+    /// <summary>The slow path of every member above: the caller is not on a <see cref="PriorityContext"/>; a pool's level, or throw.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static PriorityThreadPoolSynchronizationContext RequirePool(string operation) =>
+        SynchronizationContext.Current as PriorityThreadPoolSynchronizationContext ?? throw PriorityContext.NotInContext(operation);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static CheckpointAwaitable PoolCheckpoint() => new(RequirePool(nameof(Checkpoint)));
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static bool PoolShouldYield()
+    {
+        PriorityThreadPoolSynchronizationContext pool = RequirePool(nameof(ShouldYield));
+        return pool.Pool.ShouldYieldAt(pool.Level);
+    }
 }

@@ -8,35 +8,45 @@ namespace PriorityAsync;
 /// The awaitable returned by <see cref="PriorityContext.Prioritize(int)"/>, <see cref="PriorityContext.Yield(int)"/>,
 /// <see cref="Priority.Prioritize(int)"/> and <see cref="Priority.Yield"/>: awaiting it moves the rest of the method to a level.
 /// </summary>
-/// <remarks>Modelled on <see cref="System.Runtime.CompilerServices.YieldAwaitable"/>. Awaiting it allocates nothing beyond the async method's own state machine box.</remarks>
+/// <remarks>Modelled on <see cref="System.Runtime.CompilerServices.YieldAwaitable"/>. Awaiting it allocates nothing beyond the async method's own state machine box.
+/// Returned by both schedulers (<see cref="PriorityContext"/> and <see cref="PriorityThreadPool"/>): the awaiter holds the scheduler
+/// it hops to, and an exact-type check of a sealed class chooses the path.</remarks>
 public readonly struct PriorityAwaitable
 {
-    private readonly PriorityContext _context;
+    // A PriorityContext or a PriorityThreadPool (both sealed: telling them apart is one compare of the type handle).
+    private readonly object _scheduler;
     private readonly int _level;
     private readonly bool _alwaysQueue;
 
     internal PriorityAwaitable(PriorityContext context, int level, bool alwaysQueue)
     {
-        _context = context;
+        _scheduler = context;
+        _level = level;
+        _alwaysQueue = alwaysQueue;
+    }
+
+    internal PriorityAwaitable(PriorityThreadPool pool, int level, bool alwaysQueue)
+    {
+        _scheduler = pool;
         _level = level;
         _alwaysQueue = alwaysQueue;
     }
 
     /// <summary>Gets the awaiter.</summary>
     /// <returns>The awaiter.</returns>
-    public Awaiter GetAwaiter() => new(_context, _level, _alwaysQueue);
+    public Awaiter GetAwaiter() => new(_scheduler, _level, _alwaysQueue);
 
     /// <summary>The awaiter of <see cref="PriorityAwaitable"/>. Used by the compiler; not meant to be called directly.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
     public readonly struct Awaiter : ICriticalNotifyCompletion
     {
-        private readonly PriorityContext _context;
+        private readonly object _scheduler;
         private readonly int _level;
         private readonly bool _alwaysQueue;
 
-        internal Awaiter(PriorityContext context, int level, bool alwaysQueue)
+        internal Awaiter(object scheduler, int level, bool alwaysQueue)
         {
-            _context = context;
+            _scheduler = scheduler;
             _level = level;
             _alwaysQueue = alwaysQueue;
         }
@@ -46,18 +56,48 @@ public readonly struct PriorityAwaitable
         /// (a <c>Yield</c> never completes at once). A finished context also completes at once, and <see cref="GetResult"/> then throws.
         /// </summary>
         /// <remarks>When it returns <see langword="true"/> on the loop thread, the target level is already current.</remarks>
-        public bool IsCompleted => (!_alwaysQueue && _context.TryContinueInlineAt(_level)) || _context.IsFinished;
+        public bool IsCompleted => _scheduler is PriorityContext context
+            ? (!_alwaysQueue && context.TryContinueInlineAt(_level)) || context.IsFinished
+            : PoolIsCompleted();
 
         /// <summary>Queues the continuation at the target level, flowing the current <see cref="System.Threading.ExecutionContext"/>.</summary>
         /// <param name="continuation">The continuation.</param>
-        public void OnCompleted(Action continuation) => _context.QueueContinuation(_level, continuation, flowExecutionContext: true);
+        public void OnCompleted(Action continuation) => QueueContinuation(continuation, flowExecutionContext: true);
 
         /// <summary>Queues the continuation at the target level without flowing the <see cref="System.Threading.ExecutionContext"/>.</summary>
         /// <param name="continuation">The continuation (the async state machine's cached delegate, queued as is).</param>
-        public void UnsafeOnCompleted(Action continuation) => _context.QueueContinuation(_level, continuation, flowExecutionContext: false);
+        public void UnsafeOnCompleted(Action continuation) => QueueContinuation(continuation, flowExecutionContext: false);
 
         /// <summary>Ends the await (the target level is current: made so by <see cref="IsCompleted"/>, or by the loop that ran the
         /// queued continuation). Throws <see cref="ObjectDisposedException"/> if the context finished before the continuation could run.</summary>
-        public void GetResult() => _context.ThrowIfResumedAfterFinish(_level);
+        public void GetResult()
+        {
+            if (_scheduler is PriorityContext context)
+            {
+                context.ThrowIfResumedAfterFinish(_level);
+            }
+            else
+            {
+                ((PriorityThreadPool)_scheduler).ThrowIfResumedAfterFinish(_level);
+            }
+        }
+
+        private bool PoolIsCompleted()
+        {
+            var pool = (PriorityThreadPool)_scheduler;
+            return (!_alwaysQueue && pool.TryContinueInlineAt(_level)) || pool.IsFinished;
+        }
+
+        private void QueueContinuation(Action continuation, bool flowExecutionContext)
+        {
+            if (_scheduler is PriorityContext context)
+            {
+                context.QueueContinuation(_level, continuation, flowExecutionContext);
+            }
+            else
+            {
+                ((PriorityThreadPool)_scheduler).QueueContinuation(_level, continuation, flowExecutionContext);
+            }
+        }
     }
 }

@@ -30,7 +30,7 @@ internal sealed class InvokeOperation<TResult> : WorkOperation<TResult>, IInvoke
 
     protected override string Kind => "InvokeAsync";
 
-    protected override PriorityContext Context => _context;
+    protected override string SchedulerName => _context.Name;
 
     protected override int Level => _level;
 

@@ -162,8 +162,9 @@ public sealed partial class PriorityContext : IPriorityScheduler
                 CancellationToken.None, TaskCreationOptions.HideScheduler, TaskContinuationOptions.HideScheduler, _schedulers[level]);
         }
 
-        InitializeTimerClock(options.TimeProvider); // Timers/PriorityContext.Timers.cs: the system clock, or the given provider's
-        _timeProvider = LoopTimeProvider.Create(this, level: -1);
+        // Timers/LoopTimers.cs, shared with PriorityThreadPool: the system clock, or the given provider's.
+        _loopTimers = new LoopTimers(this, options.TimeProvider, "PriorityContextOptions.TimeProvider");
+        _timeProvider = LoopTimeProvider.Create(_loopTimers, level: -1);
         _levelTimeProviders = new LoopTimeProvider?[Levels];
         Scope = TaskScope.CreateRoot(this);
     }
@@ -422,17 +423,7 @@ public sealed partial class PriorityContext : IPriorityScheduler
         if (Environment.CurrentManagedThreadId == _loopThreadId)
         {
             // On the loop thread: run inline (queueing and waiting would deadlock), at the target level.
-            SynchronizationContext? previous = SynchronizationContext.Current;
-            SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
-            try
-            {
-                callback(state);
-            }
-            finally
-            {
-                SynchronizationContext.SetSynchronizationContext(previous);
-            }
-
+            InlineAt.Run(_syncContexts[level], callback, state);
             return;
         }
 
@@ -691,7 +682,7 @@ public sealed partial class PriorityContext : IPriorityScheduler
         {
             // No longer than until the earliest loop timer (T3): the loop wakes itself for it, one wake-up, instead of waiting for the
             // alarm thread to wake it (two). The alarm still guarantees the firing (T0); this wait only makes it sooner.
-            int timeout = ParkTimeoutMilliseconds();
+            int timeout = _loopTimers.ParkTimeoutMilliseconds();
             if (timeout == Timeout.Infinite)
             {
                 _wake.Wait();
@@ -768,24 +759,7 @@ public sealed partial class PriorityContext : IPriorityScheduler
 
     private void OnDropped(int level, WorkItem item, DropReason reason)
     {
-        if (item.Callback == SendWaiter.RunCallback)
-        {
-            ((SendWaiter)item.State!).Abandon();
-        }
-        else if (item.Callback == s_runPrioritizeContinuation)
-        {
-            // Resume the awaiting method elsewhere, in the context it was queued with; its GetResult throws ObjectDisposedException,
-            // so it does not hang forever.
-            ThreadPool.UnsafeQueueUserWorkItem(static dropped => dropped.Invoke(), item, preferLocal: false);
-        }
-        else if (item.Callback == IInvokeOperation.RunCallback)
-        {
-            ((IInvokeOperation)item.State!).Abandon(); // InvokeAsync: its task faults, it does not hang
-        }
-        else if (item.Callback == TimerEntry.FireCallback)
-        {
-            ((TimerEntry)item.State!).OnDropped(); // a queued timer firing; a pending Priority.Delay resumes with ObjectDisposedException
-        }
+        DroppedWork.Release(item); // a blocked Send, an awaiting method, an InvokeAsync task, a pending delay: none hangs
 
         WorkDropped?.Invoke(this, new WorkDroppedEventArgs(level, item.Callback, item.State, reason));
     }

@@ -18,6 +18,7 @@ namespace PriorityAsync;
 public sealed class PriorityTaskScheduler : TaskScheduler
 {
     private readonly SendOrPostCallback _executeTask;
+    private readonly Func<Task, bool> _tryExecuteTask;
 
     internal PriorityTaskScheduler(PriorityContext context, int level)
     {
@@ -26,6 +27,7 @@ public sealed class PriorityTaskScheduler : TaskScheduler
 
         // One delegate per scheduler, cached: queueing a task allocates nothing beyond the Task itself.
         _executeTask = state => TryExecuteTask((Task)state!);
+        _tryExecuteTask = TryExecuteTask;
     }
 
     /// <summary>Gets the context the tasks run on.</summary>
@@ -66,16 +68,7 @@ public sealed class PriorityTaskScheduler : TaskScheduler
             return false;
         }
 
-        SynchronizationContext? previous = SynchronizationContext.Current;
-        SynchronizationContext.SetSynchronizationContext(Context.GetSynchronizationContext(Level));
-        try
-        {
-            return TryExecuteTask(task);
-        }
-        finally
-        {
-            SynchronizationContext.SetSynchronizationContext(previous);
-        }
+        return InlineAt.RunTask(Context.GetSynchronizationContext(Level), _tryExecuteTask, task);
     }
 
     /// <summary>For debuggers: the tasks waiting at this level, oldest first.</summary>

@@ -32,8 +32,8 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
     /// <summary>What a fault report calls the work: <c>"InvokeAsync"</c>, <c>"PriorityTaskController.Run"</c>, <c>"TaskScope child"</c>.</summary>
     protected abstract string Kind { get; }
 
-    /// <summary>The context the work runs on.</summary>
-    protected abstract PriorityContext Context { get; }
+    /// <summary>The name of the scheduler the work runs on (a context's or a pool's), for the fault report.</summary>
+    protected abstract string SchedulerName { get; }
 
     /// <summary>The level the work runs at (reported with a fault).</summary>
     protected abstract int Level { get; }
@@ -110,7 +110,7 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
     {
         if (Task.Exception is { } fault)
         {
-            WorkFaults.Report(Context, Level, Kind, CallbackNames.DescribeWork(work, workTask), fault.InnerExceptions);
+            WorkFaults.Report(SchedulerName, Level, Kind, CallbackNames.DescribeWork(work, workTask), fault.InnerExceptions);
         }
     }
 

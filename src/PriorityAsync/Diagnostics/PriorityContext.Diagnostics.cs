@@ -39,15 +39,7 @@ public sealed partial class PriorityContext
     private void CountDrop(int level, DropReason reason, SendOrPostCallback callback, object? state)
     {
         Interlocked.Increment(ref _dropped);
-        if (PriorityMetrics.Dropped.Enabled || PriorityEventSource.IsOn)
-        {
-            string method = CallbackNames.Describe(callback, state);
-            PriorityMetrics.RecordDrop(Name, level, reason, method);
-            if (PriorityEventSource.IsOn)
-            {
-                PriorityEventSource.Log.WorkDropped(Name, level, PriorityMetrics.DropReasonName(reason), method);
-            }
-        }
+        DroppedWork.Record(Name, level, reason, callback, state);
     }
 
     /// <summary>The loop's slow path: runs <paramref name="item"/> with whatever _slowPaths asks for around it. Loop thread only.</summary>

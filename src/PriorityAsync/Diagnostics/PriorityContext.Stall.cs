@@ -6,7 +6,7 @@ using PriorityAsync.Internal;
 namespace PriorityAsync;
 
 // The stall watchdog's side of the context: the event, and what the watchdog reads. Nothing here runs on the post or dispatch path.
-public sealed partial class PriorityContext
+public sealed partial class PriorityContext : IWatchdogTarget
 {
     // Null: no watchdog. Copied from the options when the context is created (on by default: PriorityContextOptions.DefaultStallTimeout).
     private readonly TimeSpan? _stallTimeout;
@@ -47,19 +47,6 @@ public sealed partial class PriorityContext
     /// <summary>Called by the loop as it starts: a watchdog when <see cref="PriorityContextOptions.StallTimeout"/> is set, else null.</summary>
     private Watchdog? StartWatchdog() => _stallTimeout is { } timeout ? Watchdog.Start(this, timeout) : null;
 
-    /// <summary>
-    /// The watchdog thread: the level of the earliest armed loop timer if its due time has passed, else -1. Only the loop moves due
-    /// timers into its queues (FireDueTimers), so a loop blocked inside an item leaves an overdue timer in the heap, where this sees it.
-    /// Takes the timer lock, which nothing holds for long (no user code runs under it); not on any hot path.
-    /// </summary>
-    internal int OverdueTimerLevel()
-    {
-        lock (_timerLock)
-        {
-            return _timers.Min is { } earliest && earliest.Due != long.MaxValue && earliest.Due <= TimerNow() ? earliest.Level : -1;
-        }
-    }
-
     internal void OnStallDetected(StallDetectedEventArgs report)
     {
         PriorityMetrics.RecordStall(Name, report.Level, report.WaitingFor);
@@ -82,4 +69,14 @@ public sealed partial class PriorityContext
             "or GetAwaiter().GetResult() on work that needs this loop. Await it instead. (Handle PriorityContext.StallDetected to report " +
             "stalls yourself, or set PriorityContextOptions.StallTimeout = null to turn the watchdog off.)");
     }
+
+    bool IWatchdogTarget.IsFinished => IsFinished;
+
+    long IWatchdogTarget.DispatchCount => DispatchCount;
+
+    int IWatchdogTarget.PendingCount(int level) => _queues.Count(level);
+
+    int IWatchdogTarget.OverdueTimerLevel() => OverdueTimerLevel();
+
+    void IWatchdogTarget.OnStallDetected(StallDetectedEventArgs report) => OnStallDetected(report);
 }

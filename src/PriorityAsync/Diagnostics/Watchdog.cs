@@ -25,7 +25,7 @@ namespace PriorityAsync.Internal;
 /// </remarks>
 internal sealed class Watchdog : IDisposable
 {
-    private readonly PriorityContext _context;
+    private readonly IWatchdogTarget _context;
     private readonly TimeSpan _timeout;
     private readonly long _timeoutTicks;
 
@@ -34,7 +34,7 @@ internal sealed class Watchdog : IDisposable
     private bool _episodeReported;
     private volatile bool _stopped;
 
-    private Watchdog(PriorityContext context, TimeSpan timeout)
+    private Watchdog(IWatchdogTarget context, TimeSpan timeout)
     {
         _context = context;
         _timeout = timeout;
@@ -52,7 +52,7 @@ internal sealed class Watchdog : IDisposable
     public static TimeSpan CheckInterval(TimeSpan timeout) => TimeSpan.FromTicks(Math.Max(timeout.Ticks / 4, TimeSpan.TicksPerMillisecond));
 
     /// <summary>Starts the watchdog of a loop that has just started running.</summary>
-    public static Watchdog Start(PriorityContext context, TimeSpan timeout)
+    public static Watchdog Start(IWatchdogTarget context, TimeSpan timeout)
     {
         var watchdog = new Watchdog(context, timeout);
         WatchdogThread.Shared.Register(watchdog);
@@ -60,7 +60,7 @@ internal sealed class Watchdog : IDisposable
     }
 
     /// <summary>For tests: a watchdog that is not registered, driven by explicit <see cref="Check"/> calls with made-up clocks.</summary>
-    internal static Watchdog CreateManual(PriorityContext context, TimeSpan timeout) => new(context, timeout);
+    internal static Watchdog CreateManual(IWatchdogTarget context, TimeSpan timeout) => new(context, timeout);
 
     public void Dispose()
     {
@@ -130,7 +130,7 @@ internal sealed class Watchdog : IDisposable
         {
             // Count, not the non-empty mask: I1 allows a stale set bit over an empty queue (for example the level of the item
             // running now), which would look like waiting work.
-            pending[level] = _context.Queues.Count(level);
+            pending[level] = _context.PendingCount(level);
         }
 
         if (_context.OverdueTimerLevel() is int timerLevel and >= 0)

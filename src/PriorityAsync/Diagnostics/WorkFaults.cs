@@ -11,14 +11,14 @@ namespace PriorityAsync.Internal;
 /// </summary>
 internal static class WorkFaults
 {
-    public static void Report(PriorityContext context, int level, string kind, string method, IReadOnlyCollection<Exception> exceptions)
+    public static void Report(string schedulerName, int level, string kind, string method, IReadOnlyCollection<Exception> exceptions)
     {
         foreach (Exception exception in exceptions)
         {
-            PriorityMetrics.RecordWorkFaulted(context.Name, level, kind, method, exception);
+            PriorityMetrics.RecordWorkFaulted(schedulerName, level, kind, method, exception);
             if (PriorityEventSource.IsOn)
             {
-                PriorityEventSource.Log.WorkFaulted(context.Name, level, kind, method, exception.GetType().FullName ?? exception.GetType().Name, exception.Message);
+                PriorityEventSource.Log.WorkFaulted(schedulerName, level, kind, method, exception.GetType().FullName ?? exception.GetType().Name, exception.Message);
             }
         }
     }

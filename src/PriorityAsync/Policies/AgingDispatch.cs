@@ -42,16 +42,19 @@ internal sealed class AgingDispatch
     /// <summary>The bound of <paramref name="level"/> in clock ticks (for tests).</summary>
     internal long BoundTicks(int level) => _bounds[level];
 
-    public bool TryDequeue(LevelQueues queues, out WorkItem item, out int level)
+    public bool TryDequeue(LevelQueues queues, out WorkItem item, out int level) => TryDequeue(queues, ~0UL, out item, out level);
+
+    /// <summary>A1 among the levels whose bit is set in <paramref name="allowed"/> (the pool's levels below their concurrency cap).</summary>
+    public bool TryDequeue(LevelQueues queues, ulong allowed, out WorkItem item, out int level)
     {
-        ulong mask = queues.NonEmptyMask;
+        ulong mask = queues.NonEmptyMask & allowed;
         if ((mask & (mask - 1)) != 0 && TryDequeueExpired(queues, mask, out item, out level))
         {
             return true;
         }
 
         // One level holds work, or no head is expired: strict (S1), through the peek slots.
-        mask = queues.NonEmptyMask;
+        mask = queues.NonEmptyMask & allowed;
         while (mask != 0)
         {
             level = LevelQueues.HighestLevel(mask);
@@ -60,7 +63,7 @@ internal sealed class AgingDispatch
                 return true;
             }
 
-            mask = queues.NonEmptyMask; // a stale bit, now cleared (as in StrictPriorityPolicy)
+            mask = queues.NonEmptyMask & allowed; // a stale bit, now cleared (as in StrictPriorityPolicy)
         }
 
         item = default;

@@ -1,3 +1,5 @@
+using System.Runtime.CompilerServices;
+
 namespace PriorityAsync.Internal;
 
 /// <summary>
@@ -12,9 +14,15 @@ namespace PriorityAsync.Internal;
 /// </remarks>
 internal readonly struct StrictPriorityPolicy : IDispatchPolicy
 {
-    public bool TryDequeue(LevelQueues queues, out WorkItem item, out int level)
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public bool TryDequeue(LevelQueues queues, out WorkItem item, out int level) => TryDequeue(queues, ~0UL, out item, out level);
+
+    /// <summary>S1 among the levels whose bit is set in <paramref name="allowed"/>: the pool's dispatch passes the levels below their
+    /// concurrency cap; the single loop passes all (a constant the JIT folds away).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static bool TryDequeue(LevelQueues queues, ulong allowed, out WorkItem item, out int level)
     {
-        ulong mask = queues.NonEmptyMask;
+        ulong mask = queues.NonEmptyMask & allowed;
         while (mask != 0)
         {
             level = LevelQueues.HighestLevel(mask);
@@ -25,7 +33,7 @@ internal readonly struct StrictPriorityPolicy : IDispatchPolicy
 
             // The bit was stale and TryDequeue cleared it: re-read the whole mask, since a producer may have filled a
             // higher level meanwhile. Terminates: each failed round clears the bit it tried.
-            mask = queues.NonEmptyMask;
+            mask = queues.NonEmptyMask & allowed;
         }
 
         item = default;

@@ -51,13 +51,18 @@ internal sealed class WeightedSharesDispatch
     /// <summary>For tests: the virtual run time of <paramref name="level"/>. Loop thread (or while the loop runs an item).</summary>
     internal double VirtualRunTime(int level) => _virtualRunTime[level];
 
-    public bool TryDequeue(LevelQueues queues, out WorkItem item, out int level)
+    public bool TryDequeue(LevelQueues queues, out WorkItem item, out int level) => TryDequeue(queues, ~0UL, out item, out level);
+
+    /// <summary>W1 among the levels whose bit is set in <paramref name="allowed"/> (the pool's levels below their concurrency cap). A
+    /// level held back by its cap stays backlogged: W2 sees it as on (it is not lifted to the floor when its cap frees).</summary>
+    public bool TryDequeue(LevelQueues queues, ulong allowed, out WorkItem item, out int level)
     {
-        ulong mask = queues.NonEmptyMask;
+        ulong present = queues.NonEmptyMask;
+        ulong mask = present & allowed;
         while (mask != 0)
         {
             // W2: lift levels that just turned on to the floor.
-            for (ulong fresh = mask & ~_activeMask; fresh != 0; fresh &= fresh - 1)
+            for (ulong fresh = present & ~_activeMask; fresh != 0; fresh &= fresh - 1)
             {
                 int turnedOn = BitOperations.TrailingZeroCount(fresh);
                 if (_virtualRunTime[turnedOn] < _floor)
@@ -66,7 +71,7 @@ internal sealed class WeightedSharesDispatch
                 }
             }
 
-            _activeMask = mask;
+            _activeMask = present;
 
             // W1: the least virtual run time; from the highest level down, only a strictly smaller one wins (ties to the higher level).
             int best = -1;
@@ -94,11 +99,12 @@ internal sealed class WeightedSharesDispatch
             }
 
             // A stale bit, now cleared: choose again among the rest (a producer may also have filled a level meanwhile).
-            mask = queues.NonEmptyMask;
+            present = queues.NonEmptyMask;
+            mask = present & allowed;
             _activeMask &= ~(1UL << best);
         }
 
-        _activeMask = 0;
+        _activeMask = present; // 0 without caps; with caps, the levels held back stay on (W2)
         item = default;
         level = -1;
         return false;
@@ -113,7 +119,13 @@ internal sealed class WeightedSharesDispatch
         _lastReading = now;
     }
 
-    private long Now() => _clock?.GetTimestamp() ?? Stopwatch.GetTimestamp();
+    /// <summary>The pool: charges <paramref name="runTicks"/> of one thread's item to <paramref name="level"/> (under the pool's
+    /// dispatch lock). Shares are measured in run time summed over the threads.</summary>
+    public void Charge(int level, long runTicks) =>
+        _virtualRunTime[level] += runTicks / (double)Volatile.Read(ref _shares[level]);
+
+    /// <summary>The clock this policy charges with.</summary>
+    public long Now() => _clock?.GetTimestamp() ?? Stopwatch.GetTimestamp();
 
     /// <summary>The loop's view of this policy (see <see cref="IDispatchPolicy"/>).</summary>
     public readonly struct Loop(WeightedSharesDispatch policy) : IDispatchPolicy

@@ -29,7 +29,7 @@ internal sealed class ChildOperation<TResult> : WorkOperation<TResult>, IInvokeO
 
     protected override string Kind => "TaskScope.Start";
 
-    protected override PriorityContext Context => _scope.Context;
+    protected override string SchedulerName => _scope.Context.Name;
 
     protected override int Level => _level;
 

@@ -357,7 +357,7 @@ public sealed class TaskScope
                 throw;
             }
 
-            WorkFaults.Report(Context, 0, "TaskScope.Cancel", "CancellationToken callback", ex.InnerExceptions);
+            WorkFaults.Report(Context.Name, 0, "TaskScope.Cancel", "CancellationToken callback", ex.InnerExceptions);
         }
     }
 

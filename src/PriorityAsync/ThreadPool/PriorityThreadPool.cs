@@ -1,6 +1,7 @@
 using System;
 using System.Threading;
 using System.Threading.Tasks;
+using PriorityAsync.Internal;
 
 namespace PriorityAsync;
 
@@ -17,116 +18,156 @@ namespace PriorityAsync;
 /// the other may still run at the same time on two threads, so "dequeued first" is not "finished first".</para>
 /// <para>The pool runs from its creation until <see cref="Complete"/> or disposal and all work it queued are done.</para>
 /// </remarks>
-public sealed class PriorityThreadPool : IPriorityScheduler, IAsyncDisposable, IDisposable
+public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDisposable, IDisposable
 {
     /// <summary>Creates the pool and starts its threads.</summary>
     /// <param name="options">The settings, or <see langword="null"/> for the defaults.</param>
     /// <exception cref="ArgumentOutOfRangeException">An option is outside its allowed range.</exception>
-    public PriorityThreadPool(PriorityThreadPoolOptions? options = null) => throw new NotImplementedException();
+    public PriorityThreadPool(PriorityThreadPoolOptions? options = null)
+    {
+        options ??= new PriorityThreadPoolOptions();
+        options.Validate();
+        Name = options.Name ?? nameof(PriorityThreadPool);
+        Levels = options.Levels;
+        DefaultLevel = options.DefaultLevel;
+        ThreadCount = options.ThreadCount;
+        Policy = options.Policy;
+        _idleSpinCount = options.IdleSpinCount;
+        _queues = new LevelQueues(Levels);
+        _runPerLevel = new long[Levels];
+        _running = new int[Levels];
+        _maxConcurrency = new int[Levels];
+        for (int level = 0; level < Levels; level++)
+        {
+            _maxConcurrency[level] = options.MaxConcurrencyPerLevel?[level] ?? ThreadCount;
+            _capped |= _maxConcurrency[level] < ThreadCount;
+        }
+
+        InitializePolicy(options.Policy);
+        _syncContexts = new PriorityThreadPoolSynchronizationContext[Levels];
+        _schedulers = new PriorityThreadPoolTaskScheduler[Levels];
+        _factories = new TaskFactory[Levels];
+        for (int level = 0; level < Levels; level++)
+        {
+            _syncContexts[level] = new PriorityThreadPoolSynchronizationContext(this, level);
+            _schedulers[level] = new PriorityThreadPoolTaskScheduler(this, level);
+            _factories[level] = new TaskFactory(
+                CancellationToken.None, TaskCreationOptions.HideScheduler, TaskContinuationOptions.HideScheduler, _schedulers[level]);
+        }
+
+        _loopTimers = new LoopTimers(this, options.TimeProvider, "PriorityThreadPoolOptions.TimeProvider");
+        _timeProvider = LoopTimeProvider.Create(_loopTimers, level: -1);
+        _levelTimeProviders = new LoopTimeProvider?[Levels];
+        StartThreads(options.StallTimeout);
+    }
 
     /// <summary>Raised on the pool thread that ran the callback when an exception escapes it (typically an <c>async void</c> method).</summary>
     /// <remarks>Set <see cref="PriorityUnhandledExceptionEventArgs.Handled"/> to keep the pool running; otherwise the pool faults:
     /// it stops taking work, drops what is queued, and <see cref="Completion"/> faults with the exception.</remarks>
-    public event EventHandler<PriorityUnhandledExceptionEventArgs>? UnhandledException
-    {
-        add => throw new NotImplementedException();
-        remove => throw new NotImplementedException();
-    }
+    public event EventHandler<PriorityUnhandledExceptionEventArgs>? UnhandledException;
 
     /// <summary>Raised for every callback the pool will never run, on the thread that found it (the poster, or a pool thread as the pool ends).</summary>
-    public event EventHandler<WorkDroppedEventArgs>? WorkDropped
-    {
-        add => throw new NotImplementedException();
-        remove => throw new NotImplementedException();
-    }
+    public event EventHandler<WorkDroppedEventArgs>? WorkDropped;
 
     /// <summary>Raised on the watchdog thread when one of the pool's threads has stayed inside one item for
     /// <see cref="PriorityThreadPoolOptions.StallTimeout"/> while work waits; once per stall.</summary>
-    public event EventHandler<StallDetectedEventArgs>? StallDetected
-    {
-        add => throw new NotImplementedException();
-        remove => throw new NotImplementedException();
-    }
+    public event EventHandler<StallDetectedEventArgs>? StallDetected;
 
     /// <summary>Gets the pool the calling code runs in, or <see langword="null"/>.</summary>
-    public static PriorityThreadPool? Current => throw new NotImplementedException();
+    public static PriorityThreadPool? Current => (SynchronizationContext.Current as PriorityThreadPoolSynchronizationContext)?.Pool;
 
     /// <inheritdoc/>
-    public string Name => throw new NotImplementedException();
+    public string Name { get; }
 
     /// <inheritdoc/>
-    public int Levels => throw new NotImplementedException();
+    public int Levels { get; }
 
     /// <inheritdoc/>
-    public int DefaultLevel => throw new NotImplementedException();
+    public int DefaultLevel { get; }
 
     /// <summary>Gets the number of threads.</summary>
-    public int ThreadCount => throw new NotImplementedException();
+    public int ThreadCount { get; }
 
     /// <summary>Gets <see cref="ThreadCount"/>.</summary>
-    public int MaximumConcurrency => throw new NotImplementedException();
+    public int MaximumConcurrency => ThreadCount;
 
     /// <summary>Gets the policy, as given in <see cref="PriorityThreadPoolOptions.Policy"/>.</summary>
-    public PriorityPolicy Policy => throw new NotImplementedException();
+    public PriorityPolicy Policy { get; }
 
     /// <summary>Gets the state: <see cref="PriorityContextState.Running"/> from creation until the threads stopped.</summary>
-    public PriorityContextState State => throw new NotImplementedException();
+    public PriorityContextState State => Volatile.Read(ref _state) switch
+    {
+        StateRunning => PriorityContextState.Running,
+        StateCompleted => PriorityContextState.Completed,
+        _ => PriorityContextState.Faulted,
+    };
 
     /// <summary>Gets a task that completes when every thread has stopped, and faults with the exception that stopped the pool, if any.</summary>
-    public Task Completion => throw new NotImplementedException();
+    public Task Completion => _completion.Task;
 
     /// <summary>Gets a <see cref="System.TimeProvider"/> whose timers fire on the pool at <see cref="DefaultLevel"/>.</summary>
-    public TimeProvider TimeProvider => throw new NotImplementedException();
+    public TimeProvider TimeProvider => _timeProvider;
 
     /// <summary>Gets the most threads <paramref name="level"/> may use at once.</summary>
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
     /// <returns>From 1 to <see cref="ThreadCount"/>.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
-    public int GetMaxConcurrency(int level) => throw new NotImplementedException();
+    public int GetMaxConcurrency(int level) => _maxConcurrency[ValidateLevel(level)];
 
     /// <summary>Gets the cached <see cref="SynchronizationContext"/> of <paramref name="level"/> (no thread affinity: any pool thread).</summary>
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
     /// <returns>The same instance for every call with the same level.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
-    public PriorityThreadPoolSynchronizationContext GetSynchronizationContext(int level) => throw new NotImplementedException();
+    public PriorityThreadPoolSynchronizationContext GetSynchronizationContext(int level) => _syncContexts[ValidateLevel(level)];
 
     /// <summary>Gets the cached <see cref="TaskScheduler"/> of <paramref name="level"/>.</summary>
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
     /// <returns>The same instance for every call with the same level.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
-    public PriorityThreadPoolTaskScheduler GetScheduler(int level) => throw new NotImplementedException();
+    public PriorityThreadPoolTaskScheduler GetScheduler(int level) => _schedulers[ValidateLevel(level)];
 
     /// <summary>Gets a cached <see cref="TaskFactory"/> whose tasks run at <paramref name="level"/>, its scheduler hidden inside them
     /// (as <see cref="PriorityContext.GetTaskFactory(int)"/>).</summary>
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
     /// <returns>The same instance for every call with the same level.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
-    public TaskFactory GetTaskFactory(int level) => throw new NotImplementedException();
+    public TaskFactory GetTaskFactory(int level) => _factories[ValidateLevel(level)];
 
     /// <summary>Gets a <see cref="System.TimeProvider"/> whose timers fire on the pool at <paramref name="level"/>.</summary>
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
     /// <returns>The same instance for every call with the same level.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
-    public TimeProvider GetTimeProvider(int level) => throw new NotImplementedException();
+    public TimeProvider GetTimeProvider(int level)
+    {
+        ValidateLevel(level);
+        LoopTimeProvider? provider = Volatile.Read(ref _levelTimeProviders[level]);
+        if (provider is null)
+        {
+            Interlocked.CompareExchange(ref _levelTimeProviders[level], LoopTimeProvider.Create(_loopTimers, level), null);
+            provider = _levelTimeProviders[level]!;
+        }
+
+        return provider;
+    }
 
     /// <summary>Moves the rest of the calling method onto the pool at <paramref name="level"/>. On one of its threads it completes at once
     /// when nothing this thread may run waits above <paramref name="level"/>; from any other thread it always hops onto the pool.</summary>
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>; higher runs first.</param>
     /// <returns>An awaitable.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
-    public PriorityAwaitable Prioritize(int level) => throw new NotImplementedException();
+    public PriorityAwaitable Prioritize(int level) => new(this, ValidateLevel(level), alwaysQueue: false);
 
     /// <summary>Queues the rest of the calling method at the back of <paramref name="level"/>, always.</summary>
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
     /// <returns>An awaitable.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
-    public PriorityAwaitable Yield(int level) => throw new NotImplementedException();
+    public PriorityAwaitable Yield(int level) => new(this, ValidateLevel(level), alwaysQueue: true);
 
     /// <summary>Queues <paramref name="work"/> at <see cref="DefaultLevel"/>; see <see cref="InvokeAsync(Func{Task}, int)"/>.</summary>
     /// <param name="work">The asynchronous work.</param>
     /// <returns>The work's own task, unwrapped.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
-    public Task InvokeAsync(Func<Task> work) => throw new NotImplementedException();
+    public Task InvokeAsync(Func<Task> work) => InvokeAsync(work, DefaultLevel);
 
     /// <summary>Queues <paramref name="work"/> at <paramref name="level"/> and returns a task that completes as the task it returns does.</summary>
     /// <param name="work">The asynchronous work; it starts on a pool thread in the caller's <see cref="ExecutionContext"/>, and its awaits resume at <paramref name="level"/>.</param>
@@ -135,14 +176,21 @@ public sealed class PriorityThreadPool : IPriorityScheduler, IAsyncDisposable, I
     /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
     /// <remarks>The work counts as an outstanding operation until its task completes: <see cref="Complete"/> waits for it.</remarks>
-    public Task InvokeAsync(Func<Task> work, int level) => throw new NotImplementedException();
+    public Task InvokeAsync(Func<Task> work, int level)
+    {
+        ArgumentNullException.ThrowIfNull(work);
+        ValidateLevel(level);
+        var operation = new PoolInvokeOperation<object?>(this, level, work, hasResult: false);
+        Enqueue(level, IInvokeOperation.RunCallback, operation, ExecutionContextFlow.Capture()); // the poster's context (E1)
+        return operation.Task;
+    }
 
     /// <summary>Queues <paramref name="work"/> at <see cref="DefaultLevel"/>; see <see cref="InvokeAsync(Func{Task}, int)"/>.</summary>
     /// <typeparam name="TResult">The result type.</typeparam>
     /// <param name="work">The asynchronous work.</param>
     /// <returns>The work's own task, unwrapped.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
-    public Task<TResult> InvokeAsync<TResult>(Func<Task<TResult>> work) => throw new NotImplementedException();
+    public Task<TResult> InvokeAsync<TResult>(Func<Task<TResult>> work) => InvokeAsync(work, DefaultLevel);
 
     /// <summary>Queues <paramref name="work"/> at <paramref name="level"/>; see <see cref="InvokeAsync(Func{Task}, int)"/>.</summary>
     /// <typeparam name="TResult">The result type.</typeparam>
@@ -151,41 +199,81 @@ public sealed class PriorityThreadPool : IPriorityScheduler, IAsyncDisposable, I
     /// <returns>The work's own task, unwrapped.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
-    public Task<TResult> InvokeAsync<TResult>(Func<Task<TResult>> work, int level) => throw new NotImplementedException();
+    public Task<TResult> InvokeAsync<TResult>(Func<Task<TResult>> work, int level)
+    {
+        ArgumentNullException.ThrowIfNull(work);
+        ValidateLevel(level);
+        var operation = new PoolInvokeOperation<TResult>(this, level, work, hasResult: true);
+        Enqueue(level, IInvokeOperation.RunCallback, operation, ExecutionContextFlow.Capture());
+        return operation.Task;
+    }
 
     /// <summary>Gets the shares of <paramref name="level"/> under <see cref="PriorityPolicy.WeightedShares(int[])"/>.</summary>
     /// <param name="level">The level.</param>
     /// <returns>The shares.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
     /// <exception cref="InvalidOperationException">The pool's policy is not weighted shares.</exception>
-    public int GetShares(int level) => throw new NotImplementedException();
+    public int GetShares(int level) => SharesPolicy(nameof(GetShares)).GetShares(ValidateLevel(level));
 
     /// <summary>Changes the shares of <paramref name="level"/> under <see cref="PriorityPolicy.WeightedShares(int[])"/>, from any thread.</summary>
     /// <param name="level">The level.</param>
     /// <param name="shares">The new shares, from 1 to 10,000.</param>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> or <paramref name="shares"/> is out of range.</exception>
     /// <exception cref="InvalidOperationException">The pool's policy is not weighted shares.</exception>
-    public void SetShares(int level, int shares) => throw new NotImplementedException();
+    public void SetShares(int level, int shares)
+    {
+        WeightedSharesDispatch policy = SharesPolicy(nameof(SetShares));
+        PriorityPolicy.CheckShares(shares, ValidateLevel(level), nameof(shares));
+        policy.SetShares(level, shares);
+    }
 
     /// <summary>Takes a moment's snapshot of the queues and counters (run counts summed over the threads).</summary>
     /// <returns>A new snapshot.</returns>
-    public PriorityContextSnapshot GetSnapshot() => throw new NotImplementedException();
+    public PriorityContextSnapshot GetSnapshot()
+    {
+        int[] pending = new int[Levels];
+        long[] run = new long[Levels];
+        for (int level = 0; level < Levels; level++)
+        {
+            pending[level] = _queues.Count(level);
+            run[level] = Volatile.Read(ref _runPerLevel[level]);
+        }
+
+        return new PriorityContextSnapshot(State, pending, run, Interlocked.Read(ref _dropped), Volatile.Read(ref _outstanding));
+    }
 
     /// <summary>Lets the pool stop once all queued work and all outstanding operations are done. Idempotent; never blocks.</summary>
-    public void Complete() => throw new NotImplementedException();
+    public void Complete()
+    {
+        if (Interlocked.Exchange(ref _completeRequested, 1) == 0)
+        {
+            OperationCompleted(); // the pool's own hold, taken when it was created
+        }
+    }
 
     /// <summary>Completes the pool and waits for its threads to stop (queued work runs first). Rethrows the fault that stopped it, if any.</summary>
     /// <returns>A task that completes when the threads have stopped.</returns>
     /// <remarks>Called from one of the pool's own threads it only completes: the pool cannot wait for itself.</remarks>
-    public ValueTask DisposeAsync() => throw new NotImplementedException();
+    public ValueTask DisposeAsync()
+    {
+        Complete();
+        return PoolWorker.Current?.Pool == this ? default : new ValueTask(Completion);
+    }
 
     /// <summary>Completes the pool and blocks until its threads have stopped. Rethrows the fault that stopped it, if any.</summary>
     /// <remarks>Called from one of the pool's own threads it only completes.</remarks>
-    public void Dispose() => throw new NotImplementedException();
+    public void Dispose()
+    {
+        Complete();
+        if (PoolWorker.Current?.Pool != this)
+        {
+            Completion.GetAwaiter().GetResult();
+        }
+    }
 
     /// <summary>Describes the pool.</summary>
     /// <returns>A description for diagnostics.</returns>
-    public override string ToString() => throw new NotImplementedException();
+    public override string ToString() => $"{Name} ({ThreadCount} threads, {Levels} levels, {State})";
 
     SynchronizationContext IPriorityScheduler.GetSynchronizationContext(int level) => GetSynchronizationContext(level);
 

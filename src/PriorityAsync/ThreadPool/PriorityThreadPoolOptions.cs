@@ -70,4 +70,54 @@ public sealed class PriorityThreadPoolOptions
     /// takes the best item of the others.</remarks>
     /// <value>The default value is <see langword="null"/>. Otherwise exactly <see cref="Levels"/> values, each from 1 to <see cref="ThreadCount"/>.</value>
     public IReadOnlyList<int>? MaxConcurrencyPerLevel { get; set; }
+
+    internal void Validate()
+    {
+        if (Levels is < PriorityContextOptions.MinLevels or > PriorityContextOptions.MaxLevels)
+        {
+            throw new ArgumentOutOfRangeException(nameof(Levels), Levels, $"PriorityThreadPoolOptions.Levels must be between {PriorityContextOptions.MinLevels} and {PriorityContextOptions.MaxLevels}.");
+        }
+
+        if (DefaultLevel < 0 || DefaultLevel >= Levels)
+        {
+            throw new ArgumentOutOfRangeException(nameof(DefaultLevel), DefaultLevel, $"PriorityThreadPoolOptions.DefaultLevel must be between 0 and {Levels - 1} (Levels is {Levels}).");
+        }
+
+        if (ThreadCount is < 1 or > MaxThreadCount)
+        {
+            throw new ArgumentOutOfRangeException(nameof(ThreadCount), ThreadCount, $"PriorityThreadPoolOptions.ThreadCount must be between 1 and {MaxThreadCount}.");
+        }
+
+        if (IdleSpinCount is < 0 or > PriorityContextOptions.MaxIdleSpinCount)
+        {
+            throw new ArgumentOutOfRangeException(nameof(IdleSpinCount), IdleSpinCount, $"PriorityThreadPoolOptions.IdleSpinCount must be between 0 and {PriorityContextOptions.MaxIdleSpinCount}.");
+        }
+
+        if (StallTimeout is { } stallTimeout && (stallTimeout < PriorityContextOptions.MinStallTimeout || stallTimeout > PriorityContextOptions.MaxStallTimeout))
+        {
+            throw new ArgumentOutOfRangeException(nameof(StallTimeout), stallTimeout, $"PriorityThreadPoolOptions.StallTimeout must be null (off) or between {PriorityContextOptions.MinStallTimeout} and {PriorityContextOptions.MaxStallTimeout}.");
+        }
+
+        (int count, string what) = Policy.PerLevelValues;
+        if (count != 0 && count != Levels)
+        {
+            throw new ArgumentOutOfRangeException(nameof(Policy), count, $"PriorityThreadPoolOptions.Policy ({Policy}) gives {count} {what}; exactly one per level is needed: {Levels} (Levels is {Levels}).");
+        }
+
+        if (MaxConcurrencyPerLevel is { } caps)
+        {
+            if (caps.Count != Levels)
+            {
+                throw new ArgumentOutOfRangeException(nameof(MaxConcurrencyPerLevel), caps.Count, $"PriorityThreadPoolOptions.MaxConcurrencyPerLevel gives {caps.Count} values; exactly one per level is needed: {Levels} (Levels is {Levels}).");
+            }
+
+            for (int level = 0; level < caps.Count; level++)
+            {
+                if (caps[level] < 1 || caps[level] > ThreadCount)
+                {
+                    throw new ArgumentOutOfRangeException(nameof(MaxConcurrencyPerLevel), caps[level], $"PriorityThreadPoolOptions.MaxConcurrencyPerLevel[{level}] is {caps[level]}; each cap must be between 1 and ThreadCount ({ThreadCount}).");
+                }
+            }
+        }
+    }
 }

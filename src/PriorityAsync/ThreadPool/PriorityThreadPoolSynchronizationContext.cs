@@ -1,5 +1,6 @@
 using System;
 using System.Threading;
+using PriorityAsync.Internal;
 
 namespace PriorityAsync;
 
@@ -27,24 +28,32 @@ public sealed class PriorityThreadPoolSynchronizationContext : SynchronizationCo
     /// <param name="d">The callback.</param>
     /// <param name="state">The state passed to the callback.</param>
     /// <remarks>After the pool has finished the callback is not run: it is counted and reported through <see cref="PriorityThreadPool.WorkDropped"/>.</remarks>
-    public override void Post(SendOrPostCallback d, object? state) => throw new NotImplementedException();
+    public override void Post(SendOrPostCallback d, object? state)
+    {
+        ArgumentNullException.ThrowIfNull(d);
+        Pool.Enqueue(Level, d, state, ExecutionContextFlow.Capture()); // a plain callback runs in its poster's context (E1)
+    }
 
     /// <summary>Runs <paramref name="d"/> at this level and returns when it has run: inline on a pool thread, else queued while the caller blocks.</summary>
     /// <param name="d">The callback.</param>
     /// <param name="state">The state passed to the callback.</param>
     /// <remarks>Throws <see cref="ObjectDisposedException"/> if the pool has finished, or finishes before the callback could run.</remarks>
-    public override void Send(SendOrPostCallback d, object? state) => throw new NotImplementedException();
+    public override void Send(SendOrPostCallback d, object? state)
+    {
+        ArgumentNullException.ThrowIfNull(d);
+        Pool.Send(Level, d, state);
+    }
 
     /// <summary>Returns this instance: contexts are immutable and shared.</summary>
     /// <returns>This instance.</returns>
     public override SynchronizationContext CreateCopy() => this;
 
     /// <summary>Counts an operation (an <c>async void</c> method) that keeps the pool alive until it completes.</summary>
-    public override void OperationStarted() => throw new NotImplementedException();
+    public override void OperationStarted() => Pool.OperationStarted();
 
     /// <summary>Ends an operation started with <see cref="OperationStarted"/>.</summary>
     /// <exception cref="InvalidOperationException">No operation is outstanding.</exception>
-    public override void OperationCompleted() => throw new NotImplementedException();
+    public override void OperationCompleted() => Pool.OperationCompleted();
 
     /// <summary>Describes the pool and the level.</summary>
     /// <returns>A description for diagnostics.</returns>

@@ -1,6 +1,8 @@
 using System;
 using System.Collections.Generic;
+using System.Threading;
 using System.Threading.Tasks;
+using PriorityAsync.Internal;
 
 namespace PriorityAsync;
 
@@ -10,10 +12,17 @@ namespace PriorityAsync;
 /// may run waits above the level. <see cref="MaximumConcurrencyLevel"/> is the level's cap (<see cref="PriorityThreadPool.GetMaxConcurrency(int)"/>).</remarks>
 public sealed class PriorityThreadPoolTaskScheduler : TaskScheduler
 {
+    private readonly SendOrPostCallback _executeTask;
+    private readonly Func<Task, bool> _tryExecuteTask;
+
     internal PriorityThreadPoolTaskScheduler(PriorityThreadPool pool, int level)
     {
         Pool = pool;
         Level = level;
+
+        // One delegate per scheduler, cached: queueing a task allocates nothing beyond the Task itself.
+        _executeTask = state => TryExecuteTask((Task)state!);
+        _tryExecuteTask = TryExecuteTask;
     }
 
     /// <summary>Gets the pool the tasks run on.</summary>
@@ -28,17 +37,43 @@ public sealed class PriorityThreadPoolTaskScheduler : TaskScheduler
     /// <summary>Queues <paramref name="task"/> at this level.</summary>
     /// <param name="task">The task.</param>
     /// <exception cref="ObjectDisposedException">The pool has finished (the task is then faulted through <see cref="TaskSchedulerException"/>).</exception>
-    protected override void QueueTask(Task task) => throw new NotImplementedException();
+    protected override void QueueTask(Task task)
+    {
+        if (Pool.IsFinished)
+        {
+            // As PriorityTaskScheduler: a task has an owner that observes it, so fault it rather than leave it waiting forever.
+            throw new ObjectDisposedException(Pool.Name, $"The PriorityThreadPool '{Pool.Name}' has finished ({Pool.State}), so a task cannot be queued at level {Level}; the task did not run.");
+        }
+
+        Pool.Enqueue(Level, _executeTask, task, executionContext: null); // a task runs in its own ExecutionContext (E1)
+    }
 
     /// <summary>Runs <paramref name="task"/> inline on a pool thread when nothing this thread may run waits above the level.</summary>
     /// <param name="task">The task.</param>
     /// <param name="taskWasPreviouslyQueued">Whether the task is also queued.</param>
     /// <returns>Whether the task ran.</returns>
-    protected override bool TryExecuteTaskInline(Task task, bool taskWasPreviouslyQueued) => throw new NotImplementedException();
+    protected override bool TryExecuteTaskInline(Task task, bool taskWasPreviouslyQueued)
+    {
+        if (!Pool.CanRunInlineAt(Level))
+        {
+            return false;
+        }
+
+        return InlineAt.RunTask(Pool.GetSynchronizationContext(Level), _tryExecuteTask, task);
+    }
 
     /// <summary>For debuggers: the tasks waiting at this level, oldest first.</summary>
     /// <returns>A snapshot of the queued tasks.</returns>
-    protected override IEnumerable<Task> GetScheduledTasks() => throw new NotImplementedException();
+    protected override IEnumerable<Task> GetScheduledTasks()
+    {
+        foreach (WorkItem item in Pool.Queues.Snapshot(Level))
+        {
+            if (item.Callback == _executeTask && item.State is Task task)
+            {
+                yield return task;
+            }
+        }
+    }
 
     /// <summary>Describes the scheduler.</summary>
     /// <returns>A description for diagnostics.</returns>

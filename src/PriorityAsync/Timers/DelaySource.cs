@@ -39,8 +39,8 @@ internal sealed class DelaySource : TimerEntry, IValueTaskSource, IThreadPoolWor
     private CancellationToken _token;
     private CancellationTokenRegistration _registration;
 
-    public DelaySource(PriorityContext context)
-        : base(context)
+    public DelaySource(LoopTimers timers)
+        : base(timers)
     {
     }
 
@@ -65,15 +65,15 @@ internal sealed class DelaySource : TimerEntry, IValueTaskSource, IThreadPoolWor
 
     private void OnCancellationRequested()
     {
-        if (Context.CancelDelay(this))
+        if (Timers.CancelDelay(this))
         {
-            Context.Enqueue(Level, FireCallback, this); // from another thread: wakes the loop; after the end: dropped, then Abandon
+            Host.Enqueue(Level, FireCallback, this, executionContext: null); // from another thread: wakes the loop; after the end: dropped, then Abandon
         }
     }
 
     protected override void RunFiring()
     {
-        Context.TakeFiring(this);
+        Timers.TakeFiring(this);
 
         // Waits for a cancellation callback that is running on another thread; after it, none runs (it would find the entry gone).
         _registration.Dispose();
@@ -85,8 +85,8 @@ internal sealed class DelaySource : TimerEntry, IValueTaskSource, IThreadPoolWor
         _registration.Dispose();
         _abandoned = true; // the loop is gone: resume on the thread pool
         Complete(new ObjectDisposedException(
-            Context.Name,
-            $"The PriorityContext '{Context.Name}' finished while Priority.Delay was pending; the delay will never complete on its loop."));
+            Host.Name,
+            $"The {Host.Kind} '{Host.Name}' finished while Priority.Delay was pending; the delay will never complete on its loop."));
     }
 
     private void Complete(Exception? error)
@@ -108,13 +108,13 @@ internal sealed class DelaySource : TimerEntry, IValueTaskSource, IThreadPoolWor
         }
         else if (_resumeLevel >= 0)
         {
-            if (mayRunInline && Context.IsOnLoopThread && PriorityContext.CurrentLevelContext?.Level == _resumeLevel)
+            if (mayRunInline && Host.IsRunningAt(_resumeLevel))
             {
                 InvokeContinuation(); // the usual case: the firing runs at the awaiting method's level
             }
             else
             {
-                Context.Enqueue(_resumeLevel, s_resume, this);
+                Host.Enqueue(_resumeLevel, s_resume, this, executionContext: null);
             }
         }
         else if (_capturedContext is not null)
@@ -169,9 +169,9 @@ internal sealed class DelaySource : TimerEntry, IValueTaskSource, IThreadPoolWor
         {
             SynchronizationContext? current = SynchronizationContext.Current;
             // A controller's context is captured as any other context is, so the method resumes through the controller (its level then).
-            if (current is PrioritySynchronizationContext level && ReferenceEquals(level.Context, Context) && current is not ControllerSynchronizationContext)
+            if (current is not null && Host.TryGetOwnLevel(current, out int level))
             {
-                _resumeLevel = level.Level;
+                _resumeLevel = level;
             }
             else if (current is not null && current.GetType() != typeof(SynchronizationContext))
             {
@@ -204,7 +204,7 @@ internal sealed class DelaySource : TimerEntry, IValueTaskSource, IThreadPoolWor
 
         Exception? error = _error;
         Reset();
-        Context.ReturnDelay(this);
+        Timers.ReturnDelay(this);
         if (error is not null)
         {
             ExceptionDispatchInfo.Throw(error);

@@ -13,43 +13,43 @@ internal class LoopTimeProvider : TimeProvider
     // What TimeProvider.System accepts: whole milliseconds from -1 (Timeout.Infinite) to 0xFFFFFFFE.
     private const long MaxSupportedMilliseconds = 0xFFFFFFFE;
 
-    private readonly PriorityContext _context;
+    private readonly LoopTimers _timers;
     private readonly int _level; // -1: the level current on the creating thread, else DefaultLevel
 
-    protected LoopTimeProvider(PriorityContext context, int level)
+    protected LoopTimeProvider(LoopTimers timers, int level)
     {
-        _context = context;
+        _timers = timers;
         _level = level;
     }
 
     /// <summary>The provider for <paramref name="level"/> (-1: the creating code's level): the system clock's own members, untouched,
     /// unless the context runs its timers on another clock.</summary>
-    public static LoopTimeProvider Create(PriorityContext context, int level) =>
-        context.TimerClock is { } clock ? new OnClock(context, level, clock) : new LoopTimeProvider(context, level);
+    public static LoopTimeProvider Create(LoopTimers timers, int level) =>
+        timers.Clock is { } clock ? new OnClock(timers, level, clock) : new LoopTimeProvider(timers, level);
 
     /// <summary>Creates a timer kept by the context's loop; see <see cref="PriorityContext.TimeProvider"/>.</summary>
     public override ITimer CreateTimer(TimerCallback callback, object? state, TimeSpan dueTime, TimeSpan period)
     {
         ArgumentNullException.ThrowIfNull(callback);
-        long due = ValidateAndConvert(dueTime, nameof(dueTime), _context);
-        long periodTicks = ValidateAndConvert(period, nameof(period), _context);
-        int level = _level >= 0 ? _level : _context.CreatingLevel();
-        var timer = new LoopTimer(_context, level, callback, state);
-        if (!_context.ArmTimer(timer, due, periodTicks, disposing: false))
+        long due = ValidateAndConvert(dueTime, nameof(dueTime), _timers);
+        long periodTicks = ValidateAndConvert(period, nameof(period), _timers);
+        int level = _level >= 0 ? _level : _timers.Host.CreatingLevel();
+        var timer = new LoopTimer(_timers, level, callback, state);
+        if (!_timers.ArmTimer(timer, due, periodTicks, disposing: false))
         {
-            throw _context.TimersClosedException();
+            throw _timers.ClosedException();
         }
 
         return timer;
     }
 
-    public override string ToString() => _level >= 0 ? $"TimeProvider of {_context.Name} at level {_level}" : $"TimeProvider of {_context.Name}";
+    public override string ToString() => _level >= 0 ? $"TimeProvider of {_timers.Host.Name} at level {_level}" : $"TimeProvider of {_timers.Host.Name}";
 
     /// <summary>
     /// Validates a due time or period the way <see cref="TimeProvider.System"/> does (same exception type and parameter name), and
     /// converts it to Stopwatch ticks; -1 stands for <see cref="Timeout.InfiniteTimeSpan"/>.
     /// </summary>
-    internal static long ValidateAndConvert(TimeSpan value, string paramName, PriorityContext context)
+    internal static long ValidateAndConvert(TimeSpan value, string paramName, LoopTimers timers)
     {
         long ms = (long)value.TotalMilliseconds;
         if (ms < -1 || ms > MaxSupportedMilliseconds)
@@ -57,17 +57,17 @@ internal class LoopTimeProvider : TimeProvider
             throw new ArgumentOutOfRangeException(
                 paramName,
                 value,
-                $"The {paramName} of a timer of the PriorityContext '{context.Name}' must be between 0 and {MaxSupportedMilliseconds} ms, or Timeout.InfiniteTimeSpan (as for TimeProvider.System).");
+                $"The {paramName} of a timer of the {timers.Host.Kind} '{timers.Host.Name}' must be between 0 and {MaxSupportedMilliseconds} ms, or Timeout.InfiniteTimeSpan (as for TimeProvider.System).");
         }
 
-        return ms == -1 ? -1 : context.TimerTicks(value);
+        return ms == -1 ? -1 : timers.Ticks(value);
     }
 
     internal static long ToStopwatchTicks(TimeSpan value) =>
         value <= TimeSpan.Zero ? 0 : (long)(value.Ticks * ((double)Stopwatch.Frequency / TimeSpan.TicksPerSecond));
 
     /// <summary>A context's provider when its timers run on another clock: every clock member is that clock's.</summary>
-    private sealed class OnClock(PriorityContext context, int level, TimeProvider clock) : LoopTimeProvider(context, level)
+    private sealed class OnClock(LoopTimers timers, int level, TimeProvider clock) : LoopTimeProvider(timers, level)
     {
         public override long TimestampFrequency => clock.TimestampFrequency;
 

@@ -24,8 +24,8 @@ internal sealed class LoopTimer : TimerEntry, ITimer
     private readonly ExecutionContext? _executionContext;
     private bool _disposed;
 
-    public LoopTimer(PriorityContext context, int level, TimerCallback callback, object? state)
-        : base(context)
+    public LoopTimer(LoopTimers timers, int level, TimerCallback callback, object? state)
+        : base(timers)
     {
         Level = level;
         _callback = callback;
@@ -41,12 +41,12 @@ internal sealed class LoopTimer : TimerEntry, ITimer
 
     public bool Change(TimeSpan dueTime, TimeSpan period)
     {
-        long due = LoopTimeProvider.ValidateAndConvert(dueTime, nameof(dueTime), Context);
-        long periodTicks = LoopTimeProvider.ValidateAndConvert(period, nameof(period), Context);
-        return Context.ArmTimer(this, due, periodTicks, disposing: false);
+        long due = LoopTimeProvider.ValidateAndConvert(dueTime, nameof(dueTime), Timers);
+        long periodTicks = LoopTimeProvider.ValidateAndConvert(period, nameof(period), Timers);
+        return Timers.ArmTimer(this, due, periodTicks, disposing: false);
     }
 
-    public void Dispose() => Context.ArmTimer(this, -1, -1, disposing: true);
+    public void Dispose() => Timers.ArmTimer(this, -1, -1, disposing: true);
 
     public ValueTask DisposeAsync()
     {
@@ -68,7 +68,7 @@ internal sealed class LoopTimer : TimerEntry, ITimer
 
     protected override void RunFiring()
     {
-        if (!Context.TakeFiring(this))
+        if (!Timers.TakeFiring(this))
         {
             return; // cancelled by Change or Dispose after it was queued (T1)
         }
@@ -88,7 +88,7 @@ internal sealed class LoopTimer : TimerEntry, ITimer
         // Nothing to release: the callback simply never runs. WorkDropped reports it.
     }
 
-    public override string ToString() => $"loop timer of {Context.Name} at level {Level}";
+    public override string ToString() => $"loop timer of {Host.Name} at level {Level}";
 
     private void InvokeCallback() => _callback(_state);
 }

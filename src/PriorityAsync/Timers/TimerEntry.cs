@@ -16,9 +16,13 @@ internal abstract class TimerEntry
     /// <summary>The one callback of every queued firing; the state is the entry.</summary>
     public static readonly SendOrPostCallback FireCallback = static state => ((TimerEntry)state!).RunFiring();
 
-    protected TimerEntry(PriorityContext context) => Context = context;
+    protected TimerEntry(LoopTimers timers) => Timers = timers;
 
-    public PriorityContext Context { get; }
+    /// <summary>The timers of the scheduler that owns the entry (a context's or a pool's).</summary>
+    public LoopTimers Timers { get; }
+
+    /// <summary>The scheduler that owns the entry.</summary>
+    public ITimerHost Host => Timers.Host;
 
     /// <summary>The level the firing is queued at.</summary>
     public int Level { get; protected set; }

@@ -1,37 +1,43 @@
+using System.Collections.Concurrent;
 using System.Reflection;
 using PriorityAsync.Tests.Infrastructure;
 
 namespace PriorityAsync.Tests.Contracts;
 
-/// <summary>The contract every level's <see cref="PriorityTaskScheduler"/> keeps (rule 7), run against every level of a few context shapes.</summary>
+/// <summary>The contract every level's <see cref="TaskScheduler"/> keeps (rule 7), run against every level of a few shapes of each
+/// scheduler (<see cref="Threads"/> 0: a <see cref="PriorityContext"/>'s <see cref="PriorityTaskScheduler"/>; N: a
+/// <see cref="PriorityThreadPool"/>'s <see cref="PriorityThreadPoolTaskScheduler"/> with N threads). Run order is asserted only with
+/// one thread; with several, these tests assert exactly once and strict priority at dequeue.</summary>
 public abstract class TaskSchedulerContractTests : IAsyncLifetime
 {
-    private PriorityContextThread _loop = null!;
+    private SchedulerHost _host = null!;
+
+    protected virtual int Threads => 0;
 
     protected abstract int Levels { get; }
 
     protected abstract int Level { get; }
 
-    protected PriorityContext Context => _loop.Context;
+    protected IPriorityScheduler Scheduler => _host.Scheduler;
 
-    protected PriorityTaskScheduler Sut => Context.GetScheduler(Level);
+    protected TaskScheduler Sut => Scheduler.GetScheduler(Level);
 
     public Task InitializeAsync()
     {
-        _loop = new PriorityContextThread(new PriorityContextOptions { Levels = Levels });
+        _host = SchedulerHost.Create(Threads, Levels, $"scheduler-contract-{Threads}-{Levels}-{Level}");
         return Task.CompletedTask;
     }
 
-    public async Task DisposeAsync() => await _loop.DisposeAsync().AsTask().WithTimeout("the loop to finish");
+    public async Task DisposeAsync() => await _host.DisposeAsync().AsTask().WithTimeout("the scheduler to finish");
 
     [Fact]
     public void Identity_IsCachedPerLevel_WithConcurrencyOne()
     {
-        Sut.Should().BeSameAs(Context.GetScheduler(Level));
-        Sut.Level.Should().Be(Level);
-        Sut.MaximumConcurrencyLevel.Should().Be(1);
-        Context.GetTaskFactory(Level).Scheduler.Should().BeSameAs(Sut);
-        Context.GetTaskFactory(Level).Should().BeSameAs(Context.GetTaskFactory(Level));
+        Sut.Should().BeSameAs(Scheduler.GetScheduler(Level));
+        (Sut is PriorityTaskScheduler loop ? loop.Level : ((PriorityThreadPoolTaskScheduler)Sut).Level).Should().Be(Level);
+        Sut.MaximumConcurrencyLevel.Should().Be(Scheduler.MaximumConcurrency);
+        Scheduler.GetTaskFactory(Level).Scheduler.Should().BeSameAs(Sut);
+        Scheduler.GetTaskFactory(Level).Should().BeSameAs(Scheduler.GetTaskFactory(Level));
     }
 
     [Fact]
@@ -39,10 +45,10 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
     {
         // The factory hides its scheduler (as AsyncEx's and Task.Run do): nested StartNew/ContinueWith without a scheduler go to the
         // pool. The level is carried by the SynchronizationContext instead (see StartNew_AsyncBody_ResumesAtThisLevelAfterIo).
-        var (thread, level, scheduler) = await Context.GetTaskFactory(Level)
-            .StartNew(() => (Environment.CurrentManagedThreadId, PriorityContext.CurrentLevel, TaskScheduler.Current))
+        var (owned, level, scheduler) = await Scheduler.GetTaskFactory(Level)
+            .StartNew(() => (_host.OwnsCurrentThread(), Priority.CurrentLevel, TaskScheduler.Current))
             .WithTimeout("the task");
-        thread.Should().Be(_loop.ManagedThreadId);
+        owned.Should().BeTrue();
         level.Should().Be(Level);
         scheduler.Should().BeSameAs(TaskScheduler.Default);
     }
@@ -50,12 +56,12 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
     [Fact]
     public async Task StartNew_AsyncBody_ResumesAtThisLevelAfterIo()
     {
-        int level = await Context.GetTaskFactory(Level).StartNew(async () =>
+        int level = await Scheduler.GetTaskFactory(Level).StartNew(async () =>
         {
 #pragma warning disable PA0001 // stands for I/O that completes on the thread pool: the contract is about resuming after it
             await Task.Delay(1);
 #pragma warning restore PA0001
-            return PriorityContext.CurrentLevel;
+            return Priority.CurrentLevel;
         }).Unwrap().WithTimeout("the task");
         level.Should().Be(Level);
     }
@@ -63,40 +69,47 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
     [Fact]
     public async Task Tasks_AreFifoWithinTheLevel_AndFollowStrictPriorityAcrossLevels()
     {
-        var ran = new List<string>();
+        var ran = new ConcurrentQueue<string>();
         var tasks = new List<Task>();
-        using (Context.PauseLoop())
+        using (_host.Pause())
         {
             for (int i = 0; i < 10; i++)
             {
                 int n = i;
-                tasks.Add(Context.GetTaskFactory(Level).StartNew(() => ran.Add($"task {n}")));
+                tasks.Add(Scheduler.GetTaskFactory(Level).StartNew(() => ran.Enqueue($"task {n}")));
             }
 
             if (Level < Levels - 1)
             {
-                Context.GetSynchronizationContext(Levels - 1).Post(_ => ran.Add("urgent"), null);
+                Scheduler.GetSynchronizationContext(Levels - 1).Post(_ => ran.Enqueue("urgent"), null);
             }
         }
 
         await Task.WhenAll(tasks).WithTimeout("the tasks");
-        Context.Drain();
+        _host.Drain();
         var expected = Enumerable.Range(0, 10).Select(n => $"task {n}").ToList();
         if (Level < Levels - 1)
         {
             expected.Insert(0, "urgent");
         }
 
-        ran.Should().Equal(expected);
+        if (_host.Concurrency == 1)
+        {
+            ran.Should().Equal(expected);
+        }
+        else
+        {
+            ran.Should().BeEquivalentTo(expected, "exactly once; with several threads, run order is not dequeue order");
+        }
     }
 
     [Fact]
     public async Task Exception_StaysInTheTask_AndDoesNotFaultTheLoop()
     {
-        Task failing = Context.GetTaskFactory(Level).StartNew(() => throw new InvalidOperationException("in task"));
+        Task failing = Scheduler.GetTaskFactory(Level).StartNew(() => throw new InvalidOperationException("in task"));
         await FluentActions.Awaiting(() => failing.WithTimeout("the failing task")).Should().ThrowAsync<InvalidOperationException>();
-        Context.State.Should().Be(PriorityContextState.Running);
-        Context.Drain();
+        Scheduler.State.Should().Be(PriorityContextState.Running);
+        _host.Drain();
     }
 
     [Fact]
@@ -104,14 +117,14 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
     {
         var method = typeof(TaskScheduler).GetMethod("GetScheduledTasks", BindingFlags.Instance | BindingFlags.NonPublic)!;
         var queued = new List<Task>();
-        using (Context.PauseLoop())
+        using (_host.Pause())
         {
             for (int i = 0; i < 3; i++)
             {
-                queued.Add(Context.GetTaskFactory(Level).StartNew(() => { }));
+                queued.Add(Scheduler.GetTaskFactory(Level).StartNew(() => { }));
             }
 
-            Context.GetSynchronizationContext(Level).Post(_ => { }, null); // not a task: not listed
+            Scheduler.GetSynchronizationContext(Level).Post(_ => { }, null); // not a task: not listed
             var listed = ((IEnumerable<Task>)method.Invoke(Sut, null)!).ToList();
             listed.Should().Equal(queued);
         }
@@ -123,15 +136,15 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
     [Fact]
     public async Task Wait_OnLoopThread_InlinesWhenNothingMoreUrgentIsQueued()
     {
-        (bool completed, int ranOn) = await Context.RunOn(0, () =>
+        (bool completed, bool owned) = await _host.RunOn(0, () =>
         {
-            int thread = 0;
-            Task queued = Context.GetTaskFactory(Level).StartNew(() => thread = Environment.CurrentManagedThreadId);
-            queued.Wait(); // only an infinite Wait tries to inline; inlined because nothing above this level is queued
-            return Task.FromResult((queued.IsCompleted, thread));
+            bool ownedThread = false;
+            Task queued = Scheduler.GetTaskFactory(Level).StartNew(() => ownedThread = _host.OwnsCurrentThread());
+            queued.Wait(); // only an infinite Wait tries to inline (on one thread, inlined because nothing above this level is queued)
+            return Task.FromResult((queued.IsCompleted, ownedThread));
         }).WithTimeout("the body");
         completed.Should().BeTrue();
-        ranOn.Should().Be(_loop.ManagedThreadId);
+        owned.Should().BeTrue();
     }
 
     [Fact]
@@ -143,12 +156,13 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
         }
 
         var inline = typeof(TaskScheduler).GetMethod("TryExecuteTaskInline", BindingFlags.Instance | BindingFlags.NonPublic)!;
-        var ran = new List<string>();
+        var ran = new ConcurrentQueue<string>();
         Task queued = null!;
-        bool inlined = await Context.RunOn(0, () =>
+        using LoopHarness.Pause? others = _host.Concurrency > 1 ? PauseAllButOne() : null; // the urgent item stays queued
+        bool inlined = await _host.RunOn(0, () =>
         {
-            Context.GetSynchronizationContext(Levels - 1).Post(_ => ran.Add("urgent"), null);
-            queued = Context.GetTaskFactory(Level).StartNew(() => ran.Add("task"));
+            Scheduler.GetSynchronizationContext(Levels - 1).Post(_ => ran.Enqueue("urgent"), null);
+            queued = Scheduler.GetTaskFactory(Level).StartNew(() => ran.Enqueue("task"));
 
             // What Task.Wait() / RunSynchronously ask the scheduler on the loop thread (a refused inline would then block,
             // the sync-over-async hazard; calling the override directly keeps the test from deadlocking).
@@ -156,8 +170,16 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
         }).WithTimeout("the body");
 
         inlined.Should().BeFalse("inlining would let the task overtake the urgent item");
+        others?.Dispose();
         await queued.WithTimeout("the task, run from the queue");
-        ran.Should().Equal("urgent", "task");
+        if (_host.Concurrency == 1)
+        {
+            ran.Should().Equal("urgent", "task");
+        }
+        else
+        {
+            ran.Should().BeEquivalentTo(["urgent", "task"]);
+        }
     }
 
     [Fact]
@@ -166,16 +188,35 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
         using var cts = new CancellationTokenSource();
         bool ran = false;
         Task task;
-        using (Context.PauseLoop())
+        using (_host.Pause())
         {
-            task = Context.GetTaskFactory(Level).StartNew(() => ran = true, cts.Token);
+            task = Scheduler.GetTaskFactory(Level).StartNew(() => ran = true, cts.Token);
             cts.Cancel();
         }
 
         await FluentActions.Awaiting(() => task.WithTimeout("the cancelled task")).Should().ThrowAsync<OperationCanceledException>();
-        Context.Drain();
+        _host.Drain();
         ran.Should().BeFalse();
         task.IsCanceled.Should().BeTrue();
+    }
+
+    /// <summary>Blocks all of a pool's threads but one inside items at the top level, so that an item queued above stays queued while
+    /// the remaining thread runs the test's body.</summary>
+    private LoopHarness.Pause PauseAllButOne()
+    {
+        var pause = new LoopHarness.Pause();
+        using var entered = new CountdownEvent(_host.Concurrency - 1);
+        for (int i = 0; i < _host.Concurrency - 1; i++)
+        {
+            Scheduler.GetSynchronizationContext(Levels - 1).Post(_ =>
+            {
+                entered.Signal();
+                pause.Hold();
+            }, null);
+        }
+
+        entered.Wait(TestTimeout.Unexpected).Should().BeTrue("the other threads to enter the pause");
+        return pause;
     }
 }
 
@@ -209,6 +250,51 @@ public sealed class TaskSchedulerContract_Levels3_Level2 : TaskSchedulerContract
 
 public sealed class TaskSchedulerContract_Levels64_Level63 : TaskSchedulerContractTests
 {
+    protected override int Levels => 64;
+
+    protected override int Level => 63;
+}
+
+public sealed class TaskSchedulerContract_Pool1_Levels3_Level1 : TaskSchedulerContractTests
+{
+    protected override int Threads => 1;
+
+    protected override int Levels => 3;
+
+    protected override int Level => 1;
+}
+
+public sealed class TaskSchedulerContract_Pool3_Levels1_Level0 : TaskSchedulerContractTests
+{
+    protected override int Threads => 3;
+
+    protected override int Levels => 1;
+
+    protected override int Level => 0;
+}
+
+public sealed class TaskSchedulerContract_Pool3_Levels3_Level0 : TaskSchedulerContractTests
+{
+    protected override int Threads => 3;
+
+    protected override int Levels => 3;
+
+    protected override int Level => 0;
+}
+
+public sealed class TaskSchedulerContract_Pool2_Levels3_Level2 : TaskSchedulerContractTests
+{
+    protected override int Threads => 2;
+
+    protected override int Levels => 3;
+
+    protected override int Level => 2;
+}
+
+public sealed class TaskSchedulerContract_Pool4_Levels64_Level63 : TaskSchedulerContractTests
+{
+    protected override int Threads => 4;
+
     protected override int Levels => 64;
 
     protected override int Level => 63;

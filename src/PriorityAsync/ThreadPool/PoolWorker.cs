@@ -1,0 +1,64 @@
+using System;
+using System.Threading;
+
+namespace PriorityAsync.Internal;
+
+/// <summary>
+/// One thread of a <see cref="PriorityThreadPool"/>: its park event, its place in the idle stack, the level its running item is
+/// accounted at (for the concurrency caps), and its own dispatch count, which its watchdog reads (each thread is watched on its own).
+/// </summary>
+internal sealed class PoolWorker : IWatchdogTarget
+{
+    [ThreadStatic]
+    private static PoolWorker? t_current;
+
+    public PoolWorker(PriorityThreadPool pool, int index)
+    {
+        Pool = pool;
+        Index = index;
+    }
+
+    /// <summary>The worker running on the calling thread, or null (not a pool thread).</summary>
+    public static PoolWorker? Current => t_current;
+
+    public PriorityThreadPool Pool { get; }
+
+    public int Index { get; }
+
+    /// <summary>Signalled by the producer that pops this worker from the idle stack (P1 in PriorityThreadPool.Engine.cs).</summary>
+    public ManualResetEventSlim Event { get; } = new(false, spinCount: 0);
+
+    /// <summary>Under the pool's idle lock: whether this worker is in the idle stack.</summary>
+    public bool InIdleStack { get; set; }
+
+    /// <summary>This thread only (read by its watchdog): the level the running item is accounted at, or -1 between items.</summary>
+    public int AccountedLevel { get; set; } = -1;
+
+    /// <summary>This thread only: when the running item started, for the weighted-shares charge.</summary>
+    public long ItemStart { get; set; }
+
+    /// <summary>1 while the thread is parked or about to park (its watchdog then sees no waiting work: an idle thread is not stalled).</summary>
+    public int Parked;
+
+    private long _dispatchCount;
+
+    public void CountDispatch() => Volatile.Write(ref _dispatchCount, _dispatchCount + 1); // one writer: this thread
+
+    public void Bind() => t_current = this;
+
+    public static void Unbind() => t_current = null;
+
+    bool IWatchdogTarget.IsFinished => Pool.IsFinished;
+
+    int IWatchdogTarget.Levels => Pool.Levels;
+
+    long IWatchdogTarget.DispatchCount => Volatile.Read(ref _dispatchCount);
+
+    int IWatchdogTarget.PendingCount(int level) => Volatile.Read(ref Parked) != 0 ? 0 : Pool.Queues.Count(level);
+
+    int IWatchdogTarget.OverdueTimerLevel() => Volatile.Read(ref Parked) != 0 ? -1 : Pool.OverdueTimerLevel();
+
+    void IWatchdogTarget.OnStallDetected(StallDetectedEventArgs report) => Pool.OnStallDetected(this, report);
+
+    public override string ToString() => $"{Pool.Name} #{Index}";
+}

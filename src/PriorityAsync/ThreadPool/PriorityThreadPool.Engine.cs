@@ -1,0 +1,835 @@
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+using System.Runtime.ExceptionServices;
+using System.Threading;
+using System.Threading.Tasks;
+using PriorityAsync.Internal;
+
+namespace PriorityAsync;
+
+// The engine of the pool: N threads sharing one LevelQueues.
+//
+// ---- Protocols (read before changing anything below) -----------------------------------------------------------------------
+//
+// Dispatch (D-N): LevelQueues has one consumer at a time (I1). On the pool that consumer is whichever thread holds _dispatchLock:
+// every dequeue, every policy decision and every update of the per-level running counts happens under it, once per item (the end
+// of the previous item and the dequeue of the next share one acquisition). So the policies run unchanged (the struct-generic
+// pattern, the same code as the single loop's, with the mask of levels below their cap), and the single loop's dequeue pays nothing
+// for the pool: no multi-consumer queue, no change to LevelQueues' fast path. Producers never take the lock: they enqueue with the
+// fence of LevelQueues.Enqueue, as on the single loop, from any thread, the pool's own included.
+//   * Strict priority at each dequeue: the item taken is the oldest item of the highest level that holds work and is below its cap
+//     (StrictPriorityPolicy.TryDequeue with the allowed mask); other policies choose as on the single loop among the same levels.
+//   * FIFO per producer within a level: each level is one linearizable queue, dequeued under the lock. Items dequeued one after the
+//     other may run at the same time on two threads: "dequeued first" is not "finished first".
+//   * Caps (K-N): _running[L] counts the items of level L that are running (accounted at their dequeue level, moved by an inline
+//     Prioritize that changes level); a level at its cap has its bit in _saturated and is not offered to the policy. A thread
+//     skips it and takes the best item of the other levels: a cap never idles a thread while runnable work of another level waits.
+//
+// Parking and waking (P1): an idle thread spins IdleSpinCount times, then pushes itself on the idle stack (under _idleLock) and
+// publishes _idleCount, then issues a full fence and re-checks for runnable work (mask & ~_saturated), a due timer and the end;
+// only then does it wait on its own event. A producer enqueues (full fence), then reads _idleCount; if non-zero it pops ONE worker
+// (under _idleLock) and sets that worker's event. Store-buffer pattern with fences on both sides: either the parking thread's
+// re-check sees the item, or the producer sees it in the stack and wakes it (or another parked thread). A popped worker that had
+// already found work by itself gets a stale Set: it costs one extra lap, never a lost wake-up; a worker removes itself from the
+// stack whenever it leaves Park, so the stack holds only threads that are really parked or about to.
+//   * Work conservation (P2): after every dequeue, if runnable work remains and a thread is parked, one more is woken. So N items
+//     queued at once wake threads one after the other until all run, and an item of a level whose cap has just freed is picked up
+//     by a parked thread while the finishing thread takes something else.
+//   * A post from a thread of the pool wakes a parked thread too (it is busy with its own item until it ends).
+//
+// Ending (E-N): the pool ends when no operation is outstanding (the pool's own hold is released by Complete), no item runs on any
+// thread and no work is queued, or on a fault. The thread that finds this under _dispatchLock publishes Finished (interlocked) and
+// wakes every parked thread; each thread leaves its loop; the last one to leave drops what is left (and the armed timers), then
+// completes Completion. A post that raced the end is drained by the last thread or by its own poster, who re-checks the state after
+// enqueueing (as on the single loop): each item is run once or dropped once, never both, never neither.
+//
+// Faults: an exception escaping an item raises UnhandledException on the thread that ran it; unless a handler sets Handled, the
+// first such exception becomes the pool's fault: no thread dequeues any more, items already running finish, what is queued is
+// dropped (AbandonedAfterFault), and Completion faults with it.
+//
+// Timers: the flag _timersDue is read between items by every thread; the one whose interlocked exchange clears it fires the due
+// timers (LoopTimers.FireDue), queueing each firing at its level (a producer's enqueue; the next dequeue orders it). T0-T3 hold
+// as on the single loop (Timers/LoopTimers.cs); only the first thread to park waits with T3's timeout (so N threads do not all wake
+// for one timer); the alarm still guarantees every firing.
+//
+// ExecutionContext (E1): as on the single loop: each item enters the context it was queued with (WorkItem.Invoke); a parking thread
+// enters the default context first.
+//
+// Watchdog: one per thread (PoolWorker), on the process-wide watchdog thread: a thread whose dispatch count has not moved for the
+// stall timeout while work waits is reported, even while the other threads keep the pool moving (a sum would hide it).
+public sealed partial class PriorityThreadPool : ITimerHost
+{
+    private const int StateRunning = 1;
+    private const int StateCompleted = 2;
+    private const int StateFaulted = 3;
+
+    private readonly LevelQueues _queues;
+    private readonly PriorityThreadPoolSynchronizationContext[] _syncContexts;
+    private readonly PriorityThreadPoolTaskScheduler[] _schedulers;
+    private readonly TaskFactory[] _factories;
+    private readonly long[] _runPerLevel; // under _dispatchLock; read with Volatile by the snapshot
+    private readonly int[] _running; // under _dispatchLock (K-N)
+    private readonly int[] _maxConcurrency;
+    private readonly bool _capped;
+    private readonly int _idleSpinCount;
+    private readonly object _dispatchLock = new();
+    private readonly object _idleLock = new();
+    private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly CancellationTokenSource _rootCancellation = new();
+    private readonly LoopTimers _loopTimers;
+    private readonly LoopTimeProvider _timeProvider;
+    private readonly LoopTimeProvider?[] _levelTimeProviders;
+
+    private PoolWorker[] _workers = [];
+    private PoolWorker[] _idleStack = [];
+    private Watchdog?[] _watchdogs = [];
+    private int _idleTop; // under _idleLock
+    private volatile int _idleCount; // = _idleTop, read by producers after their fence (P1)
+    private long _saturated; // bit L: level L at its cap (K-N); written under _dispatchLock, read anywhere
+    private int _runningTotal; // under _dispatchLock
+    private int _state = StateRunning;
+    private int _outstanding = 1; // the pool's own hold, released by Complete()
+    private int _completeRequested;
+    private int _liveThreads;
+    private int _timersDue;
+    private long _dropped;
+    private long _wakeCount;
+    private ExceptionDispatchInfo? _fault;
+    private List<Exception>? _rootFailures; // under _rootFailuresLock
+    private readonly object _rootFailuresLock = new();
+
+    private PolicyKind _policyKind;
+    private AgingDispatch? _aging;
+    private WeightedSharesDispatch? _shares;
+    private int _stampAlways;
+
+    internal LevelQueues Queues => _queues;
+
+    internal bool IsFinished => Volatile.Read(ref _state) >= StateCompleted;
+
+    internal CancellationToken RootCancellation => _rootCancellation.Token;
+
+    /// <summary>For tests: how many times a producer had to wake a parked thread.</summary>
+    internal long WakeCount => Interlocked.Read(ref _wakeCount);
+
+    /// <summary>For tests: called under the dispatch lock with the level and state of every item dequeued, in dequeue order.</summary>
+    internal Action<int, object?>? DequeueObserver { get; set; }
+
+    /// <summary>For tests: how many threads are parked (or about to park).</summary>
+    internal int IdleCount => _idleCount;
+
+    /// <summary>For tests: the number of timers armed now.</summary>
+    internal int ArmedTimerCount => _loopTimers.ArmedCount;
+
+    // ---- Start ---------------------------------------------------------------------------------------------------------------
+
+    private void InitializePolicy(PriorityPolicy policy)
+    {
+        _policyKind = policy.Kind;
+        switch (policy)
+        {
+            case AgingPriorityPolicy aging:
+                _aging = new AgingDispatch(aging, clock: null);
+                _stampAlways = 1;
+                break;
+            case WeightedSharesPriorityPolicy shares:
+                _shares = new WeightedSharesDispatch(shares, clock: null);
+                break;
+        }
+    }
+
+    private WeightedSharesDispatch SharesPolicy(string operation) =>
+        _shares ?? throw new InvalidOperationException(
+            $"{operation} needs the weighted-shares policy, and the PriorityThreadPool '{Name}' runs {Policy}. " +
+            "Create the pool with PriorityThreadPoolOptions.Policy = PriorityPolicy.WeightedShares(...).");
+
+    private void StartThreads(TimeSpan? stallTimeout)
+    {
+        _workers = new PoolWorker[ThreadCount];
+        _idleStack = new PoolWorker[ThreadCount];
+        _watchdogs = new Watchdog?[ThreadCount];
+        _liveThreads = ThreadCount;
+        for (int i = 0; i < ThreadCount; i++)
+        {
+            _workers[i] = new PoolWorker(this, i);
+        }
+
+        for (int i = 0; i < ThreadCount; i++)
+        {
+            PoolWorker worker = _workers[i];
+            _watchdogs[i] = stallTimeout is { } timeout ? Watchdog.Start(worker, timeout) : null;
+            var thread = new Thread(static state => ((PoolWorker)state!).Pool.WorkerMain((PoolWorker)state!))
+            {
+                IsBackground = true,
+                Name = $"{Name} #{i}",
+            };
+            thread.UnsafeStart(worker); // in the default context, as a thread-pool thread (E1), not in the creator's
+        }
+    }
+
+    // ---- Queueing -----------------------------------------------------------------------------------------------------------
+
+    /// <summary>Queues one item at <paramref name="level"/>, from any thread (E-N for the race with the end, P1 for the wake-up).</summary>
+    internal void Enqueue(int level, SendOrPostCallback callback, object? state, ExecutionContext? executionContext)
+    {
+        long enqueuedAt = _stampAlways != 0 ? Stopwatch.GetTimestamp() : 0;
+        var item = new WorkItem(callback, state, executionContext, enqueuedAt);
+        if (Volatile.Read(ref _state) >= StateCompleted)
+        {
+            Drop(level, item, DropReasonNow());
+            return;
+        }
+
+        _queues.Enqueue(level, item); // ends with a full fence (I1, P1)
+
+        if (Volatile.Read(ref _state) >= StateCompleted)
+        {
+            // The pool finished while we were enqueueing; its last thread may have drained before our item landed.
+            DropRemaining()?.Throw();
+            return;
+        }
+
+        WakeOne();
+    }
+
+    internal void QueueContinuation(int level, Action continuation, bool flowExecutionContext)
+    {
+        ArgumentNullException.ThrowIfNull(continuation);
+        Enqueue(level, PriorityContext.s_runPrioritizeContinuation, continuation, flowExecutionContext ? ExecutionContextFlow.Capture() : null);
+    }
+
+    internal void Send(int level, SendOrPostCallback callback, object? state)
+    {
+        if (PoolWorker.Current?.Pool == this)
+        {
+            // On a pool thread: run inline (queueing and waiting could deadlock a pool whose threads all wait), at the target level.
+            InlineAt.Run(_syncContexts[level], callback, state);
+            return;
+        }
+
+        if (IsFinished)
+        {
+            throw new ObjectDisposedException(Name, $"The PriorityThreadPool '{Name}' has finished ({State}), so Send at level {level} cannot run; the callback did not run. Send needs running threads; Post is still accepted after the end (the callback is dropped and reported through WorkDropped).");
+        }
+
+        SendWaiter waiter = SendWaiter.Rent(callback, state);
+        Enqueue(level, SendWaiter.RunCallback, waiter, ExecutionContextFlow.Capture());
+        waiter.WaitAndRethrow(Name);
+    }
+
+    internal void OperationStarted() => Interlocked.Increment(ref _outstanding);
+
+    internal void OperationCompleted()
+    {
+        // As PriorityContext.OperationCompleted: an unmatched call throws instead of pushing the count below zero.
+        int current = Volatile.Read(ref _outstanding);
+        while (true)
+        {
+            if (current <= 0)
+            {
+                throw new InvalidOperationException(
+                    $"OperationCompleted was called on PriorityThreadPool '{Name}' with no operation outstanding (count {current}): each " +
+                    "OperationCompleted must match an earlier OperationStarted.");
+            }
+
+            int seen = Interlocked.CompareExchange(ref _outstanding, current - 1, current);
+            if (seen == current)
+            {
+                break;
+            }
+
+            current = seen;
+        }
+
+        if (current == 1)
+        {
+            WakeOne(); // a parked thread checks the end (E-N); if every thread is busy, the last to finish its item does
+        }
+    }
+
+    /// <summary>P1: wakes one parked thread, if any. The caller published its work with a full fence before.</summary>
+    private void WakeOne()
+    {
+        if (_idleCount == 0)
+        {
+            return; // every thread is busy (or spinning): it will see the work before it parks
+        }
+
+        PoolWorker worker;
+        lock (_idleLock)
+        {
+            if (_idleTop == 0)
+            {
+                return;
+            }
+
+            worker = _idleStack[--_idleTop];
+            _idleStack[_idleTop] = null!;
+            worker.InIdleStack = false;
+            _idleCount = _idleTop;
+        }
+
+        Interlocked.Increment(ref _wakeCount);
+        worker.Event.Set();
+    }
+
+    private void WakeAll()
+    {
+        while (_idleCount != 0)
+        {
+            WakeOne();
+        }
+    }
+
+    // ---- The threads ----------------------------------------------------------------------------------------------------------
+
+    private void WorkerMain(PoolWorker worker)
+    {
+        worker.Bind();
+        try
+        {
+            RunWorker(worker);
+        }
+        finally
+        {
+            worker.AccountedLevel = -1;
+            SynchronizationContext.SetSynchronizationContext(null);
+            ExecutionContextFlow.Enter(null);
+            PoolWorker.Unbind();
+            if (Interlocked.Decrement(ref _liveThreads) == 0)
+            {
+                OnLastThreadEnded();
+            }
+        }
+    }
+
+    private void RunWorker(PoolWorker worker)
+    {
+        while (true)
+        {
+            if (Volatile.Read(ref _timersDue) != 0)
+            {
+                FireDueTimers();
+            }
+
+            WorkItem item = default;
+            int level = -1;
+            bool got;
+            bool finish = false;
+            lock (_dispatchLock)
+            {
+                EndItemLocked(worker);
+                got = _fault is null && Volatile.Read(ref _state) == StateRunning && TryDequeueLocked(out item, out level);
+                if (got)
+                {
+                    _running[level]++;
+                    _runningTotal++;
+                    if (_running[level] >= _maxConcurrency[level])
+                    {
+                        _saturated |= 1L << level;
+                    }
+
+                    _runPerLevel[level]++;
+                    worker.AccountedLevel = level;
+                    DequeueObserver?.Invoke(level, item.State); // tests only: the dequeue order, seen under the lock
+                    if (_shares is not null)
+                    {
+                        worker.ItemStart = _shares.Now();
+                    }
+                }
+                else
+                {
+                    level = -1;
+                    if (Volatile.Read(ref _state) == StateRunning && ShouldFinishLocked())
+                    {
+                        Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
+                        finish = true;
+                    }
+                }
+            }
+
+            if (!got)
+            {
+                if (finish || Volatile.Read(ref _state) != StateRunning)
+                {
+                    WakeAll(); // every thread leaves its loop; the last one drops what is left (E-N)
+                    return;
+                }
+
+                Park(worker);
+                continue;
+            }
+
+            worker.CountDispatch();
+
+            // P2: more runnable work and a parked thread: wake it, so the pool is work-conserving. The queues are looked at, not
+            // only the mask: the level just dequeued keeps its (possibly stale) bit until the next dequeue (I1), and a stale bit
+            // must not wake a thread for nothing.
+            if (_idleCount != 0 && HasRunnableWorkAbove(-1))
+            {
+                WakeOne();
+            }
+
+            SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
+            try
+            {
+                item.Invoke();
+            }
+            catch (Exception ex)
+            {
+                OnUnhandledException(ex, level);
+            }
+        }
+    }
+
+    /// <summary>Under the lock: the item this worker ran has ended: release its level's slot and charge its time.</summary>
+    private void EndItemLocked(PoolWorker worker)
+    {
+        int level = worker.AccountedLevel;
+        if (level < 0)
+        {
+            return;
+        }
+
+        worker.AccountedLevel = -1;
+        _runningTotal--;
+        if (--_running[level] < _maxConcurrency[level])
+        {
+            _saturated &= ~(1L << level);
+        }
+
+        _shares?.Charge(level, _shares.Now() - worker.ItemStart);
+    }
+
+    private bool TryDequeueLocked(out WorkItem item, out int level)
+    {
+        ulong allowed = ~(ulong)_saturated;
+        return _policyKind switch
+        {
+            PolicyKind.Aging => _aging!.TryDequeue(_queues, allowed, out item, out level),
+            PolicyKind.WeightedShares => _shares!.TryDequeue(_queues, allowed, out item, out level),
+            _ => StrictPriorityPolicy.TryDequeue(_queues, allowed, out item, out level),
+        };
+    }
+
+    /// <summary>Under the lock (E-N): nothing outstanding, nothing running, nothing queued (stale bits cleared on the way); or a fault.</summary>
+    private bool ShouldFinishLocked() =>
+        _fault is not null
+        || (Volatile.Read(ref _outstanding) <= 0 && _runningTotal == 0 && !_queues.HasWaitingWork());
+
+    private void Park(PoolWorker worker)
+    {
+        ExecutionContextFlow.Enter(null); // idle in the default context: what the last item left is not kept alive (E1)
+        SynchronizationContext.SetSynchronizationContext(null);
+        for (int i = 0; i < _idleSpinCount; i++)
+        {
+            if (HasRunnableWorkOrShouldStop())
+            {
+                return;
+            }
+
+            Thread.SpinWait(20);
+        }
+
+        bool firstToPark;
+        worker.Event.Reset();
+        lock (_idleLock)
+        {
+            firstToPark = _idleTop == 0;
+            _idleStack[_idleTop++] = worker;
+            worker.InIdleStack = true;
+            _idleCount = _idleTop;
+        }
+
+        Interlocked.Exchange(ref worker.Parked, 1); // a full fence before the re-check (P1)
+        if (!HasRunnableWorkOrShouldStop())
+        {
+            // Only the first thread to park waits for the earliest timer (T3); the alarm guarantees the firing (T0).
+            int timeout = firstToPark ? _loopTimers.ParkTimeoutMilliseconds() : Timeout.Infinite;
+            if (!worker.Event.Wait(timeout) && _loopTimers.EarliestIsDue())
+            {
+                Interlocked.Exchange(ref _timersDue, 1);
+            }
+        }
+
+        Volatile.Write(ref worker.Parked, 0);
+        lock (_idleLock)
+        {
+            if (worker.InIdleStack)
+            {
+                // Not popped by a producer: take ourselves out (find, then move the top into the hole; the order is only a preference).
+                int index = Array.IndexOf(_idleStack, worker, 0, _idleTop);
+                _idleStack[index] = _idleStack[--_idleTop];
+                _idleStack[_idleTop] = null!;
+                worker.InIdleStack = false;
+                _idleCount = _idleTop;
+            }
+        }
+    }
+
+    // The end condition is "nothing outstanding and nothing running": with only "nothing outstanding", idle threads would spin while
+    // another runs a long last item. The thread that ends the last item checks the end itself, under the lock (E-N).
+    private bool HasRunnableWorkOrShouldStop() =>
+        (_queues.NonEmptyMask & ~(ulong)Volatile.Read(ref _saturated)) != 0
+        || Volatile.Read(ref _timersDue) != 0
+        || (Volatile.Read(ref _outstanding) <= 0 && Volatile.Read(ref _runningTotal) == 0)
+        || Volatile.Read(ref _state) != StateRunning
+        || Volatile.Read(ref _fault) is not null;
+
+    private void OnUnhandledException(Exception exception, int level)
+    {
+        var args = new PriorityUnhandledExceptionEventArgs(exception, level);
+        try
+        {
+            UnhandledException?.Invoke(this, args);
+        }
+        catch (Exception handlerException)
+        {
+            SetFault(ExceptionDispatchInfo.Capture(handlerException));
+            PriorityMetrics.RecordException(Name, level, exception, handled: false);
+            return;
+        }
+
+        PriorityMetrics.RecordException(Name, level, exception, args.Handled);
+        if (!args.Handled)
+        {
+            SetFault(ExceptionDispatchInfo.Capture(exception));
+        }
+    }
+
+    private void SetFault(ExceptionDispatchInfo fault)
+    {
+        if (Interlocked.CompareExchange(ref _fault, fault, null) is null)
+        {
+            _rootCancellation.Cancel(); // the root children of Priority.Start end with the pool
+            WakeAll(); // parked threads see the fault and leave (E-N)
+        }
+    }
+
+    private void OnLastThreadEnded()
+    {
+        // E-N: every thread has left its loop; the state is Completed or Faulted (published by the thread that found the end).
+        foreach (Watchdog? watchdog in _watchdogs)
+        {
+            watchdog?.Dispose();
+        }
+
+        ExceptionDispatchInfo? handlerFailure = DropRemaining();
+        ExceptionDispatchInfo? timerHandlerFailure = _loopTimers.DropArmed();
+        handlerFailure ??= timerHandlerFailure;
+        foreach (PoolWorker worker in _workers)
+        {
+            worker.Event.Dispose();
+        }
+
+        if (_fault is { } fault)
+        {
+            _completion.TrySetException(fault.SourceException);
+        }
+        else if (handlerFailure is not null)
+        {
+            _completion.TrySetException(handlerFailure.SourceException);
+        }
+        else if (RootFailures() is { } failures)
+        {
+            _completion.TrySetException(failures);
+        }
+        else
+        {
+            _completion.TrySetResult();
+        }
+
+        _rootCancellation.Dispose();
+    }
+
+    // ---- Inline checks (Prioritize, Checkpoint, inlined tasks) ------------------------------------------------------------------
+
+    /// <summary>Whether code on a pool thread may go on at <paramref name="level"/> at once: nothing it may run waits above, and
+    /// (with caps) the level has room. Fires due timers first, so a due timer above runs first.</summary>
+    internal bool CanRunInlineAt(int level)
+    {
+        PoolWorker? worker = PoolWorker.Current;
+        if (worker is null || worker.Pool != this || Volatile.Read(ref _state) != StateRunning)
+        {
+            return false;
+        }
+
+        if (Volatile.Read(ref _timersDue) != 0)
+        {
+            FireDueTimers();
+        }
+
+        if (HasRunnableWorkAbove(level))
+        {
+            return false;
+        }
+
+        return !_capped || worker.AccountedLevel == level || worker.AccountedLevel < 0 || TryMoveAccountedLevel(worker, level);
+    }
+
+    /// <summary>A moment's look (no lock): a level above <paramref name="level"/> (-1: any level), below its cap, holds an item. Stale bits are
+    /// skipped by looking at the queue; nothing is cleared (only the dispatching thread clears bits, under the lock: I1).</summary>
+    private bool HasRunnableWorkAbove(int level)
+    {
+        ulong above = _queues.NonEmptyMask & ~(ulong)Volatile.Read(ref _saturated) & (level < 0 ? ~0UL : ~0UL << level << 1);
+        while (above != 0)
+        {
+            int candidate = LevelQueues.HighestLevel(above);
+            if (!_queues.IsEmpty(candidate))
+            {
+                return true;
+            }
+
+            above &= ~(1UL << candidate);
+        }
+
+        return false;
+    }
+
+    /// <summary>K-N: an inline Prioritize that changes level moves the running item's slot, if the new level has room.</summary>
+    private bool TryMoveAccountedLevel(PoolWorker worker, int level)
+    {
+        lock (_dispatchLock)
+        {
+            if (_running[level] >= _maxConcurrency[level])
+            {
+                return false; // queued instead: it runs when the level has room
+            }
+
+            int previous = worker.AccountedLevel;
+            if (--_running[previous] < _maxConcurrency[previous])
+            {
+                _saturated &= ~(1L << previous);
+            }
+
+            if (++_running[level] >= _maxConcurrency[level])
+            {
+                _saturated |= 1L << level;
+            }
+
+            worker.AccountedLevel = level;
+            return true;
+        }
+    }
+
+    internal bool TryContinueInlineAt(int level)
+    {
+        if (!CanRunInlineAt(level))
+        {
+            return false;
+        }
+
+        PriorityThreadPoolSynchronizationContext target = _syncContexts[level];
+        if (!ReferenceEquals(SynchronizationContext.Current, target))
+        {
+            SynchronizationContext.SetSynchronizationContext(target);
+        }
+
+        return true;
+    }
+
+    /// <summary>The checkpoint decision at <paramref name="level"/>: off the pool's threads always queue (hop on); on them, yield
+    /// when work this thread may run waits above (the pool has no time quota: see docs/design.md).</summary>
+    internal bool ShouldYieldAt(int level)
+    {
+        PoolWorker? worker = PoolWorker.Current;
+        if (worker is null || worker.Pool != this)
+        {
+            return !IsFinished;
+        }
+
+        if (Volatile.Read(ref _timersDue) != 0)
+        {
+            FireDueTimers();
+        }
+
+        return HasRunnableWorkAbove(level);
+    }
+
+    internal void ThrowIfResumedAfterFinish(int level)
+    {
+        if (IsFinished && PoolWorker.Current?.Pool != this)
+        {
+            throw new ObjectDisposedException(Name, $"The PriorityThreadPool '{Name}' finished before the awaiting method could resume at level {level}.");
+        }
+    }
+
+    internal int ValidateLevel(int level)
+    {
+        if ((uint)level >= (uint)Levels)
+        {
+            throw new ArgumentOutOfRangeException(nameof(level), level, $"Level must be between 0 and {Levels - 1} for the PriorityThreadPool '{Name}' ({Levels} levels; higher runs first).");
+        }
+
+        return level;
+    }
+
+    // ---- Dropping -----------------------------------------------------------------------------------------------------------
+
+    private DropReason DropReasonNow() =>
+        Volatile.Read(ref _state) == StateFaulted ? DropReason.AbandonedAfterFault : DropReason.PostedAfterCompletion;
+
+    private ExceptionDispatchInfo? DropRemaining()
+    {
+        ExceptionDispatchInfo? firstHandlerFailure = null;
+        DropReason reason = DropReasonNow();
+        for (int level = Levels - 1; level >= 0; level--)
+        {
+            while (_queues.TryDrain(level, out WorkItem item))
+            {
+                try
+                {
+                    Drop(level, item, reason);
+                }
+                catch (Exception ex)
+                {
+                    firstHandlerFailure ??= ExceptionDispatchInfo.Capture(ex);
+                }
+            }
+        }
+
+        return firstHandlerFailure;
+    }
+
+    private void Drop(int level, in WorkItem item, DropReason reason)
+    {
+        Interlocked.Increment(ref _dropped);
+        DroppedWork.Record(Name, level, reason, item.Callback, item.State);
+        DroppedWork.Release(item); // as on the single loop (a queued task is dropped and reported, as there)
+
+        WorkDropped?.Invoke(this, new WorkDroppedEventArgs(level, item.Callback, item.State, reason));
+    }
+
+    // ---- Root children (Priority.Start on the pool) ---------------------------------------------------------------------------
+
+    internal void StartRootChild(Func<CancellationToken, Task> child, int level)
+    {
+        ArgumentNullException.ThrowIfNull(child);
+        ValidateLevel(level);
+        if (IsFinished)
+        {
+            throw new InvalidOperationException($"Priority.Start was called on the PriorityThreadPool '{Name}', which has finished ({State}); no child can start.");
+        }
+
+        OperationStarted(); // released by OnRootChildEnded, whatever happens (K1 for the pool)
+        var operation = new PoolInvokeOperation<object?>(this, level, child, hasResult: false, rootChild: true);
+        Enqueue(level, IInvokeOperation.RunCallback, operation, ExecutionContextFlow.Capture());
+    }
+
+    internal void OnRootChildEnded(Task task)
+    {
+        if (task.IsFaulted)
+        {
+            lock (_rootFailuresLock)
+            {
+                (_rootFailures ??= []).AddRange(task.Exception!.InnerExceptions);
+            }
+
+            try
+            {
+                _rootCancellation.Cancel(); // a failure cancels the other children, as a TaskScope's does
+            }
+            catch (ObjectDisposedException)
+            {
+                // The pool already ended.
+            }
+        }
+
+        OperationCompleted();
+    }
+
+    private Exception[]? RootFailures()
+    {
+        lock (_rootFailuresLock)
+        {
+            return _rootFailures is { Count: > 0 } failures ? failures.ToArray() : null;
+        }
+    }
+
+    // ---- Timers (ITimerHost) --------------------------------------------------------------------------------------------------
+
+    internal ValueTask Delay(TimeSpan delay, CancellationToken cancellationToken) => _loopTimers.Delay(delay, cancellationToken);
+
+    internal int OverdueTimerLevel() => _loopTimers.OverdueTimerLevel();
+
+    private void FireDueTimers()
+    {
+        // Only the thread whose exchange clears the flag fires (a full fence before the clock read, as on the single loop).
+        if (Interlocked.Exchange(ref _timersDue, 0) != 0)
+        {
+            _loopTimers.FireDue();
+        }
+    }
+
+    private int CreatingLevel() =>
+        SynchronizationContext.Current is PriorityThreadPoolSynchronizationContext current && current.Pool == this ? current.Level : DefaultLevel;
+
+    string ITimerHost.Kind => nameof(PriorityThreadPool);
+
+    int ITimerHost.CreatingLevel() => CreatingLevel();
+
+    void ITimerHost.Enqueue(int level, SendOrPostCallback callback, object? state, ExecutionContext? executionContext) =>
+        Enqueue(level, callback, state, executionContext);
+
+    // Under the timer lock: a producer's enqueue (never under _dispatchLock), then a wake-up if a thread is parked.
+    void ITimerHost.EnqueueTimerFiring(int level, TimerEntry entry)
+    {
+        _queues.Enqueue(level, new WorkItem(TimerEntry.FireCallback, entry, enqueuedAt: _stampAlways != 0 ? Stopwatch.GetTimestamp() : 0));
+        WakeOne();
+    }
+
+    void ITimerHost.RaiseTimersDue()
+    {
+        Interlocked.Exchange(ref _timersDue, 1);
+        WakeOne();
+    }
+
+    bool ITimerHost.IsRunningAt(int level) =>
+        PoolWorker.Current?.Pool == this && SynchronizationContext.Current is PriorityThreadPoolSynchronizationContext current && current.Level == level;
+
+    bool ITimerHost.TryGetOwnLevel(SynchronizationContext current, out int level)
+    {
+        if (current is PriorityThreadPoolSynchronizationContext own && own.Pool == this)
+        {
+            level = own.Level;
+            return true;
+        }
+
+        level = -1;
+        return false;
+    }
+
+    void ITimerHost.OnTimerDropped(TimerEntry entry)
+    {
+        Interlocked.Increment(ref _dropped);
+        DroppedWork.Record(Name, entry.Level, DropReason.TimerArmedAtFinish, TimerEntry.FireCallback, entry);
+        entry.OnDropped();
+        WorkDropped?.Invoke(this, new WorkDroppedEventArgs(entry.Level, TimerEntry.FireCallback, entry, DropReason.TimerArmedAtFinish));
+    }
+
+    // ---- Watchdog -------------------------------------------------------------------------------------------------------------
+
+    internal void OnStallDetected(PoolWorker worker, StallDetectedEventArgs report)
+    {
+        PriorityMetrics.RecordStall(Name, report.Level, report.WaitingFor);
+        if (PriorityEventSource.IsOn)
+        {
+            PriorityEventSource.Log.StallDetected(Name, report.Level, (long)report.WaitingFor.TotalMilliseconds, report.PendingCount);
+        }
+
+        EventHandler<StallDetectedEventArgs>? handlers = StallDetected;
+        if (handlers is not null)
+        {
+            handlers(this, report);
+            return;
+        }
+
+        Console.Error.WriteLine(
+            $"PriorityAsync: thread {worker} of PriorityThreadPool '{Name}' has started no item for {report.WaitingFor.TotalSeconds:F1} s while " +
+            $"{report.PendingCount} item(s) wait (highest level {report.Level}). Its running item is blocked: typically a .Wait(), .Result " +
+            "or GetAwaiter().GetResult() on work that needs this pool. Await it instead. (Handle PriorityThreadPool.StallDetected to report " +
+            "stalls yourself, or set PriorityThreadPoolOptions.StallTimeout = null to turn the watchdog off.)");
+    }
+}
