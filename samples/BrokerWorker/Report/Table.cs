@@ -69,7 +69,8 @@ public static class Table
             output,
             "priority: PriorityAsync, renewals at level 2 above processing. single: one thread, first-in-first-out (Nito.AsyncEx's " +
             "AsyncContext). threadpool: plain async on the .NET thread pool. heartbeat-thread: the single thread plus a dedicated " +
-            "thread that renews. --wide shows every column; --json writes every measurement.",
+            "thread that renews. priority-threads: PriorityAsync's levels on a PriorityThreadPool, one thread per core, several " +
+            "messages' CPU parts at once. --wide shows every column; --json writes every measurement.",
             "  ");
     }
 
