@@ -148,7 +148,8 @@ public static class ThreadsHarness
         ? [new Variant(NewKey(1), "PriorityThreadPool (1 thread)", 1, () => new PriorityThreadPoolWorkers(1), Flood: true, Streaming: true)]
         :
         [
-            new Variant(NewKey(1), "PriorityThreadPool (1 thread)", 1, () => new PriorityThreadPoolWorkers(1), Flood: false, Streaming: false),
+            // Streaming on one pool thread too: how much of the cost is the pool's shared queue and dispatch, how much the second consumer.
+            new Variant(NewKey(1), "PriorityThreadPool (1 thread)", 1, () => new PriorityThreadPoolWorkers(1), Flood: false, Streaming: true),
             new Variant(NewKey(cores), $"PriorityThreadPool ({cores} threads)", cores, () => new PriorityThreadPoolWorkers(cores), Flood: true, Streaming: true),
         ];
 
