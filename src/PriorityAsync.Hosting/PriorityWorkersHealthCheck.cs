@@ -11,9 +11,10 @@ namespace PriorityAsync.Hosting;
 
 /// <summary>
 /// Reports the health of every <see cref="PriorityBackgroundService"/> and <see cref="PriorityThreadPoolBackgroundService"/> among the
-/// host's hosted services: unhealthy while a worker's scheduler is stalled (see <see cref="PriorityWorkerOptions.StallTimeout"/>) or after its loop or <c>ExecuteAsync</c> failed; degraded
-/// while a level's backlog is above <see cref="PriorityWorkerOptions.BacklogDegradedThreshold"/>; healthy otherwise. The worst worker
-/// decides; the data carries each worker's state and waiting work per level.
+/// host's hosted services: unhealthy while a worker's scheduler (its loop, or its pool) is stalled (see
+/// <see cref="PriorityWorkerOptions.StallTimeout"/>) or after it or <c>ExecuteAsync</c> failed; degraded while a level's backlog is
+/// above <see cref="PriorityWorkerOptions.BacklogDegradedThreshold"/>; healthy otherwise. The worst worker decides; the data carries
+/// each worker's state and waiting work per level.
 /// </summary>
 /// <remarks>
 /// <para>Register it with the health checks package: <c>services.AddHealthChecks().AddCheck&lt;PriorityWorkersHealthCheck&gt;("priority-workers")</c>.</para>
