@@ -11,7 +11,7 @@ public static class CommandLine
     private static readonly Options s_defaults = new();
     private static readonly SampleCommandLine s_line = new(
         "The lease worker of the article \"Async Wandering, part 15\" against a broker (in memory, or a real PostgreSQL queue), in " +
-        "one or several worker processes, four modes side by side. Durations are the article's, every one run scaled by " +
+        "one or several worker processes, five modes side by side. Durations are the article's, every one run scaled by " +
         "--time-scale. Exit code: 0 when it ran (whatever was lost), 2 for bad arguments or a database that cannot be used.");
 
     private static readonly Option<string> s_bus = s_line.Add(SampleCommandLine.Choice("--bus", s_defaults.Bus, "the broker: memory (in this process) or postgres (a real PostgreSQL)", "memory", "postgres"));

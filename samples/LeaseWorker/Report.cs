@@ -22,7 +22,7 @@ public static class Report
     public const string Experiment =
         "The lease-worker experiment of the article \"Async Wandering, part 15\": a worker takes messages from a bus that leases " +
         "them and keeps each lease alive, refreshing it while it processes the message; a lease not refreshed in time is lost, " +
-        "and its message with it. The same worker runs on four schedulers, the modes below.";
+        "and its message with it. The same worker runs on the schedulers below (the modes).";
 
     /// <summary>What the experiment is and its settings, wrapped to <see cref="Width"/>: printed before the runs.</summary>
     public static void WriteIntro(TextWriter output, Settings settings)

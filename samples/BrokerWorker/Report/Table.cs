@@ -19,7 +19,7 @@ public static class Table
     public const string Experiment =
         "The lease-worker experiment of the article \"Async Wandering, part 15\" on a message broker: workers take messages that " +
         "the broker leases to them and keep each lease alive, renewing it while they process the message; a lease not renewed in " +
-        "time runs out, and the broker delivers the message again. The same worker runs in four modes, below.";
+        "time runs out, and the broker delivers the message again. The same worker runs in the modes below.";
 
     public static void Write(TextWriter output, Options options, IReadOnlyList<RunResult> results)
     {
