@@ -10,6 +10,7 @@ internal sealed class KnownSymbols
     {
         Priority = priority;
         PriorityContext = priorityContext;
+        PriorityThreadPool = compilation.GetTypeByMetadataName("PriorityAsync.PriorityThreadPool"); // null before issue 20
         PrioritySynchronizationContext = compilation.GetTypeByMetadataName("PriorityAsync.PrioritySynchronizationContext");
         PriorityTaskScheduler = compilation.GetTypeByMetadataName("PriorityAsync.PriorityTaskScheduler");
         PriorityTaskController = compilation.GetTypeByMetadataName("PriorityAsync.PriorityTaskController");
@@ -42,6 +43,7 @@ internal sealed class KnownSymbols
 
     public INamedTypeSymbol Priority { get; }
     public INamedTypeSymbol PriorityContext { get; }
+    public INamedTypeSymbol? PriorityThreadPool { get; }
     public INamedTypeSymbol? PrioritySynchronizationContext { get; }
     public INamedTypeSymbol? PriorityTaskScheduler { get; }
     public INamedTypeSymbol? PriorityTaskController { get; }

@@ -127,9 +127,9 @@ internal sealed class MemberWalk
             function.AddTransition(end, onLoop: false);
         }
         else if (awaited is IInvocationOperation { TargetMethod: { IsStatic: false, Name: "Prioritize" or "Yield" } target }
-            && Is(target.ContainingType, _symbols.PriorityContext))
+            && IsScheduler(target.ContainingType))
         {
-            // await context.Prioritize(level): the documented way onto the loop, from anywhere.
+            // await context.Prioritize(level) (or a PriorityThreadPool's): the documented way onto the scheduler, from anywhere.
             function.AddTransition(end, onLoop: true);
         }
 
@@ -319,7 +319,7 @@ internal sealed class MemberWalk
         // failure, whether or not the caller awaits that task), or InvokeAsync's task (the loop awaits it before Run returns).
         // Start itself returns nothing and never gets here.
         if ((method.Name is "StartAsync" && Is(type, _symbols.TaskScope))
-            || (method.Name == "InvokeAsync" && Is(type, _symbols.PriorityContext)))
+            || (method.Name == "InvokeAsync" && IsScheduler(type)))
         {
             return;
         }
@@ -448,8 +448,10 @@ internal sealed class MemberWalk
         IMethodSymbol method = invocation.TargetMethod;
         INamedTypeSymbol? type = method.ContainingType?.OriginalDefinition;
 
-        if (Is(type, _symbols.PriorityContext))
+        if (IsScheduler(type))
         {
+            // A PriorityThreadPool's InvokeAsync runs its lambda on the pool's threads: a scheduler whose rules the analyzers share
+            // (its own timers, its Priority.* API), so it counts as "on a loop".
             return method.Name is "Run" or "InvokeAsync" ? LambdaStart.Loop : LambdaStart.Inherit;
         }
 
@@ -651,6 +653,9 @@ internal sealed class MemberWalk
 
         return false;
     }
+
+    /// <summary>A PriorityContext or a PriorityThreadPool: both run Priority.*, both own their timers.</summary>
+    private bool IsScheduler(ITypeSymbol? type) => Is(type, _symbols.PriorityContext) || Is(type, _symbols.PriorityThreadPool);
 
     private static bool Is(ITypeSymbol? type, INamedTypeSymbol? expected) =>
         type is not null && expected is not null && SymbolEqualityComparer.Default.Equals(type.OriginalDefinition, expected);

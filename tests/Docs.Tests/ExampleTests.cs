@@ -18,6 +18,26 @@ public sealed class ExampleTests
     }
 
     [Fact]
+    public async Task ConceptsSeveralThreads_Run_IndexesEveryDocumentAndAnswersTheRequest()
+    {
+        int indexedOn = 0;
+        int result = await ConceptsExamples.SeveralThreadsAsync(
+            Enumerable.Range(0, 50).ToArray(),
+            document =>
+            {
+                if (PriorityThreadPool.Current is not null)
+                {
+                    Interlocked.Increment(ref indexedOn);
+                }
+
+                return document;
+            }).WaitAsync(OwnThread.Unexpected);
+
+        result.Should().Be(42 + 50, "the request's answer, and every document indexed once");
+        indexedOn.Should().Be(50, "each document was indexed on one of the pool's threads");
+    }
+
+    [Fact]
     public void ConceptsCheckpoints_UrgentWorkArrives_RunsAtTheNextCheckpointAndEndsTheStepLoop()
     {
         List<string> order = OwnThread.Run(() =>

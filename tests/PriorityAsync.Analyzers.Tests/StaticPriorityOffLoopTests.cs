@@ -6,6 +6,26 @@ namespace PriorityAsync.Analyzers.Tests;
 public sealed class StaticPriorityOffLoopTests
 {
     [Fact]
+    public Task PriorityThreadPool_PrioritizeAndInvokeAsync_CountAsOnTheScheduler() => Verifier.AnalyzeAsync("""
+        using static PriorityAsync.Priority;
+
+        class C
+        {
+            async Task Hop(PriorityThreadPool pool)
+            {
+                await Task.Run(async () =>
+                {
+                    await pool.Prioritize(1);
+                    await Yield();                                  // on the pool after the hop: no PA0004
+                    await {|PA0001:Task.Delay(1)|};                 // the pool has its own timers
+                });
+                await pool.InvokeAsync(async () => await {|PA0001:Task.Delay(1)|}, 1);
+                pool.InvokeAsync(() => Task.CompletedTask);         // owned: the pool waits for it
+            }
+        }
+        """);
+
+    [Fact]
     public Task StaticMembers_AfterConfigureAwaitFalse_Reported() => Verifier.AnalyzeAsync("""
         using static PriorityAsync.Priority;
 

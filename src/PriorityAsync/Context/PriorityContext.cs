@@ -55,8 +55,9 @@ public sealed partial class PriorityContext : IPriorityScheduler
     // Task) capture the completing thread's context: usually the default one (nothing stored); otherwise the box switches to its own
     // at once, which costs a switch and never changes what the method sees.
     //
-    // Timers (Timers/PriorityContext.Timers.cs): each context keeps its armed loop timers (its TimeProvider's ITimers and pending
-    // Priority.Delay sources) in a min-heap keyed by (due Stopwatch timestamp, arming sequence number), guarded by _timerLock.
+    // Timers (Timers/PriorityContext.Timers.cs, and Timers/LoopTimers.cs, which PriorityThreadPool shares): each context keeps its
+    // armed loop timers (its TimeProvider's ITimers and pending Priority.Delay sources) in a min-heap keyed by (due Stopwatch
+    // timestamp, arming sequence number), guarded by the timer lock (LoopTimers._lock, "_timerLock" below).
     // Arming, Change, Dispose and cancellation take the lock from any thread; they are not the hot path.
     //   * The loop learns that a timer is due from one int flag, _timersDue, read between items (DrainReady), in Park's re-check, and
     //     at Prioritize's inline check (CanRunInlineAt): one predictable branch per item, no clock read, no lock. When the flag is
@@ -441,29 +442,9 @@ public sealed partial class PriorityContext : IPriorityScheduler
 
     internal void OperationCompleted()
     {
-        // A compare-exchange loop rather than Decrement, so that an unmatched OperationCompleted (public on the synchronization
-        // context) throws instead of pushing the count below zero, where the loop would take "<= 0" as "nothing outstanding" for good
-        // (a Debug.Assert here used to fail the process in Debug builds). CompareExchange is a full fence, as the wake-up protocol needs
-        // before WakeIfParked reads _parked. Not on the hot path: once per async void method.
-        int current = Volatile.Read(ref _outstanding);
-        while (true)
-        {
-            if (current <= 0)
-            {
-                throw new InvalidOperationException(
-                    $"OperationCompleted was called on PriorityContext '{Name}' with no operation outstanding (count {current}): each " +
-                    "OperationCompleted must match an earlier OperationStarted.");
-            }
-
-            int seen = Interlocked.CompareExchange(ref _outstanding, current - 1, current);
-            if (seen == current)
-            {
-                break;
-            }
-
-            current = seen;
-        }
-
+        // An unmatched call throws instead of pushing the count below zero (a Debug.Assert here used to fail the process in Debug
+        // builds); the compare-exchange is the full fence the wake-up protocol needs before WakeIfParked reads _parked.
+        int current = SchedulerOperations.Release(ref _outstanding, nameof(PriorityContext), Name);
         if (current == 1)
         {
             WakeIfParked();
@@ -641,26 +622,8 @@ public sealed partial class PriorityContext : IPriorityScheduler
 
     private bool OnUnhandledException(Exception exception, int level)
     {
-        var args = new PriorityUnhandledExceptionEventArgs(exception, level);
-        try
-        {
-            UnhandledException?.Invoke(this, args);
-        }
-        catch (Exception handlerException)
-        {
-            _fault = ExceptionDispatchInfo.Capture(handlerException);
-            PriorityMetrics.RecordException(Name, level, exception, handled: false);
-            return false;
-        }
-
-        PriorityMetrics.RecordException(Name, level, exception, args.Handled);
-        if (args.Handled)
-        {
-            return true;
-        }
-
-        _fault = ExceptionDispatchInfo.Capture(exception);
-        return false;
+        _fault = SchedulerOperations.RaiseUnhandled(this, UnhandledException, Name, exception, level);
+        return _fault is null;
     }
 
     private void Park()

@@ -223,26 +223,8 @@ public sealed partial class PriorityThreadPool : ITimerHost
 
     internal void OperationCompleted()
     {
-        // As PriorityContext.OperationCompleted: an unmatched call throws instead of pushing the count below zero.
-        int current = Volatile.Read(ref _outstanding);
-        while (true)
-        {
-            if (current <= 0)
-            {
-                throw new InvalidOperationException(
-                    $"OperationCompleted was called on PriorityThreadPool '{Name}' with no operation outstanding (count {current}): each " +
-                    "OperationCompleted must match an earlier OperationStarted.");
-            }
-
-            int seen = Interlocked.CompareExchange(ref _outstanding, current - 1, current);
-            if (seen == current)
-            {
-                break;
-            }
-
-            current = seen;
-        }
-
+        // As PriorityContext.OperationCompleted: an unmatched call throws; the compare-exchange is P1's fence before WakeOne.
+        int current = SchedulerOperations.Release(ref _outstanding, nameof(PriorityThreadPool), Name);
         if (current == 1)
         {
             WakeOne(); // a parked thread checks the end (E-N); if every thread is busy, the last to finish its item does
@@ -480,22 +462,9 @@ public sealed partial class PriorityThreadPool : ITimerHost
 
     private void OnUnhandledException(Exception exception, int level)
     {
-        var args = new PriorityUnhandledExceptionEventArgs(exception, level);
-        try
+        if (SchedulerOperations.RaiseUnhandled(this, UnhandledException, Name, exception, level) is { } fault)
         {
-            UnhandledException?.Invoke(this, args);
-        }
-        catch (Exception handlerException)
-        {
-            SetFault(ExceptionDispatchInfo.Capture(handlerException));
-            PriorityMetrics.RecordException(Name, level, exception, handled: false);
-            return;
-        }
-
-        PriorityMetrics.RecordException(Name, level, exception, args.Handled);
-        if (!args.Handled)
-        {
-            SetFault(ExceptionDispatchInfo.Capture(exception));
+            SetFault(fault);
         }
     }
 
@@ -519,10 +488,8 @@ public sealed partial class PriorityThreadPool : ITimerHost
         ExceptionDispatchInfo? handlerFailure = DropRemaining();
         ExceptionDispatchInfo? timerHandlerFailure = _loopTimers.DropArmed();
         handlerFailure ??= timerHandlerFailure;
-        foreach (PoolWorker worker in _workers)
-        {
-            worker.Event.Dispose();
-        }
+        // The workers' events are not disposed: a poster that popped a worker just before the end may still set its event (a
+        // ManualResetEventSlim that never blocked in the kernel holds nothing to release; one that did is finalized).
 
         if (_fault is { } fault)
         {

@@ -84,4 +84,29 @@ public static class ConceptsExamples
         });                                                                  // returns when the body and every child have ended
         // end-snippet
     }
+
+    /// <summary>When to use which: the same work on several threads, each level a queue shared by the pool's threads.</summary>
+    public static async Task<int> SeveralThreadsAsync(int[] documents, Func<int, int> index)
+    {
+        // begin-snippet: concepts-several-threads
+        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
+        {
+            Levels = 2,                               // 0: bulk re-indexing, 1: requests
+            ThreadCount = Environment.ProcessorCount,
+            MaxConcurrencyPerLevel = [Math.Max(1, Environment.ProcessorCount - 1), Environment.ProcessorCount], // a thread kept free for requests
+        });
+
+        int indexed = 0;                              // shared by the pool's threads: update it atomically
+        Task[] bulk = documents.Select(document => pool.InvokeAsync(async () =>
+        {
+            index(document);                          // CPU work, on any of the pool's threads
+            Interlocked.Increment(ref indexed);
+            await Checkpoint();                       // lets a waiting request in first
+        }, level: 0)).ToArray();
+
+        int answer = await pool.InvokeAsync(() => Task.FromResult(42), level: 1); // overtakes the queued bulk work
+        await Task.WhenAll(bulk);
+        // end-snippet
+        return answer + indexed;
+    }
 }

@@ -17,9 +17,7 @@ public class PriorityThreadPoolTests
         (PriorityThreadPool? current, int level, IPriorityScheduler? scheduler) = await Task.Run(async () =>
         {
             await pool.Prioritize(2);
-#pragma warning disable PA0004 // on the pool after the hop: the analyzer's loop inference knows PriorityContext.Prioritize, not the pool's yet
-            return (PriorityThreadPool.Current, CurrentLevel, CurrentScheduler);
-#pragma warning restore PA0004
+            return (PriorityThreadPool.Current, CurrentLevel, CurrentScheduler); // on the pool after the hop (the analyzers know it)
         }).WithTimeout("the hop");
         current.Should().BeSameAs(pool);
         level.Should().Be(2);
