@@ -11,12 +11,12 @@ public static class CommandLine
     private static readonly Options s_defaults = new();
     private static readonly SampleCommandLine s_line = new(
         "The lease worker of the article \"Async Wandering, part 15\" against a broker (in memory, or a real PostgreSQL queue), in " +
-        "one or several worker processes, four modes side by side. Durations are the article's, every one run scaled by " +
+        "one or several worker processes, five modes side by side. Durations are the article's, every one run scaled by " +
         "--time-scale. Exit code: 0 when it ran (whatever was lost), 2 for bad arguments or a database that cannot be used.");
 
     private static readonly Option<string> s_bus = s_line.Add(SampleCommandLine.Choice("--bus", s_defaults.Bus, "the broker: memory (in this process) or postgres (a real PostgreSQL)", "memory", "postgres"));
     private static readonly Option<string?> s_connection = s_line.Add(SampleCommandLine.Text("--connection", "STRING", $"Npgsql connection string (default: the {Options.ConnectionVariable} environment variable)"));
-    private static readonly Option<string?> s_mode = s_line.Add(SampleCommandLine.Text("--mode", "M[,M]|all", "priority, single, threadpool, heartbeat-thread (default: all, one after another)"));
+    private static readonly Option<string?> s_mode = s_line.Add(SampleCommandLine.Text("--mode", "M[,M]|all", "priority, single, threadpool, heartbeat-thread, priority-threads (default: all, one after another)"));
     private static readonly Option<int> s_workers = s_line.Add(SampleCommandLine.WholeNumber("--workers", s_defaults.Workers, "worker processes against one queue (memory: N workers in this process)"));
     private static readonly Option<int> s_messages = s_line.Add(SampleCommandLine.WholeNumber("--messages", s_defaults.Messages, "messages the producer puts on the queue first"));
     private static readonly Option<double> s_rate = s_line.Add(SampleCommandLine.Number("--rate", s_defaults.Rate, "produce at R messages/s while the workers run, instead of all first (0: all first)"));

@@ -13,7 +13,7 @@ public sealed record Options
 {
     public const string ConnectionVariable = "PRIORITYASYNC_POSTGRES";
 
-    public static readonly string[] AllModes = ["priority", "single", "threadpool", "heartbeat-thread"];
+    public static readonly string[] AllModes = ["priority", "single", "threadpool", "heartbeat-thread", "priority-threads"];
 
     public string Bus { get; init; } = "memory";
 

@@ -10,7 +10,11 @@ namespace LeaseWorker;
 /// <summary>The command line, on System.CommandLine (samples/SampleSupport): never throws for bad input, returns a one-line error.</summary>
 public static class CommandLine
 {
+    /// <summary>The modes of a run without <c>--modes</c>: the seed's experiment, on one thread or the .NET thread pool.</summary>
     public static readonly IReadOnlyList<string> AllModes = ["threadpool", "single", "seed-prioritize", "priority"];
+
+    /// <summary>Every mode <c>--modes</c> accepts: the default ones and <c>priority-threads</c> (PriorityAsync on one thread per core).</summary>
+    public static readonly IReadOnlyList<string> KnownModes = [.. AllModes, PriorityThreadsMode.ModeName];
 
     private static readonly Settings s_defaults = new();
     private static readonly SampleCommandLine s_line = new(
@@ -19,7 +23,7 @@ public static class CommandLine
         "lease 5s, ...), every one run scaled by --time-scale. Exit code: 0 when it ran (whatever was lost), 2 for bad arguments.");
 
     private static readonly Option<IReadOnlyList<string>> s_modes = s_line.Add(SampleCommandLine.List(
-        "--modes", AllModes, AllModes, "mode", "comma-separated: the modes to run"));
+        "--modes", KnownModes, AllModes, "mode", "comma-separated: the modes to run (priority-threads: PriorityAsync on one thread per core)"));
     private static readonly Option<int> s_messages = s_line.Add(SampleCommandLine.WholeNumber("--messages", s_defaults.Messages, "messages on the bus (the article had 100)"));
     private static readonly Option<int> s_steps = s_line.Add(SampleCommandLine.WholeNumber("--steps", s_defaults.Steps, "processing steps per message, each a CPU part then an I/O part (the article had 20)"));
     private static readonly Option<TimeSpan?> s_cpu = s_line.Add(SampleCommandLine.Duration("--cpu", s_defaults.Cpu, "CPU part of a step (the article also ran 100ms)"));

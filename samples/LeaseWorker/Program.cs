@@ -9,6 +9,8 @@
 //   seed-prioritize  the seed's fix on that thread: a Guid-cookie Prioritize protocol that spins through Task.Yield;
 //   priority         PriorityAsync: lease 2 > processing 1 > receiving 0, carried across awaits, no polling.
 //
+// and, when --modes names it, a fifth: priority-threads, the same levels on a PriorityThreadPool with one thread per core.
+//
 // Everything below is in the seed's time; --time-scale shrinks every duration by one factor so the run takes seconds.
 // The worker is Worker.cs, the bus LeaseBus.cs, and what each mode does at the worker's scheduling points is in Modes/.
 

@@ -2,6 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Globalization;
 using System.IO;
+using System.Linq;
 using System.Text;
 using System.Text.Json;
 using Samples.Support;
@@ -21,7 +22,7 @@ public static class Report
     public const string Experiment =
         "The lease-worker experiment of the article \"Async Wandering, part 15\": a worker takes messages from a bus that leases " +
         "them and keeps each lease alive, refreshing it while it processes the message; a lease not refreshed in time is lost, " +
-        "and its message with it. The same worker runs on four schedulers, the modes below.";
+        "and its message with it. The same worker runs on the schedulers below (the modes).";
 
     /// <summary>What the experiment is and its settings, wrapped to <see cref="Width"/>: printed before the runs.</summary>
     public static void WriteIntro(TextWriter output, Settings settings)
@@ -85,7 +86,7 @@ public static class Report
         WriteLegend(output, "latest refresh", $"how much later than planned the most overdue lease refresh reached the bus; above {limit} its lease is lost");
         WriteLegend(output, "loop thread CPU", "CPU time of the one thread that runs the worker: with sleeping CPU parts, the scheduling's own cost");
         output.WriteLine();
-        WriteModes(output);
+        WriteModes(output, results);
         Paragraph.Write(output, "--wide shows every column and the machine's own delays; --format json writes every measurement for a script.", "  ");
     }
 
@@ -223,12 +224,15 @@ public static class Report
         output.WriteLine(System.Text.Encoding.UTF8.GetString(stream.ToArray()));
     }
 
-    private static void WriteModes(TextWriter output) => Paragraph.Write(
+    private static void WriteModes(TextWriter output, IReadOnlyList<ModeResult> results) => Paragraph.Write(
         output,
         "threadpool: plain async on the .NET thread pool. single: one thread that runs continuations first-in-first-out " +
         "(Nito.AsyncEx's AsyncContext). seed-prioritize: that thread with the article's fix, a Prioritize that puts continuations " +
         "back in the queue until the most urgent one runs. priority: one thread with PriorityAsync's levels, lease refreshes 2 > " +
-        "processing 1 > receiving 0.",
+        "processing 1 > receiving 0." +
+        (results.Any(r => r.Mode == PriorityThreadsMode.ModeName)
+            ? " priority-threads: the same levels on a PriorityThreadPool, one thread per core; its CPU bound counts that many threads."
+            : string.Empty),
         "  ");
 
     private static void WriteLegend(TextWriter output, string column, string meaning) =>

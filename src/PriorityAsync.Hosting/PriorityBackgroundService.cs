@@ -29,7 +29,7 @@ namespace PriorityAsync.Hosting;
 /// callback on the loop (which stops the loop), <see cref="ExecuteTask"/> faults and the host's <c>BackgroundServiceExceptionBehavior</c>
 /// applies: <c>StopHost</c> (the default) stops the application, <c>Ignore</c> keeps it running without this worker.</para>
 /// </remarks>
-public abstract class PriorityBackgroundService : BackgroundService
+public abstract class PriorityBackgroundService : BackgroundService, IPriorityWorker
 {
     // Lifecycle (read before changing anything below):
     //   StartAsync (once) creates the loop thread and posts the entry callback at DefaultLevel. The entry callback signals
@@ -78,6 +78,12 @@ public abstract class PriorityBackgroundService : BackgroundService
     internal PriorityWorkerOptions Options => _options;
 
     internal PriorityContext? ContextOrNull => _thread?.Context;
+
+    PriorityWorkerOptions IPriorityWorker.Options => _options;
+
+    IPriorityScheduler? IPriorityWorker.SchedulerOrNull => _thread?.Context;
+
+    long IPriorityWorker.StallMark => StallMark;
 
     internal long StallMark => Volatile.Read(ref _stallMark);
 
@@ -194,7 +200,7 @@ public abstract class PriorityBackgroundService : BackgroundService
         _logger = logger;
     }
 
-    private static string DescribePending(PriorityContextSnapshot snapshot)
+    internal static string DescribePending(PriorityContextSnapshot snapshot)
     {
         if (snapshot.TotalPending == 0)
         {
@@ -252,27 +258,7 @@ public abstract class PriorityBackgroundService : BackgroundService
     }
 
     private void OnLoopStopped(Task completion)
-    {
-        if (completion.Exception is { } fault)
-        {
-            _execute.TrySetException(fault.InnerExceptions);
-            return;
-        }
-
-        Task? task = Volatile.Read(ref _executeAsyncTask);
-        if (task is null || task.IsCanceled)
-        {
-            _execute.TrySetCanceled(_stoppingCts!.Token);
-        }
-        else if (task.Exception is { } executeFault)
-        {
-            _execute.TrySetException(executeFault.InnerExceptions);
-        }
-        else
-        {
-            _execute.TrySetResult();
-        }
-    }
+        => WorkerOutcome.SchedulerStopped(_execute, completion, Volatile.Read(ref _executeAsyncTask), _stoppingCts!.Token);
 
     private void OnUnhandledException(object? sender, PriorityUnhandledExceptionEventArgs e)
         => Log.UnhandledException(_logger, e.Exception, Name, e.Level);

@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 
 namespace PriorityAsync.Hosting;
 
@@ -7,7 +8,10 @@ namespace PriorityAsync.Hosting;
 /// <see cref="PriorityWorkerServiceCollectionExtensions.AddPriorityWorker{TWorker}(Microsoft.Extensions.DependencyInjection.IServiceCollection, string, Action{PriorityWorkerOptions}?)"/>.
 /// Bound from the configuration section <c>PriorityAsync:Workers:&lt;name&gt;</c> and validated when the host starts.
 /// </summary>
-/// <remarks>The worker reads the values once, when it is created; changing them afterwards has no effect.</remarks>
+/// <remarks><para>The worker reads the values once, when it is created; changing them afterwards has no effect.</para>
+/// <para>The same options serve both kinds of worker. <see cref="TimeSlice"/> applies to <see cref="PriorityBackgroundService"/> only (a
+/// <see cref="PriorityThreadPool"/> has no time quota); <see cref="ThreadCount"/> and <see cref="MaxConcurrencyPerLevel"/> apply to
+/// <see cref="PriorityThreadPoolBackgroundService"/> only.</para></remarks>
 public sealed class PriorityWorkerOptions
 {
     /// <summary>The configuration section that holds one subsection per worker, named after the worker: <c>PriorityAsync:Workers</c>.</summary>
@@ -70,4 +74,18 @@ public sealed class PriorityWorkerOptions
     /// (<c>AddPriorityWorker&lt;Worker&gt;(o =&gt; o.Policy = PriorityPolicy.WeightedShares(1, 2, 4))</c>); configuration does not bind it.</summary>
     /// <value>The default value is <see cref="PriorityPolicy.Strict"/>. A policy with values per level must give exactly <see cref="Levels"/> of them.</value>
     public PriorityPolicy Policy { get; set; } = PriorityPolicy.Strict;
+
+    /// <summary>Gets or sets the number of threads of a <see cref="PriorityThreadPoolBackgroundService"/>'s pool (key <c>ThreadCount</c>);
+    /// <see langword="null"/> gives one per core. A <see cref="PriorityBackgroundService"/> ignores it: its loop is one thread.</summary>
+    /// <value>The default value is <see langword="null"/> (<see cref="Environment.ProcessorCount"/>). Allowed: <see langword="null"/>, or
+    /// from 1 to <see cref="PriorityThreadPoolOptions.MaxThreadCount"/> (256).</value>
+    public int? ThreadCount { get; set; }
+
+    /// <summary>Gets or sets, for a <see cref="PriorityThreadPoolBackgroundService"/>, how many of its threads may run each level's work at
+    /// once (key <c>MaxConcurrencyPerLevel</c>, one value per level, lowest level first; see
+    /// <see cref="PriorityThreadPoolOptions.MaxConcurrencyPerLevel"/>). For example <c>[1, 2, 2]</c> on 2 threads keeps one thread free of
+    /// bulk work at level 0. A <see cref="PriorityBackgroundService"/> ignores it.</summary>
+    /// <value>The default value is <see langword="null"/> (no cap). Allowed: <see langword="null"/>, or exactly <see cref="Levels"/> values,
+    /// each from 1 to the thread count.</value>
+    public IReadOnlyList<int>? MaxConcurrencyPerLevel { get; set; }
 }

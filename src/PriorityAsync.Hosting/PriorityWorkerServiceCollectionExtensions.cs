@@ -43,6 +43,44 @@ public static class PriorityWorkerServiceCollectionExtensions
     /// <exception cref="ArgumentException"><paramref name="name"/> is empty, white space, or contains a colon (the configuration key separator).</exception>
     public static IServiceCollection AddPriorityWorker<TWorker>(this IServiceCollection services, string name, Action<PriorityWorkerOptions>? configure = null)
         where TWorker : PriorityBackgroundService
+        => services.AddWorker<TWorker>(name, configure, static (worker, name, options, logger) => worker.Configure(name, options, logger));
+
+    /// <summary>
+    /// Registers <typeparamref name="TWorker"/>, a worker on a <see cref="PriorityThreadPool"/> (several threads), as a hosted service
+    /// named after its type, with options bound from the configuration section <c>PriorityAsync:Workers:&lt;type name&gt;</c> and
+    /// validated when the host starts.
+    /// </summary>
+    /// <typeparam name="TWorker">The worker; created by the container, so its constructor may take any registered service.</typeparam>
+    /// <param name="services">The host's services.</param>
+    /// <param name="configure">Sets options in code; runs before the configuration is bound, so configuration wins.</param>
+    /// <returns><paramref name="services"/>, for chaining.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="services"/> is <see langword="null"/>.</exception>
+    public static IServiceCollection AddPriorityThreadPoolWorker<TWorker>(this IServiceCollection services, Action<PriorityWorkerOptions>? configure = null)
+        where TWorker : PriorityThreadPoolBackgroundService
+        => services.AddPriorityThreadPoolWorker<TWorker>(typeof(TWorker).Name, configure);
+
+    /// <summary>
+    /// Registers <typeparamref name="TWorker"/>, a worker on a <see cref="PriorityThreadPool"/> (several threads), as a hosted service
+    /// called <paramref name="name"/>, with options bound from the configuration section <c>PriorityAsync:Workers:&lt;name&gt;</c> (the
+    /// same keys as <see cref="AddPriorityWorker{TWorker}(IServiceCollection, string, Action{PriorityWorkerOptions}?)"/>, plus
+    /// <c>ThreadCount</c> and <c>MaxConcurrencyPerLevel</c>) and validated when the host starts: invalid settings stop the host from
+    /// starting with an <see cref="OptionsValidationException"/> naming the key, the value and the valid range.
+    /// </summary>
+    /// <typeparam name="TWorker">The worker; created by the container, so its constructor may take any registered service.</typeparam>
+    /// <param name="services">The host's services.</param>
+    /// <param name="name">The worker's name: its configuration section, its threads' names and the name in its log messages.</param>
+    /// <param name="configure">Sets options in code; runs before the configuration is bound, so configuration wins.</param>
+    /// <returns><paramref name="services"/>, for chaining.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="services"/> or <paramref name="name"/> is <see langword="null"/>.</exception>
+    /// <exception cref="ArgumentException"><paramref name="name"/> is empty, white space, or contains a colon (the configuration key separator).</exception>
+    public static IServiceCollection AddPriorityThreadPoolWorker<TWorker>(this IServiceCollection services, string name, Action<PriorityWorkerOptions>? configure = null)
+        where TWorker : PriorityThreadPoolBackgroundService
+        => services.AddWorker<TWorker>(name, configure, static (worker, name, options, logger) => worker.Configure(name, options, logger));
+
+    // One registration for both kinds of worker: named options bound and validated, the worker created by the container and
+    // configured before the host starts it.
+    private static IServiceCollection AddWorker<TWorker>(this IServiceCollection services, string name, Action<PriorityWorkerOptions>? configure, Action<TWorker, string, PriorityWorkerOptions, ILogger> setUp)
+        where TWorker : class, IHostedService
     {
         ArgumentNullException.ThrowIfNull(services);
         ArgumentException.ThrowIfNullOrWhiteSpace(name);
@@ -64,7 +102,7 @@ public static class PriorityWorkerServiceCollectionExtensions
         {
             TWorker worker = ActivatorUtilities.CreateInstance<TWorker>(provider);
             ILogger logger = provider.GetService<ILoggerFactory>()?.CreateLogger(LogCategory) ?? NullLogger.Instance;
-            worker.Configure(name, provider.GetRequiredService<IOptionsMonitor<PriorityWorkerOptions>>().Get(name), logger);
+            setUp(worker, name, provider.GetRequiredService<IOptionsMonitor<PriorityWorkerOptions>>().Get(name), logger);
             return worker;
         });
         return services;

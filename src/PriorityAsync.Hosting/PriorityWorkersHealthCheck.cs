@@ -5,14 +5,16 @@ using System.Threading;
 using System.Threading.Tasks;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Hosting;
+using PriorityAsync.Hosting.Internal;
 
 namespace PriorityAsync.Hosting;
 
 /// <summary>
-/// Reports the health of every <see cref="PriorityBackgroundService"/> among the host's hosted services: unhealthy while a worker's
-/// loop is stalled (see <see cref="PriorityWorkerOptions.StallTimeout"/>) or after its loop or <c>ExecuteAsync</c> failed; degraded
-/// while a level's backlog is above <see cref="PriorityWorkerOptions.BacklogDegradedThreshold"/>; healthy otherwise. The worst worker
-/// decides; the data carries each worker's state and waiting work per level.
+/// Reports the health of every <see cref="PriorityBackgroundService"/> and <see cref="PriorityThreadPoolBackgroundService"/> among the
+/// host's hosted services: unhealthy while a worker's scheduler (its loop, or its pool) is stalled (see
+/// <see cref="PriorityWorkerOptions.StallTimeout"/>) or after it or <c>ExecuteAsync</c> failed; degraded while a level's backlog is
+/// above <see cref="PriorityWorkerOptions.BacklogDegradedThreshold"/>; healthy otherwise. The worst worker decides; the data carries
+/// each worker's state and waiting work per level.
 /// </summary>
 /// <remarks>
 /// <para>Register it with the health checks package: <c>services.AddHealthChecks().AddCheck&lt;PriorityWorkersHealthCheck&gt;("priority-workers")</c>.</para>
@@ -21,7 +23,7 @@ namespace PriorityAsync.Hosting;
 /// </remarks>
 public sealed class PriorityWorkersHealthCheck : IHealthCheck
 {
-    private readonly PriorityBackgroundService[] _workers;
+    private readonly IPriorityWorker[] _workers;
 
     /// <summary>Initializes a new instance of the <see cref="PriorityWorkersHealthCheck"/> class.</summary>
     /// <param name="hostedServices">The host's hosted services; the priority workers among them are checked.</param>
@@ -29,7 +31,7 @@ public sealed class PriorityWorkersHealthCheck : IHealthCheck
     public PriorityWorkersHealthCheck(IEnumerable<IHostedService> hostedServices)
     {
         ArgumentNullException.ThrowIfNull(hostedServices);
-        _workers = hostedServices.OfType<PriorityBackgroundService>().ToArray();
+        _workers = hostedServices.OfType<IPriorityWorker>().ToArray();
     }
 
     /// <summary>Checks every priority worker.</summary>
@@ -42,7 +44,7 @@ public sealed class PriorityWorkersHealthCheck : IHealthCheck
         HealthStatus worst = HealthStatus.Healthy;
         var problems = new List<string>();
         var data = new Dictionary<string, object>(StringComparer.Ordinal);
-        foreach (PriorityBackgroundService worker in _workers)
+        foreach (IPriorityWorker worker in _workers)
         {
             (HealthStatus status, string state, int[] pending) = Check(worker, context.Registration?.FailureStatus ?? HealthStatus.Unhealthy);
             data[worker.Name] = state;
@@ -64,15 +66,15 @@ public sealed class PriorityWorkersHealthCheck : IHealthCheck
         return Task.FromResult(new HealthCheckResult(worst, description, data: data));
     }
 
-    private static (HealthStatus Status, string State, int[] Pending) Check(PriorityBackgroundService worker, HealthStatus failureStatus)
+    private static (HealthStatus Status, string State, int[] Pending) Check(IPriorityWorker worker, HealthStatus failureStatus)
     {
-        PriorityContext? context = worker.ContextOrNull;
-        if (context is null)
+        IPriorityScheduler? scheduler = worker.SchedulerOrNull;
+        if (scheduler is null)
         {
             return (HealthStatus.Healthy, "not started", []);
         }
 
-        PriorityContextSnapshot snapshot = context.GetSnapshot();
+        PriorityContextSnapshot snapshot = scheduler.GetSnapshot();
         int[] pending = [.. snapshot.PendingPerLevel];
         if (snapshot.State == PriorityContextState.Faulted)
         {

@@ -15,6 +15,15 @@ public class CommandLineTests
         options.Format.Should().Be(OutputFormat.Table);
     }
 
+    [Fact]
+    public void TryParse_ModesPriorityThreads_RunsTheFifthModeOnlyWhenNamed()
+    {
+        CommandLine.TryParse(["--modes", "threadpool,priority-threads"], out Options? options, out string? error).Should().BeTrue(error);
+
+        options!.Modes.Should().Equal("threadpool", "priority-threads");
+        CommandLine.AllModes.Should().NotContain("priority-threads", "the default run is the seed's experiment and the README's table");
+    }
+
     [Theory]
     [InlineData("0", 0)]
     [InlineData("2", 2)]

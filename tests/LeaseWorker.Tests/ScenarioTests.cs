@@ -46,6 +46,25 @@ public class ScenarioTests
         passed.PeakThreads.Should().Be(1);
     }
 
+    [Fact]
+    public async Task PriorityThreads_SeedRatio_LosesNothingAndRunsTwoCpuPartsAtOnce()
+    {
+        // The parts sleep, as in the other scenarios: each still holds its pool thread for its whole length (so the bound counts the
+        // pool's threads), but needs no core, so a loaded machine does not stretch it. The spinning run, on a quiet machine, is a
+        // benchmark (docs/benchmarks.md, "Several threads").
+        Settings settings = s_seedRatios with { Messages = 12, Steps = 10 };
+        await Simulation.WarmUpAsync(s_seedRatios, [PriorityThreadsMode.ModeName]); // not in s_warmUp: that one warms the default modes
+
+        ModeResult passed = await RunUntil(
+            () => Simulation.RunAsync(PriorityThreadsMode.ModeName, settings),
+            r => r.Bus.Lost == 0 && r.MakespanOverBound <= 1.10,
+            "priority-threads: 0 lost and makespan <= 1.10 x the CPU bound of one thread per core");
+
+        passed.Bus.Succeeded.Should().Be(12);
+        passed.CpuThreads.Should().Be(Environment.ProcessorCount);
+        passed.PeakThreads.Should().Be(Environment.ProcessorCount, "every pool thread runs a CPU part at once: the backlog of parts never runs dry");
+    }
+
     [Theory]
     [InlineData(2, 6, 5)]
     [InlineData(4, 4, 4)]

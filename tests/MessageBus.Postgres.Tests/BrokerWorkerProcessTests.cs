@@ -43,6 +43,25 @@ public sealed class BrokerWorkerProcessTests
     }
 
     [PostgresFact]
+    public async Task PriorityThreads_TwoWorkerProcesses_EveryMessageCompletedOnceAndNoRenewalRefused()
+    {
+        // The fifth mode against the real broker: each process runs its messages' CPU parts on a PriorityThreadPool (a thread per
+        // core), renewals at the top level.
+        const int Messages = 20;
+        await using Run run = await Run.StartAsync(Messages, "priority-threads", workers: 2, Base);
+
+        PostgresQueueCounts counts = await run.WaitForAllCompletedAsync();
+        counts.Completed.Should().Be(Messages);
+        counts.Available.Should().Be(0);
+        counts.Leased.Should().Be(0);
+        counts.FailedRenewals.Should().Be(0, "a 1 s lease renewed every 100 ms around 20 ms CPU parts is never late");
+        counts.RejectedCompletes.Should().Be(0);
+        IReadOnlyList<ProcessStats> stats = await run.StopAsync();
+        stats.Should().HaveCount(2);
+        run.Children.Should().OnlyContain(c => c.ExitCode == 0);
+    }
+
+    [PostgresFact]
     public async Task PgTerminateBackend_OfTheWorkersConnections_TheyReconnectAndNothingIsLost()
     {
         const int Messages = 30;

@@ -24,7 +24,8 @@ using Measurement = PriorityAsync.Benchmarks.Infrastructure.Measurement;
 // Options: --filter <glob> (BenchmarkDotNet filter, e.g. "*PingPong*"), --no-bdn, --no-harness, --svg <path> (default
 // docs/benchmarks.svg for a full run from the repository root; quick and partial runs write BenchmarkDotNet.Artifacts/), --samples <n> (latency samples per variant), --results-from <json>
 // (print the tables and redraw the chart from a saved run's BenchmarkDotNet.Artifacts/results.json, measuring nothing),
-// --policies [--policy-seconds <n>] [--policies-svg <path>] (the policies under saturation only: Harness/PolicyHarness.cs).
+// --policies [--policy-seconds <n>] [--policies-svg <path>] (the policies under saturation only: Harness/PolicyHarness.cs),
+// --threads [rounds] (the priority scheduler on several threads against the thread pool: Threads/ThreadsHarness.cs).
 var options = BenchOptions.Parse(args);
 if (options.Quick && options.Reexec && Environment.GetEnvironmentVariable("DOTNET_ReadyToRun") != "0")
 {
@@ -32,6 +33,13 @@ if (options.Quick && options.Reexec && Environment.GetEnvironmentVariable("DOTNE
     // differed by up to 2x between benchmark classes and runs (its tier-up timing); run again without it, and with tier-1 code
     // sooner. --no-reexec keeps this process.
     return Reexec.WithStableJit(args);
+}
+
+if (options.ThreadsRounds > 0)
+{
+    // The priority scheduler on several threads against the thread pool and ConcurrentExclusiveSchedulerPair (issue 20).
+    PriorityAsync.Benchmarks.Threads.ThreadsHarness.Run(Console.Out, options.ThreadsRounds);
+    return 0;
 }
 
 if (options.Policies)
@@ -244,6 +252,9 @@ internal sealed class BenchOptions
 
     public bool Policies { get; private set; }
 
+    /// <summary>--threads [rounds]: issue 20's harness (Threads/ThreadsHarness.cs), 3 rounds unless a number follows; 0: not asked for.</summary>
+    public int ThreadsRounds { get; private set; }
+
     /// <summary>Short runs of the BenchmarkDotNet suite (--quick: 3 by default, --runs n; a full run: 1).</summary>
     public int Runs { get; private set; } = 1;
 
@@ -311,6 +322,15 @@ internal sealed class BenchOptions
                 case "--results-from" when i + 1 < args.Length:
                     options.ResultsFrom = args[++i];
                     break;
+                case "--threads":
+                    options.ThreadsRounds = 3;
+                    if (i + 1 < args.Length && int.TryParse(args[i + 1], System.Globalization.CultureInfo.InvariantCulture, out int threadsRounds))
+                    {
+                        options.ThreadsRounds = threadsRounds;
+                        i++;
+                    }
+
+                    break;
                 case "--policies":
                     options.Policies = true;
                     break;
@@ -324,7 +344,7 @@ internal sealed class BenchOptions
                     samples = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     break;
                 default:
-                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick [--runs <n>] [--no-reexec], --design, --slice-clock, --checkpoint-long-item, --lease-timers [--lease-runs <n>], --watchdog-cost [seconds], --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
+                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick [--runs <n>] [--no-reexec], --design, --slice-clock, --checkpoint-long-item, --lease-timers [--lease-runs <n>], --watchdog-cost [seconds], --threads [rounds], --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
             }
         }
 

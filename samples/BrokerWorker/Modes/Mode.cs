@@ -19,6 +19,9 @@ public abstract class Mode
     /// <summary>Whether a hosted <see cref="PriorityAsync.Hosting.PriorityBackgroundService"/> runs the worker (its loop is the context).</summary>
     public virtual bool RunsOnPriorityLoop => false;
 
+    /// <summary>Whether a hosted <see cref="PriorityAsync.Hosting.PriorityThreadPoolBackgroundService"/> runs the worker (its pool's threads).</summary>
+    public virtual bool RunsOnPriorityThreadPool => false;
+
     /// <summary>Whether leases are renewed by a dedicated thread (<see cref="Heartbeat"/>) rather than by the worker's own code.</summary>
     public virtual bool RenewsOnDedicatedThread => false;
 
@@ -49,6 +52,7 @@ public abstract class Mode
         "single" => new SingleThreadMode(),
         "threadpool" => new ThreadPoolMode(options),
         "heartbeat-thread" => new HeartbeatThreadMode(),
+        PriorityThreadsMode.ModeName => new PriorityThreadsMode(),
         _ => throw new ArgumentOutOfRangeException(nameof(name), name, $"The modes are {string.Join(", ", Options.AllModes)}."),
     };
 }

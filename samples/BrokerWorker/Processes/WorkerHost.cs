@@ -22,7 +22,16 @@ public static class WorkerHost
         builder.Services.AddSingleton(provider => new WorkerGroup(bus, options, workers, provider.GetRequiredService<IHostApplicationLifetime>()));
         for (int i = 1; i <= workers; i++)
         {
-            if (modeName == "priority")
+            if (modeName == PriorityThreadsMode.ModeName)
+            {
+                builder.Services.AddPriorityThreadPoolWorker<PriorityThreadsModeService>($"broker-{i}", o =>
+                {
+                    o.Levels = PriorityMode.Levels;
+                    o.ThreadCount = PriorityThreadsMode.ThreadCount;
+                    o.StallTimeout = null; // as in the priority mode: a CPU part holds its thread for its whole length
+                });
+            }
+            else if (modeName == "priority")
             {
                 builder.Services.AddPriorityWorker<PriorityModeService>($"broker-{i}", o =>
                 {

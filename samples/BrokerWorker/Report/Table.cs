@@ -19,7 +19,7 @@ public static class Table
     public const string Experiment =
         "The lease-worker experiment of the article \"Async Wandering, part 15\" on a message broker: workers take messages that " +
         "the broker leases to them and keep each lease alive, renewing it while they process the message; a lease not renewed in " +
-        "time runs out, and the broker delivers the message again. The same worker runs in four modes, below.";
+        "time runs out, and the broker delivers the message again. The same worker runs in the modes below.";
 
     public static void Write(TextWriter output, Options options, IReadOnlyList<RunResult> results)
     {
@@ -69,7 +69,8 @@ public static class Table
             output,
             "priority: PriorityAsync, renewals at level 2 above processing. single: one thread, first-in-first-out (Nito.AsyncEx's " +
             "AsyncContext). threadpool: plain async on the .NET thread pool. heartbeat-thread: the single thread plus a dedicated " +
-            "thread that renews. --wide shows every column; --json writes every measurement.",
+            "thread that renews. priority-threads: PriorityAsync's levels on a PriorityThreadPool, one thread per core, several " +
+            "messages' CPU parts at once. --wide shows every column; --json writes every measurement.",
             "  ");
     }
 

@@ -46,6 +46,7 @@ public abstract class Mode
         "single" => new SingleThreadMode(),
         "seed-prioritize" => new SeedPrioritizeMode(),
         "priority" => new PriorityMode(),
-        _ => throw new ArgumentOutOfRangeException(nameof(name), name, "The modes are threadpool, single, seed-prioritize and priority."),
+        PriorityThreadsMode.ModeName => new PriorityThreadsMode(),
+        _ => throw new ArgumentOutOfRangeException(nameof(name), name, "The modes are threadpool, single, seed-prioritize, priority and priority-threads."),
     };
 }

@@ -51,6 +51,27 @@ internal sealed class PriorityWorkerOptionsValidator : IValidateOptions<Priority
             Fail(ref failures, section, nameof(options.TimeSlice), Format(slice), $"empty (no quota) or between {Format(PriorityContextOptions.MinTimeSlice)} and {Format(PriorityContextOptions.MaxTimeSlice)}");
         }
 
+        int threads = options.ThreadCount ?? Environment.ProcessorCount;
+        if (options.ThreadCount is < 1 or > PriorityThreadPoolOptions.MaxThreadCount)
+        {
+            Fail(ref failures, section, nameof(options.ThreadCount), Format(options.ThreadCount.Value), $"empty (one thread per core) or between 1 and {PriorityThreadPoolOptions.MaxThreadCount}");
+        }
+        else if (options.MaxConcurrencyPerLevel is { } caps)
+        {
+            if (caps.Count != options.Levels)
+            {
+                Fail(ref failures, section, nameof(options.MaxConcurrencyPerLevel), $"{caps.Count} values", $"empty (no cap) or one value per level: {options.Levels} values (Levels is {options.Levels})");
+            }
+
+            for (int level = 0; level < caps.Count; level++)
+            {
+                if (caps[level] < 1 || caps[level] > threads)
+                {
+                    Fail(ref failures, section, $"{nameof(options.MaxConcurrencyPerLevel)}:{level}", Format(caps[level]), $"between 1 and {threads} (the thread count)");
+                }
+            }
+        }
+
         int perLevel = options.Policy switch
         {
             AgingPriorityPolicy aging => aging.MaxWaitPerLevel.Count,

@@ -183,9 +183,8 @@ public static class PriorityUnderLoad
 
     private sealed record Variant(string Name, Func<ILoop> Create);
 
-    /// <summary>Loop-side state. Besides the waits it records every time the loop thread lost its core for more than
-    /// <see cref="GapThresholdUs"/> (a jump between two consecutive timestamps inside an item, or between one item's end and the
-    /// next one's start while work was queued), so a long wait can be told apart from a scheduling decision of the loop.</summary>
+    /// <summary>Loop-side state. Besides the waits it records every time the loop thread lost its core (<see cref="GapRecorder"/>),
+    /// so a long wait can be told apart from a scheduling decision of the loop.</summary>
     private sealed class LoadState(int items)
     {
         public readonly long[] PostedAt = new long[items];
@@ -194,105 +193,31 @@ public static class PriorityUnderLoad
         public long Ran;
         public long RanPublished;
         public int HighCount;
-        private readonly List<(long From, long To)> _gaps = new(capacity: 100_000);
-        private readonly long _gapThreshold = (long)(GapThresholdUs * Stopwatch.Frequency / 1_000_000.0);
-        private long _lastEnd;
+        private readonly GapRecorder _gaps = new(GapThresholdUs);
 
         public void Reset()
         {
             Ran = 0;
             HighCount = 0;
-            _gaps.Clear();
-            _lastEnd = 0;
+            _gaps.Reset();
             Volatile.Write(ref RanPublished, 0);
         }
 
-        public void ItemStarted(long now)
-        {
-            if (_lastEnd != 0 && now - _lastEnd > _gapThreshold)
-            {
-                AddGap(_lastEnd, now);
-            }
-        }
+        public void ItemStarted(long now) => _gaps.ItemStarted(now);
 
         public void ItemEnded()
         {
             Ran++;
             Volatile.Write(ref RanPublished, Ran);
-            _lastEnd = Stopwatch.GetTimestamp();
+            _gaps.ItemEnded();
         }
 
-        public void SpinFor(long ticks)
-        {
-            long previous = Stopwatch.GetTimestamp();
-            long end = previous + ticks;
-            while (true)
-            {
-                long now = Stopwatch.GetTimestamp();
-                if (now - previous > _gapThreshold)
-                {
-                    AddGap(previous, now);
-                }
-
-                if (now >= end)
-                {
-                    return;
-                }
-
-                previous = now;
-                Thread.SpinWait(1);
-            }
-        }
+        public void SpinFor(long ticks) => _gaps.SpinFor(ticks);
 
         public Explanation Explain(long durationTicks)
         {
-            int over = 0;
-            int overWithGap = 0;
-            var undisturbed = new List<long>(HighCount);
-            for (int i = 0; i < HighCount; i++)
-            {
-                long from = WaitStarts[i];
-                long to = from + Waits[i];
-                bool disturbed = false;
-                foreach ((long gapFrom, long gapTo) in _gaps)
-                {
-                    if (gapFrom < to && gapTo > from)
-                    {
-                        disturbed = true;
-                        break;
-                    }
-                }
-
-                if (!disturbed)
-                {
-                    undisturbed.Add(Waits[i]);
-                }
-
-                if (Waits[i] > durationTicks)
-                {
-                    over++;
-                    if (disturbed)
-                    {
-                        overWithGap++;
-                    }
-                }
-            }
-
-            long gapTicks = 0;
-            foreach ((long gapFrom, long gapTo) in _gaps)
-            {
-                gapTicks += gapTo - gapFrom;
-            }
-
-            return new Explanation(over, overWithGap, _gaps.Count, gapTicks, undisturbed.ToArray());
-        }
-
-        private void AddGap(long from, long to)
-        {
-            if (_gaps.Count < _gaps.Capacity)
-            {
-                _gaps.Add((from, to));
-            }
+            (int over, int overWithGap, long[] undisturbed) = GapRecorder.Classify(WaitStarts, Waits, HighCount, durationTicks, [_gaps]);
+            return new Explanation(over, overWithGap, _gaps.Gaps.Count, _gaps.TotalTicks, undisturbed);
         }
     }
 

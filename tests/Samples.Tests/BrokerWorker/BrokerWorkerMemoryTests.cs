@@ -21,6 +21,7 @@ public sealed class BrokerWorkerMemoryTests
     [InlineData("single")]
     [InlineData("threadpool")]
     [InlineData("heartbeat-thread")]
+    [InlineData("priority-threads")]
     public async Task EveryMode_TwoWorkers_CompletesEveryMessageAndLosesNothing(string mode)
     {
         RunResult result = await RunAsync([.. Quick, "--mode", mode, "--workers", "2"]);
@@ -44,6 +45,49 @@ public sealed class BrokerWorkerMemoryTests
         result.AtEnd.Redelivered.Should().Be(1);
         result.AtEnd.FailedRenewals.Should().Be(0, "the worker gave the lease up; the broker never had to refuse it");
         result.AtEnd.RejectedCompletes.Should().Be(0);
+    }
+
+    [Fact]
+    public async Task Hang_PriorityThreads_RenewalStopsWithoutProgress_TheLeaseLapsesAndAnotherDeliveryCompletesTheMessage()
+    {
+        // The hang is an I/O call that never answers: the pool's threads stay free, and the renewal loop sees no progress.
+        RunResult result = await RunAsync([.. Quick.With("--lease", "1s"), "--mode", "priority-threads", "--hang-message", "1", "--progress-timeout", "300ms"]);
+
+        result.Stalled.Should().BeFalse("the hung delivery gave its lease up, and the second delivery of message 1 does not hang");
+        result.AtEnd.Completed.Should().Be(6);
+        result.Seen.StoppedNoProgress.Should().Be(1, "only message 1's first delivery stopped making progress");
+        result.AtEnd.Redelivered.Should().Be(1);
+        result.AtEnd.FailedRenewals.Should().Be(0, "the worker gave the lease up; the broker never had to refuse it");
+    }
+
+    [Fact]
+    public void ModeAll_ListsTheFiveModes_PriorityThreadsLast()
+    {
+        CommandLine.TryParse(["--mode", "all"], out Options options, out string? error).Should().BeTrue(error);
+
+        options.Modes.Should().Equal("priority", "single", "threadpool", "heartbeat-thread", "priority-threads");
+    }
+
+    [Fact]
+    public async Task CpuPartsLongerThanARenewal_PriorityThreads_KeepsEveryLeaseAndCountsEveryCoreInTheBound()
+    {
+        // CPU parts of 100 ms against a 1 s lease renewed every 50 ms, one worker of 4 slots: on a PriorityThreadPool with a thread per
+        // core the CPU parts of several messages run at once, and a renewal waits for the first part that ends (< 100 ms), never
+        // for all of them. The CPU bound counts one thread per core.
+        string[] args = ["--time-scale", "1", "--messages", "8", "--steps", "2", "--cpu", "100ms", "--io", "1ms", "--renew-every", "50ms", "--lease", "1s", "--latency", "1ms", "--concurrency", "4", "--mode", "priority-threads"];
+
+        RunResult result = await RunAsync(args);
+        CommandLine.TryParse(args, out Options options, out _).Should().BeTrue();
+
+        result.Stalled.Should().BeFalse();
+        result.AtEnd.Completed.Should().Be(8);
+        result.AtEnd.FailedRenewals.Should().Be(0);
+        result.AtEnd.Redelivered.Should().Be(0);
+        result.Bound.Should().Be(Coordinator.Bound(options, "priority-threads"));
+        if (Environment.ProcessorCount > 1)
+        {
+            result.Bound.Should().BeLessThan(Coordinator.Bound(options, "priority"), "the bound counts a thread per core, the priority mode's one");
+        }
     }
 
     [Fact]

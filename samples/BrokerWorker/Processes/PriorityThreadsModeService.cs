@@ -1,0 +1,24 @@
+using System.Threading;
+using System.Threading.Tasks;
+using BrokerWorker.Modes;
+using BrokerWorker.Processing;
+using PriorityAsync.Hosting;
+
+namespace BrokerWorker.Processes;
+
+/// <summary>The priority-threads mode as a hosted worker: <see cref="MessageWorker"/> on the service's own <see cref="PriorityAsync.PriorityThreadPool"/>.</summary>
+public sealed class PriorityThreadsModeService(WorkerGroup group) : PriorityThreadPoolBackgroundService
+{
+    protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+    {
+        (MessageWorker worker, _) = group.CreateWorker(new PriorityThreadsMode());
+        try
+        {
+            await worker.RunAsync(stoppingToken);
+        }
+        finally
+        {
+            group.WorkerDone();
+        }
+    }
+}

@@ -1,0 +1,170 @@
+using System;
+using System.Collections.Generic;
+using System.Globalization;
+using System.IO;
+using System.Linq;
+
+namespace PriorityAsync.Benchmarks.Threads;
+
+/// <summary>
+/// Issue 20's numbers, in one process and one run (<c>--threads</c>): the priority scheduler on several threads against
+/// <c>Task.Run</c> on the thread pool, <see cref="System.Threading.Tasks.ConcurrentExclusiveSchedulerPair"/>'s concurrent scheduler
+/// and the single-threaded <see cref="PriorityContextThread"/>. Every case runs <c>rounds</c> times, the variants interleaved, so a
+/// change in the machine's load hits them alike; a figure is the median of the rounds, a ratio is taken within each round.
+/// </summary>
+public static class ThreadsHarness
+{
+    private const int CpuItems = 20_000;
+    private const int FloodItems = 120_000;
+    private const int StreamItems = 200_000;
+
+    public static void Run(TextWriter output, int rounds)
+    {
+        ArgumentNullException.ThrowIfNull(output);
+        int cores = Environment.ProcessorCount;
+        int iterations = CpuItem.Iterations;
+        output.WriteLine(Invariant($"== Several threads (issue 20): {cores} cores, {rounds} rounds, variants interleaved; a CPU item is {iterations} xorshift steps, {CpuItem.MeasuredUs:F1} us alone =="));
+
+        List<Variant> variants = Variants(cores);
+        var cpu = variants.ToDictionary(v => v.Key, _ => new List<CpuThroughput.Result>());
+        var flood = variants.Where(v => v.Flood).ToDictionary(v => v.Key, _ => new List<Flood.Result>());
+        var stream = variants.Where(v => v.Streaming).ToDictionary(v => v.Key, _ => new List<Streaming.Result>());
+        var wake = variants.Where(v => v.Flood).ToDictionary(v => v.Key, _ => new List<double>());
+        for (int round = 0; round < rounds; round++)
+        {
+            foreach (Variant variant in variants)
+            {
+                using IWorkers workers = variant.Create();
+                cpu[variant.Key].Add(CpuThroughput.Run(workers, CpuItems));
+                if (variant.Flood)
+                {
+                    wake[variant.Key].Add(WakeUp.P50Us(workers, 100));
+                    flood[variant.Key].Add(Flood.Run(workers, FloodItems, seed: 42 + round));
+                }
+
+                if (variant.Streaming)
+                {
+                    stream[variant.Key].Add(Streaming.Run(workers, StreamItems));
+                }
+
+                output.WriteLine($"  round {round + 1}: {variant.Name} done");
+            }
+        }
+
+        var goals = new List<(string Goal, string Figure, bool Met)>();
+        output.WriteLine();
+        output.WriteLine(Invariant($"### CPU-bound items of ~{CpuItem.TargetUs:F0} us, {CpuItems:N0} queued before the start (items/s: median of rounds [lowest .. highest])"));
+        output.WriteLine();
+        output.WriteLine("| workers | threads | k items/s | items that ran before the start (median) |");
+        output.WriteLine("|---|---:|---:|---:|");
+        foreach (Variant v in variants)
+        {
+            double[] rates = cpu[v.Key].Select(r => r.ItemsPerSecond / 1e3).ToArray();
+            output.WriteLine(Invariant($"| {v.Name} | {v.Threads} | {Cell(rates, "F1")} | {Median(cpu[v.Key].Select(r => (double)r.RanBeforeStart)):F0} |"));
+        }
+
+        if (cpu.ContainsKey(NewKey(2)) && cpu.ContainsKey(NewKey(1)))
+        {
+            double[] speedups = cpu[NewKey(2)].Zip(cpu[NewKey(1)], (two, one) => two.ItemsPerSecond / one.ItemsPerSecond).ToArray();
+            output.WriteLine();
+            output.WriteLine(Invariant($"2 threads / 1 thread, per round: {string.Join(", ", speedups.Select(s => s.ToString("F2", CultureInfo.InvariantCulture)))}"));
+            goals.Add(("CPU-bound ~10 us items: 2 threads >= 1.8x 1 thread", Invariant($"{Median(speedups):F2}x [{speedups.Min():F2} .. {speedups.Max():F2}]"), speedups.All(s => s >= 1.8)));
+        }
+
+        output.WriteLine();
+        output.WriteLine(Invariant($"### A flood of low-level items (each {Flood.ItemDurationUs} us, >= {Flood.Backlog} queued), one high item in flight: its wait in us, all rounds pooled"));
+        output.WriteLine();
+        output.WriteLine("| workers | high items | p50 | p99 | max | waits one worker thread kept its core through: n | p99 | waits no worker thread lost its core in: n | p99 | wake-up p50 | bound: D + wake-up | items/s | worker time descheduled |");
+        output.WriteLine("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        var floodP99 = new Dictionary<string, (double Raw, double Kept, double Bound)>();
+        foreach (Variant v in variants.Where(v => v.Flood))
+        {
+            long[] waits = flood[v.Key].SelectMany(r => r.Waits).ToArray();
+            long[] kept = flood[v.Key].SelectMany(r => r.OneThreadKept).ToArray();
+            long[] clean = flood[v.Key].SelectMany(r => r.Undisturbed).ToArray();
+            (double p50, double p99, double max) = Flood.Percentiles(waits);
+            (_, double keptP99, _) = Flood.Percentiles(kept);
+            (_, double cleanP99, _) = Flood.Percentiles(clean);
+            double wakeUp = Median(wake[v.Key]);
+            double bound = Flood.ItemDurationUs + wakeUp;
+            floodP99[v.Key] = (p99, keptP99, bound);
+            output.WriteLine(Invariant($"| {v.Name} | {waits.Length} | {p50:F1} | {p99:F1} | {max:F1} | {kept.Length} | {keptP99:F1} | {clean.Length} | {cleanP99:F1} | {wakeUp:F1} | {bound:F1} | {Median(flood[v.Key].Select(r => r.ItemsPerSecond)) / 1e3:F1} k | {Median(flood[v.Key].Select(r => r.GapShare)) * 100:F0}% |"));
+        }
+
+        if (floodP99.TryGetValue(NewKey(cores), out var ours) && floodP99.TryGetValue(PoolKey, out var pool))
+        {
+            output.WriteLine();
+            output.WriteLine(Invariant($"Task.Run / {cores} threads: raw p99 {pool.Raw / ours.Raw:F0}x; p99 over the waits one thread kept its core through {pool.Kept / ours.Kept:F0}x (NaN: no such wait on Task.Run)"));
+            goals.Add(("flood: high p99 (waits one worker thread kept its core through) <= one low item + a wake-up", Invariant($"{ours.Kept:F1} us (bound {ours.Bound:F1} us; raw p99 {ours.Raw:F1} us, Task.Run raw p99 {pool.Raw:F0} us: {pool.Raw / ours.Raw:F0}x)"), ours.Kept <= ours.Bound));
+        }
+
+        output.WriteLine();
+        output.WriteLine(Invariant($"### Post from one producer thread + run, {StreamItems:N0} items (ns/item: median of rounds [lowest .. highest])"));
+        output.WriteLine();
+        output.WriteLine("| workers | threads | ns/item | B/item (process-wide) | vs PriorityContextThread |");
+        output.WriteLine("|---|---:|---:|---:|---:|");
+        double loopNs = stream.TryGetValue(LoopKey, out List<Streaming.Result>? loopRuns) ? Median(loopRuns.Select(r => r.NsPerItem)) : double.NaN;
+        foreach (Variant v in variants.Where(v => v.Streaming))
+        {
+            double[] ns = stream[v.Key].Select(r => r.NsPerItem).ToArray();
+            double[] perRound = loopRuns is null ? [] : stream[v.Key].Zip(loopRuns, (a, b) => a.NsPerItem / b.NsPerItem).ToArray();
+            output.WriteLine(Invariant($"| {v.Name} | {v.Threads} | {Cell(ns, "F1")} | {Median(stream[v.Key].Select(r => r.BytesPerItem)):F2} | {(perRound.Length == 0 ? "" : Cell(perRound, "F2") + "x")} |"));
+            if (v.Key == NewKey(cores) && loopRuns is not null)
+            {
+                goals.Add(("producer post + run per item <= 2x the single-threaded context", Invariant($"{Median(perRound):F2}x [{perRound.Min():F2} .. {perRound.Max():F2}] ({Median(ns):F1} vs {loopNs:F1} ns)"), perRound.All(r => r <= 2.0)));
+                double bytes = stream[v.Key].Max(r => r.BytesPerItem);
+                goals.Add(("producer post + run: 0 B per item", Invariant($"{bytes:F3} B/item at most"), bytes < 0.5));
+            }
+        }
+
+        output.WriteLine();
+        output.WriteLine("### Goals (issue 20; met only if every round met it)");
+        output.WriteLine();
+        output.WriteLine("| goal | figure | met? |");
+        output.WriteLine("|---|---|---|");
+        foreach ((string goal, string figure, bool met) in goals)
+        {
+            output.WriteLine($"| {goal} | {figure} | {(met ? "met" : "**missed**")} |");
+        }
+    }
+
+    private const string LoopKey = "loop";
+    private const string PoolKey = "pool";
+
+    private static string NewKey(int threads) => $"new{threads}";
+
+    private static List<Variant> Variants(int cores)
+    {
+        var variants = new List<Variant>();
+        variants.AddRange(NewSchedulerVariants(cores));
+        variants.Add(new Variant(PoolKey, "Task.Run (thread pool)", cores, () => new ThreadPoolWorkers(), Flood: true, Streaming: true));
+        variants.Add(new Variant("cesp", "ConcurrentExclusiveSchedulerPair.ConcurrentScheduler", cores, () => new ConcurrentSchedulerWorkers(cores), Flood: true, Streaming: true));
+        variants.Add(new Variant(LoopKey, "PriorityContextThread (1 thread)", 1, () => new LoopWorkers(), Flood: true, Streaming: true));
+        return variants;
+    }
+
+    // The priority scheduler on one thread (the CPU goal's reference) and on every core (every goal's subject).
+    private static IEnumerable<Variant> NewSchedulerVariants(int cores) => cores == 1
+        ? [new Variant(NewKey(1), "PriorityThreadPool (1 thread)", 1, () => new PriorityThreadPoolWorkers(1), Flood: true, Streaming: true)]
+        :
+        [
+            // Streaming on one pool thread too: how much of the cost is the pool's shared queue and dispatch, how much the second consumer.
+            new Variant(NewKey(1), "PriorityThreadPool (1 thread)", 1, () => new PriorityThreadPoolWorkers(1), Flood: false, Streaming: true),
+            new Variant(NewKey(cores), $"PriorityThreadPool ({cores} threads)", cores, () => new PriorityThreadPoolWorkers(cores), Flood: true, Streaming: true),
+        ];
+
+    private static double Median(IEnumerable<double> values)
+    {
+        double[] sorted = values.Order().ToArray();
+        return sorted.Length == 0 ? double.NaN : sorted[(sorted.Length - 1) / 2];
+    }
+
+    private static string Cell(double[] values, string format) =>
+        values.Length == 1
+            ? values[0].ToString(format, CultureInfo.InvariantCulture)
+            : $"{Median(values).ToString(format, CultureInfo.InvariantCulture)} [{values.Min().ToString(format, CultureInfo.InvariantCulture)} .. {values.Max().ToString(format, CultureInfo.InvariantCulture)}]";
+
+    private static string Invariant(FormattableString text) => text.ToString(CultureInfo.InvariantCulture);
+
+    private sealed record Variant(string Key, string Name, int Threads, Func<IWorkers> Create, bool Flood, bool Streaming);
+}

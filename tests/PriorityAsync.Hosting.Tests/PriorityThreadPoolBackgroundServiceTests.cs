@@ -1,0 +1,247 @@
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Diagnostics.HealthChecks;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using PriorityAsync.Hosting.Tests.Infrastructure;
+
+namespace PriorityAsync.Hosting.Tests;
+
+/// <summary>A worker on a <see cref="PriorityThreadPool"/>, in the real Generic Host.</summary>
+public sealed class PriorityThreadPoolBackgroundServiceTests
+{
+    private const string Section = "PriorityAsync:Workers:ScriptedPoolWorker";
+
+    [Fact]
+    public async Task StartAsync_ReturnsOnceThePoolRuns_ExecuteAsyncRunsOnThePoolAtTheDefaultLevel()
+    {
+        var logs = new TestLoggerProvider();
+        var entered = new TaskCompletionSource<(PriorityThreadPool? Pool, IPriorityScheduler? Scheduler, int Level)>(TaskCreationOptions.RunContinuationsAsynchronously);
+        using IHost host = Build(
+            logs,
+            async (worker, token) =>
+            {
+                entered.TrySetResult((PriorityThreadPool.Current, Priority.CurrentScheduler, Priority.CurrentLevel));
+                await Task.Delay(Timeout.Infinite, token);
+            },
+            configure: o =>
+            {
+                o.DefaultLevel = 1;
+                o.ThreadCount = 2;
+            });
+
+        await host.StartAsync().Within("host start");
+        ScriptedPoolWorker worker = Worker(host);
+        (PriorityThreadPool? pool, IPriorityScheduler? scheduler, int level) = await entered.Task.Within("ExecuteAsync to start");
+
+        pool.Should().BeSameAs(worker.PriorityPool);
+        scheduler.Should().BeSameAs(worker.PriorityPool);
+        level.Should().Be(1);
+        worker.PriorityPool.ThreadCount.Should().Be(2);
+        worker.PriorityPool.Name.Should().Be(nameof(ScriptedPoolWorker));
+        worker.PriorityPool.State.Should().Be(PriorityContextState.Running);
+        worker.ExecuteTask!.IsCompleted.Should().BeFalse();
+        logs.Entries.Should().Contain(e => e.EventId.Id == PriorityWorkerEventIds.Started.Id);
+
+        await host.StopAsync().Within("host stop");
+        worker.ExecuteTask.IsCanceled.Should().BeTrue("ExecuteAsync ended with the stopping token's OperationCanceledException");
+        worker.PriorityPool.State.Should().Be(PriorityContextState.Completed);
+        logs.Entries.Should().Contain(e => e.EventId.Id == PriorityWorkerEventIds.Stopped.Id);
+        logs.Entries.Should().NotContain(e => e.Level >= LogLevel.Warning);
+    }
+
+    [Fact]
+    public async Task ExecuteAsync_TwoItemsOnTwoThreads_RunAtTheSameTime()
+    {
+        // Each item waits for the other inside its callback: only a pool that runs both at once lets them meet.
+        var logs = new TestLoggerProvider();
+        var met = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
+        using IHost host = Build(
+            logs,
+            async (worker, token) =>
+            {
+                using var barrier = new Barrier(2);
+                int[] threads = new int[2];
+                Task Meet(int i) => worker.PriorityPool.InvokeAsync(
+                    () =>
+                    {
+                        threads[i] = Environment.CurrentManagedThreadId;
+                        if (!barrier.SignalAndWait(Infrastructure.TaskExtensions.Timeout))
+                        {
+                            throw new TimeoutException("The other item never ran beside this one.");
+                        }
+
+                        return Task.CompletedTask;
+                    },
+                    level: 1);
+                await Task.WhenAll(Meet(0), Meet(1));
+                met.TrySetResult(threads.Distinct().Count());
+            },
+            configure: o => o.ThreadCount = 2);
+
+        await host.StartAsync().Within("host start");
+        int distinctThreads = await met.Task.Within("both items to meet");
+        await host.StopAsync().Within("host stop");
+
+        distinctThreads.Should().Be(2);
+        Worker(host).ExecuteTask!.Status.Should().Be(TaskStatus.RanToCompletion);
+    }
+
+    [Fact]
+    public async Task StopAsync_CancelsTheStoppingToken_ExecuteAsyncFinishesOnThePoolBeforeStopReturns()
+    {
+        var logs = new TestLoggerProvider();
+        var afterCancel = new List<(bool OnPool, int Level)>();
+        using IHost host = Build(logs, async (worker, token) =>
+        {
+            try
+            {
+                await Task.Delay(Timeout.Infinite, token);
+            }
+            catch (OperationCanceledException) when (token.IsCancellationRequested)
+            {
+            }
+
+            // The list is touched by one continuation at a time (each await orders them), so it needs no lock.
+            afterCancel.Add((PriorityThreadPool.Current == worker.PriorityPool, Priority.CurrentLevel));
+            await worker.PriorityPool.Yield(2);
+            afterCancel.Add((PriorityThreadPool.Current == worker.PriorityPool, Priority.CurrentLevel));
+        });
+
+        await host.StartAsync().Within("host start");
+        await host.StopAsync().Within("host stop");
+
+        afterCancel.Should().Equal((true, 0), (true, 2));
+        Worker(host).ExecuteTask!.Status.Should().Be(TaskStatus.RanToCompletion);
+        Worker(host).PriorityPool.State.Should().Be(PriorityContextState.Completed);
+    }
+
+    [Fact]
+    public async Task ExecuteAsyncFaults_DefaultExceptionBehavior_StopsTheHost()
+    {
+        var logs = new TestLoggerProvider();
+        using IHost host = Build(logs, async (worker, token) =>
+        {
+            await worker.PriorityPool.Yield(1);
+            throw new InvalidOperationException("boom");
+        });
+        var stopping = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        host.Services.GetRequiredService<IHostApplicationLifetime>().ApplicationStopping.Register(() => stopping.TrySetResult());
+
+        await host.StartAsync().Within("host start");
+        await stopping.Task.Within("the host to stop itself");
+
+        ScriptedPoolWorker worker = Worker(host);
+        worker.ExecuteTask!.IsFaulted.Should().BeTrue();
+        worker.ExecuteTask.Exception!.InnerException.Should().BeOfType<InvalidOperationException>().Which.Message.Should().Be("boom");
+        Func<Task> stop = () => host.StopAsync().Within("host stop");
+        (await stop.Should().ThrowAsync<InvalidOperationException>("the host rethrows a BackgroundService's fault under StopHost")).WithMessage("boom");
+        worker.PriorityPool.State.Should().Be(PriorityContextState.Completed, "a fault of ExecuteAsync is the host's business; the pool itself ends normally");
+    }
+
+    [Fact]
+    public async Task AddPriorityThreadPoolWorker_ConfigurationSetsThreadsAndCaps_ReachThePool()
+    {
+        var logs = new TestLoggerProvider();
+        var entered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        using IHost host = Build(
+            logs,
+            (worker, token) =>
+            {
+                entered.TrySetResult();
+                return Task.CompletedTask;
+            },
+            configuration: new()
+            {
+                [$"{Section}:Levels"] = "2",
+                [$"{Section}:ThreadCount"] = "2",
+                [$"{Section}:MaxConcurrencyPerLevel:0"] = "1",
+                [$"{Section}:MaxConcurrencyPerLevel:1"] = "2",
+            });
+
+        await host.StartAsync().Within("host start");
+        await entered.Task.Within("ExecuteAsync to start");
+        PriorityThreadPool pool = Worker(host).PriorityPool;
+
+        (pool.Levels, pool.ThreadCount, pool.GetMaxConcurrency(0), pool.GetMaxConcurrency(1)).Should().Be((2, 2, 1, 2));
+        await host.StopAsync().Within("host stop");
+    }
+
+    [Theory]
+    [InlineData("ThreadCount", "0", "PriorityAsync:Workers:ScriptedPoolWorker:ThreadCount is 0; it must be empty (one thread per core) or between 1 and 256.")]
+    [InlineData("ThreadCount", "257", "PriorityAsync:Workers:ScriptedPoolWorker:ThreadCount is 257; it must be empty (one thread per core) or between 1 and 256.")]
+    [InlineData("MaxConcurrencyPerLevel:0", "1", "PriorityAsync:Workers:ScriptedPoolWorker:MaxConcurrencyPerLevel is 1 values; it must be empty (no cap) or one value per level: 3 values (Levels is 3).")]
+    public async Task StartAsync_InvalidPoolSetting_HostRefusesToStartNamingKeyValueAndRange(string key, string value, string expected)
+    {
+        var logs = new TestLoggerProvider();
+        bool executed = false;
+        using IHost host = Build(
+            logs,
+            (worker, token) =>
+            {
+                executed = true;
+                return Task.CompletedTask;
+            },
+            configuration: new() { [$"{Section}:{key}"] = value, [$"{Section}:ThreadCount"] = key == "ThreadCount" ? value : "2" });
+
+        Func<Task> start = () => host.StartAsync().Within("host start");
+
+        (await start.Should().ThrowAsync<OptionsValidationException>()).Which.Message.Should().Contain(expected);
+        executed.Should().BeFalse();
+    }
+
+    [Fact]
+    public async Task StartAsync_CapAboveTheThreadCount_HostRefusesToStart()
+    {
+        var logs = new TestLoggerProvider();
+        using IHost host = Build(
+            logs,
+            (worker, token) => Task.CompletedTask,
+            configure: o =>
+            {
+                o.ThreadCount = 2;
+                o.MaxConcurrencyPerLevel = [1, 2, 3];
+            });
+
+        Func<Task> start = () => host.StartAsync().Within("host start");
+
+        (await start.Should().ThrowAsync<OptionsValidationException>()).Which.Message.Should().Contain(
+            "PriorityAsync:Workers:ScriptedPoolWorker:MaxConcurrencyPerLevel:2 is 3; it must be between 1 and 2 (the thread count).");
+    }
+
+    [Fact]
+    public async Task HealthCheck_PoolWorkerRunning_ReportsItHealthyWithItsPendingWork()
+    {
+        var logs = new TestLoggerProvider();
+        using IHost host = Build(logs, (worker, token) => Task.Delay(Timeout.Infinite, token), configure: o => o.ThreadCount = 2);
+
+        await host.StartAsync().Within("host start");
+        HealthReport report = await host.Services.GetRequiredService<HealthCheckService>().CheckHealthAsync().Within("the health check");
+        await host.StopAsync().Within("host stop");
+
+        HealthReportEntry entry = report.Entries["priority-workers"];
+        entry.Status.Should().Be(HealthStatus.Healthy);
+        entry.Data[nameof(ScriptedPoolWorker)].Should().Be("running");
+        entry.Data[nameof(ScriptedPoolWorker) + ".pending"].Should().BeEquivalentTo(new[] { 0, 0, 0 });
+    }
+
+    private static ScriptedPoolWorker Worker(IHost host) => host.Services.GetServices<IHostedService>().OfType<ScriptedPoolWorker>().Single();
+
+    private static IHost Build(
+        TestLoggerProvider logs,
+        Func<ScriptedPoolWorker, CancellationToken, Task> script,
+        Dictionary<string, string?>? configuration = null,
+        Action<PriorityWorkerOptions>? configure = null)
+    {
+        HostApplicationBuilder builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true });
+        builder.Configuration.AddInMemoryCollection(configuration ?? []);
+        builder.Logging.ClearProviders();
+        builder.Logging.SetMinimumLevel(LogLevel.Debug);
+        builder.Logging.AddProvider(logs);
+        builder.Services.AddSingleton(new PoolWorkerScript(script));
+        builder.Services.AddPriorityThreadPoolWorker<ScriptedPoolWorker>(configure);
+        builder.Services.AddHealthChecks().AddCheck<PriorityWorkersHealthCheck>("priority-workers");
+        return builder.Build();
+    }
+}
