@@ -37,7 +37,8 @@ public abstract class SchedulerHost : IAsyncDisposable
     public LoopHarness.Pause Pause()
     {
         var pause = new LoopHarness.Pause();
-        using var entered = new CountdownEvent(Concurrency);
+        // Not disposed: a thread may still be inside Signal when Wait returns here (the events hold no handle unless waited long).
+        var entered = new CountdownEvent(Concurrency);
         SynchronizationContext top = Scheduler.GetSynchronizationContext(Scheduler.Levels - 1);
         for (int i = 0; i < Concurrency; i++)
         {
@@ -60,8 +61,10 @@ public abstract class SchedulerHost : IAsyncDisposable
     /// FIFO put every earlier item before the markers, and with every thread in a marker none of them is still running).</summary>
     public void Drain()
     {
-        using var inside = new CountdownEvent(Concurrency);
-        using var all = new ManualResetEventSlim();
+        // Not disposed: a marker may still be inside Signal, or not yet inside Wait, when this returns (on a pool, it was: an
+        // ObjectDisposedException on a worker thread). They hold no handle unless a wait blocks long; the GC takes them.
+        var inside = new CountdownEvent(Concurrency);
+        var all = new ManualResetEventSlim();
         SynchronizationContext bottom = Scheduler.GetSynchronizationContext(0);
         for (int i = 0; i < Concurrency; i++)
         {
