@@ -174,7 +174,7 @@ public sealed class PoolOrderingStressTests
 
         public PauseAll(PriorityThreadPool pool)
         {
-            using var entered = new CountdownEvent(pool.ThreadCount);
+            var entered = new CountdownEvent(pool.ThreadCount); // not disposed: the last thread may still be inside Signal
             for (int i = 0; i < pool.ThreadCount; i++)
             {
                 pool.GetSynchronizationContext(pool.Levels - 1).Post(

@@ -36,6 +36,10 @@ public sealed class PoolStarvationAndStallTests
     [Fact]
     public void OneBlockedThread_WhileTheOthersKeepRunning_IsReported()
     {
+        // The events first, so they are disposed after the pool, whose disposal waits for the items that use them.
+        using var release = new ManualResetEventSlim(false);
+        using var reported = new ManualResetEventSlim(false);
+        using var blocking = new ManualResetEventSlim(false);
         using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
         {
             ThreadCount = 2,
@@ -43,8 +47,6 @@ public sealed class PoolStarvationAndStallTests
             Name = "stall-one-of-two",
             StallTimeout = TimeSpan.FromMilliseconds(100),
         });
-        using var release = new ManualResetEventSlim(false);
-        using var reported = new ManualResetEventSlim(false);
         StallDetectedEventArgs? report = null;
         pool.StallDetected += (_, e) =>
         {
@@ -53,7 +55,6 @@ public sealed class PoolStarvationAndStallTests
             release.Set();
         };
 
-        using var blocking = new ManualResetEventSlim(false);
         pool.GetSynchronizationContext(1).Post(
             _ =>
             {

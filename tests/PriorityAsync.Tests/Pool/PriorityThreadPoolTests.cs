@@ -187,9 +187,10 @@ public class PriorityThreadPoolTests
     [Fact]
     public async Task QueuedBurst_IsSpreadOverEveryThread()
     {
-        await using var pool = new PriorityThreadPool(Options(threads: 3));
+        // Declared before the pool, so disposed after it: the pool's disposal waits for the items that may still be inside Wait.
         using var all = new CountdownEvent(3);
         using var release = new ManualResetEventSlim();
+        await using var pool = new PriorityThreadPool(Options(threads: 3));
         for (int i = 0; i < 3; i++)
         {
             pool.GetSynchronizationContext(0).Post(_ =>
