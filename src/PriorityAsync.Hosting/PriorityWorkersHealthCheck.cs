@@ -92,7 +92,7 @@ public sealed class PriorityWorkersHealthCheck : IHealthCheck
         }
 
         long stallMark = worker.StallMark;
-        if (stallMark >= 0 && snapshot.TotalPending > 0 && PriorityBackgroundService.Dispatched(snapshot) == stallMark)
+        if (stallMark >= 0 && snapshot.TotalPending > 0 && WorkerCore.Dispatched(snapshot) == stallMark)
         {
             return (failureStatus, "stalled: the loop starts nothing while work waits", pending);
         }

@@ -226,6 +226,95 @@ public sealed class PriorityThreadPoolBackgroundServiceTests
         entry.Data[nameof(ScriptedPoolWorker) + ".pending"].Should().BeEquivalentTo(new[] { 0, 0, 0 });
     }
 
+    [Fact]
+    public async Task StopAsync_RootChildStillRunning_IsCancelledAndAwaitedBeforeTheWorkerStops()
+    {
+        var logs = new TestLoggerProvider();
+        var childCancelled = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var releaseChild = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var childStarted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var childEnded = false;
+        using IHost host = Build(
+            logs,
+            async (worker, token) =>
+            {
+                Priority.Start(async childToken =>
+                {
+                    childStarted.SetResult();
+                    try
+                    {
+                        await Task.Delay(Timeout.Infinite, childToken);
+                    }
+                    catch (OperationCanceledException)
+                    {
+                        childCancelled.SetResult();
+                        await releaseChild.Task; // cleanup still running after the stop began
+                        await Priority.Yield();
+                        Volatile.Write(ref childEnded, true);
+                        throw;
+                    }
+                });
+                await Task.Delay(Timeout.Infinite, token);
+            },
+            configure: o => o.ThreadCount = 2);
+
+        await host.StartAsync().Within("host start");
+        ScriptedPoolWorker worker = Worker(host);
+        await childStarted.Task.Within("the child to start");
+
+        Task stop = host.StopAsync();
+        await childCancelled.Task.Within("the stopping token to cancel the child");
+        stop.IsCompleted.Should().BeFalse("the child has not ended, and the worker waits for it");
+        worker.PriorityPool.State.Should().Be(PriorityContextState.Running);
+
+        releaseChild.SetResult();
+        await stop.Within("host stop");
+
+        Volatile.Read(ref childEnded).Should().BeTrue("the worker stopped only after its child ended");
+        worker.PriorityPool.State.Should().Be(PriorityContextState.Completed);
+        worker.ExecuteTask!.IsCanceled.Should().BeTrue("a cancelled child is not a fault");
+        logs.Entries.Should().NotContain(e => e.Level >= LogLevel.Warning);
+    }
+
+    [Fact]
+    public async Task ExecuteAsyncFaults_RootChildIsCancelledAndTheFaultIsTheWorkers()
+    {
+        var logs = new TestLoggerProvider();
+        var failure = new InvalidOperationException("entry failed");
+        var childCancelled = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        using IHost host = Build(
+            logs,
+            async (worker, token) =>
+            {
+                Priority.Start(async childToken =>
+                {
+                    try
+                    {
+                        await Task.Delay(Timeout.Infinite, childToken);
+                    }
+                    catch (OperationCanceledException)
+                    {
+                        childCancelled.SetResult();
+                        throw;
+                    }
+                });
+                await Priority.Yield();
+                throw failure;
+            },
+            configure: o => o.ThreadCount = 2);
+
+        await host.StartAsync().Within("host start");
+        ScriptedPoolWorker worker = Worker(host);
+
+        await childCancelled.Task.Within("ExecuteAsync's fault to cancel the child");
+        Func<Task> executing = () => worker.ExecuteTask!.Within("the worker");
+        (await executing.Should().ThrowAsync<InvalidOperationException>()).Which.Should().BeSameAs(failure);
+        await worker.PriorityPool.Completion.Within("the pool to end once the child ended");
+        Func<Task> stop = () => host.StopAsync().Within("host stop");
+        (await stop.Should().ThrowAsync<InvalidOperationException>("the host rethrows a BackgroundService's fault under StopHost"))
+            .Which.Should().BeSameAs(failure);
+    }
+
     private static ScriptedPoolWorker Worker(IHost host) => host.Services.GetServices<IHostedService>().OfType<ScriptedPoolWorker>().Single();
 
     private static IHost Build(

@@ -251,6 +251,24 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
         }
     }
 
+    /// <summary>Cancels the token given to the pool's root children (the work started on it with
+    /// <see cref="Priority.Start(Func{CancellationToken, Task})"/>), as <c>Scope.Cancel()</c> does for a <see cref="PriorityContext"/>'s
+    /// root scope. Idempotent; never blocks; from any thread, also after the pool ended.</summary>
+    /// <remarks>The children still run to their end, and the pool waits for them before <see cref="Completion"/> completes; a child
+    /// started after this call gets the cancelled token. A child's fault, and the pool's, cancel the same token by themselves.
+    /// Call it before <see cref="Complete"/> when the children run until cancelled.</remarks>
+    public void CancelRootChildren()
+    {
+        try
+        {
+            _rootCancellation.Cancel();
+        }
+        catch (ObjectDisposedException)
+        {
+            // The pool already ended: every root child had ended before it could (they hold it open).
+        }
+    }
+
     /// <summary>Completes the pool and waits for its threads to stop (queued work runs first). Rethrows the fault that stopped it, if any.</summary>
     /// <returns>A task that completes when the threads have stopped.</returns>
     /// <remarks>Called from one of the pool's own threads it only completes: the pool cannot wait for itself.</remarks>

@@ -289,6 +289,42 @@ public class PriorityThreadPoolTests
     }
 
     [Fact]
+    public async Task CancelRootChildren_CancelsTheirToken_ThePoolStillWaitsForThem_AndAfterTheEndItIsANoOp()
+    {
+        var pool = new PriorityThreadPool(Options());
+        var cancelled = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        bool childEnded = false;
+        await pool.InvokeAsync(() =>
+        {
+            Start(async token =>
+            {
+                try
+                {
+                    await Delay(Timeout.InfiniteTimeSpan, token);
+                }
+                catch (OperationCanceledException)
+                {
+                    cancelled.SetResult();
+                    await release.Task;
+                    Volatile.Write(ref childEnded, true);
+                }
+            });
+            return Task.CompletedTask;
+        }).WithTimeout("starting the child");
+
+        pool.CancelRootChildren();
+        await cancelled.Task.WithTimeout("the child to see its token cancelled");
+        pool.Complete();
+        pool.Completion.IsCompleted.Should().BeFalse("the cancelled child has not ended");
+        release.SetResult();
+        await pool.Completion.WithTimeout("the pool to end after its child");
+        Volatile.Read(ref childEnded).Should().BeTrue();
+
+        FluentActions.Invoking(pool.CancelRootChildren).Should().NotThrow("the pool ended: nothing is left to cancel");
+    }
+
+    [Fact]
     public async Task RootChild_Failure_SurfacesInCompletion_AndCancelsTheOthers()
     {
         var pool = new PriorityThreadPool(Options());

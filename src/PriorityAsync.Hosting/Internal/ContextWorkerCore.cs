@@ -1,0 +1,57 @@
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace PriorityAsync.Hosting.Internal;
+
+/// <summary>The lifecycle of a <see cref="PriorityBackgroundService"/>: <see cref="WorkerCore"/> on a <see cref="PriorityContextThread"/>.</summary>
+/// <remarks>The loop cannot stop normally before <see cref="Complete"/>: the <see cref="PriorityContextThread"/> holds it open until then.
+/// If the loop is completed from outside while <c>ExecuteAsync</c> is still pending, its continuations are dropped.</remarks>
+internal sealed class ContextWorkerCore : WorkerCore
+{
+    private PriorityContextThread? _thread;
+
+    public ContextWorkerCore(Type workerType, Func<CancellationToken, Task> executeAsync)
+        : base(workerType, executeAsync)
+    {
+    }
+
+    /// <summary>The worker's context, once started; <see langword="null"/> before.</summary>
+    public PriorityContext? ContextOrNull => _thread?.Context;
+
+    protected override Task Completion => _thread!.Completion;
+
+    protected override IPriorityScheduler CreateScheduler(PriorityWorkerOptions options, string name)
+    {
+        _thread = new PriorityContextThread(new PriorityContextOptions
+        {
+            Levels = options.Levels,
+            DefaultLevel = options.DefaultLevel,
+            Name = name,
+            IdleSpinCount = options.IdleSpinCount,
+            StallTimeout = options.StallTimeout,
+            TimeSlice = options.TimeSlice,
+            Policy = options.Policy,
+        });
+        return _thread.Context;
+    }
+
+    protected override void Complete() => _thread!.Complete();
+
+    protected override void CancelRootChildren() => _thread!.Context.Scope.Cancel();
+
+    protected override Task StartEntry(int level, TaskCompletionSource running)
+    {
+        // A plain post (not InvokeAsync): ExecuteAsync holds no outstanding operation, so completing the loop from outside (the
+        // shutdown timeout) ends it even while ExecuteAsync is pending.
+        _thread!.Context.GetSynchronizationContext(level).Post(
+            static state =>
+            {
+                var (core, running) = ((ContextWorkerCore, TaskCompletionSource))state!;
+                running.TrySetResult();
+                core.OnExecuteAsyncStarted(core.InvokeExecuteAsync());
+            },
+            (this, running));
+        return running.Task;
+    }
+}

@@ -1,0 +1,268 @@
+using System;
+using System.Globalization;
+using System.Text;
+using System.Threading;
+using System.Threading.Tasks;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace PriorityAsync.Hosting.Internal;
+
+/// <summary>
+/// The lifecycle of a priority worker, whichever scheduler runs it: <see cref="ContextWorkerCore"/> (one loop thread, for
+/// <see cref="PriorityBackgroundService"/>) or <see cref="PoolWorkerCore"/> (a <see cref="PriorityThreadPool"/>, for
+/// <see cref="PriorityThreadPoolBackgroundService"/>). The public workers hold one and forward to it; what differs between the two
+/// schedulers (creating it, starting the entry, completing it, cancelling its root children) is the subclass's.
+/// </summary>
+/// <remarks>
+/// <para>Lifecycle (read before changing anything below):
+/// <see cref="StartAsync"/> (once) creates the scheduler and queues the entry at <c>DefaultLevel</c>; the entry signals "running"
+/// (StartAsync then returns) and calls <c>ExecuteAsync</c> on the scheduler. When <c>ExecuteAsync</c>'s task completes, the scheduler
+/// is completed: it still runs what is queued and waits for its outstanding operations (<c>async void</c> work, root children), then
+/// stops. It cannot stop normally before that: the worker's hold on it is released only by <see cref="Complete"/>.</para>
+/// <para>Invariant: <c>_execute</c> (<c>ExecuteTask</c>) completes exactly once: it faults as soon as <c>ExecuteAsync</c> faults or the
+/// scheduler faults (the host must learn of a fault at once, and a faulted loop never resumes <c>ExecuteAsync</c>); otherwise it
+/// completes with <c>ExecuteAsync</c>'s outcome once <c>ExecuteAsync</c> has completed and the scheduler has stopped. If the scheduler
+/// is completed from outside (shutdown timeout, Dispose) while <c>ExecuteAsync</c> is still pending, <c>_execute</c> is cancelled
+/// when it stops. <c>_executeAsyncTask</c> is written (volatile) before <see cref="Complete"/> is called, so the scheduler's completion
+/// continuation, which can only run after that, sees it unless the scheduler was completed from outside.</para>
+/// <para>Root children (<c>Priority.Start</c>, and on a loop <c>Context.Scope.Start</c>) belong to the worker: the stopping token
+/// cancels them, and so does <c>ExecuteAsync</c> ending with a fault or a cancellation; the scheduler still waits for them, so
+/// <see cref="StopAsync"/> waits for them too.</para>
+/// <para>Thread safety: <see cref="StartAsync"/>, <see cref="StopAsync"/>, <see cref="Dispose"/> and <see cref="Configure"/> are called
+/// by the host, one at a time; the event handlers run on the scheduler's threads and the watchdog's; every other member may be read
+/// from any thread.</para>
+/// </remarks>
+internal abstract class WorkerCore : IDisposable
+{
+    private readonly TaskCompletionSource _execute = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly Type _workerType;
+    private readonly Func<CancellationToken, Task> _executeAsync;
+    private PriorityWorkerOptions _options = new();
+    private ILogger _logger = NullLogger.Instance;
+    private string? _name;
+    private IPriorityScheduler? _scheduler;
+    private CancellationTokenSource? _stoppingCts;
+    private DropLog? _drops;
+    private Task? _executeAsyncTask;
+    private int _started;
+
+    // The number of items the scheduler had started when the last stall was reported, or -1 (no stall reported). Written by the
+    // watchdog's thread, read by the health check: the stall lasts while this count has not moved and work is waiting.
+    private long _stallMark = -1;
+
+    /// <param name="workerType">The public worker's type, whose name is the default <see cref="Name"/>.</param>
+    /// <param name="executeAsync">The worker's <c>ExecuteAsync</c>.</param>
+    protected WorkerCore(Type workerType, Func<CancellationToken, Task> executeAsync)
+    {
+        _workerType = workerType;
+        _executeAsync = executeAsync;
+    }
+
+    public string Name => _name ?? _workerType.Name;
+
+    public Task? ExecuteTask => Volatile.Read(ref _started) == 0 ? null : _execute.Task;
+
+    public PriorityWorkerOptions Options => _options;
+
+    /// <summary>The scheduler, once <see cref="StartAsync"/> created it; <see langword="null"/> before.</summary>
+    public IPriorityScheduler? SchedulerOrNull => _scheduler;
+
+    public long StallMark => Volatile.Read(ref _stallMark);
+
+    /// <summary>The token given to <c>ExecuteAsync</c>; valid once the scheduler was created.</summary>
+    protected CancellationToken StoppingToken => _stoppingCts!.Token;
+
+    /// <summary>Describes a snapshot's pending work per level, highest first, for the shutdown-timeout log.</summary>
+    public static string DescribePending(PriorityContextSnapshot snapshot)
+    {
+        if (snapshot.TotalPending == 0)
+        {
+            return $"no callbacks waiting, {snapshot.OutstandingOperations} operations outstanding";
+        }
+
+        var text = new StringBuilder();
+        for (int level = snapshot.PendingPerLevel.Count - 1; level >= 0; level--)
+        {
+            if (snapshot.PendingPerLevel[level] != 0)
+            {
+                text.Append(CultureInfo.InvariantCulture, $"level {level}: {snapshot.PendingPerLevel[level]} waiting, ");
+            }
+        }
+
+        return text.Append(CultureInfo.InvariantCulture, $"{snapshot.OutstandingOperations} operations outstanding").ToString();
+    }
+
+    /// <summary>The number of items a snapshot's scheduler has started, over all levels: the stall mark's measure.</summary>
+    public static long Dispatched(PriorityContextSnapshot snapshot)
+    {
+        long total = 0;
+        foreach (long count in snapshot.RunPerLevel)
+        {
+            total += count;
+        }
+
+        return total;
+    }
+
+    /// <summary>Called by the registration before the host starts the worker.</summary>
+    public void Configure(string name, PriorityWorkerOptions options, ILogger logger)
+    {
+        if (_scheduler is not null)
+        {
+            throw new InvalidOperationException($"Worker {Name} is already started.");
+        }
+
+        _name = name;
+        _options = options;
+        _logger = logger;
+    }
+
+    public async Task StartAsync(string publicTypeName, CancellationToken cancellationToken)
+    {
+        if (_scheduler is not null)
+        {
+            throw new InvalidOperationException($"Worker {Name} was already started; a {publicTypeName} starts once.");
+        }
+
+        PriorityWorkerOptions options = _options;
+        IPriorityScheduler scheduler = CreateScheduler(options, Name);
+        _scheduler = scheduler;
+
+        // Nothing runs on the scheduler before the entry is queued below, so subscribing now misses no drop, stall or exception.
+        scheduler.UnhandledException += OnUnhandledException;
+        scheduler.WorkDropped += OnWorkDropped;
+        scheduler.StallDetected += OnStallDetected;
+        _drops = new DropLog(_logger, Name, options.Levels, options.WorkDroppedLogInterval);
+        _stoppingCts = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        // Stopping cancels the worker's root children (Priority.Start, Context.Scope); the scheduler still waits for them.
+        _stoppingCts.Token.UnsafeRegister(static core => ((WorkerCore)core!).CancelRootChildren(), this);
+        _ = Completion.ContinueWith(
+            static (completion, state) => ((WorkerCore)state!).OnSchedulerStopped(completion),
+            this,
+            CancellationToken.None,
+            TaskContinuationOptions.ExecuteSynchronously,
+            TaskScheduler.Default);
+
+        var running = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Task started = StartEntry(options.DefaultLevel, running);
+        Volatile.Write(ref _started, 1);
+
+        await started.WaitAsync(cancellationToken).ConfigureAwait(false);
+        Log.Started(_logger, Name, options.Levels, options.DefaultLevel);
+    }
+
+    public async Task StopAsync(CancellationToken cancellationToken)
+    {
+        IPriorityScheduler? scheduler = _scheduler;
+        if (scheduler is null)
+        {
+            return;
+        }
+
+        try
+        {
+            _stoppingCts!.Cancel();
+        }
+        finally
+        {
+            Task stopped = Task.WhenAll(_execute.Task, Completion);
+            await stopped.WaitAsync(cancellationToken).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            if (stopped.IsCompleted)
+            {
+                Log.Stopped(_logger, Name);
+            }
+            else
+            {
+                Log.StopTimedOut(_logger, Name, DescribePending(scheduler.GetSnapshot()));
+                Complete();
+            }
+
+            _drops!.Flush();
+        }
+    }
+
+    /// <summary>Cancels the stopping token and lets the scheduler end; does not wait (the scheduler ends, and releases what it
+    /// holds, once its work is done).</summary>
+    public void Dispose()
+    {
+        _stoppingCts?.Cancel();
+        if (_scheduler is not null)
+        {
+            Complete();
+        }
+
+        _drops?.Dispose();
+    }
+
+    /// <summary>Creates the scheduler from the worker's options; called once, by <see cref="StartAsync"/>.</summary>
+    protected abstract IPriorityScheduler CreateScheduler(PriorityWorkerOptions options, string name);
+
+    /// <summary>Gets the task that completes when the scheduler has stopped (faulted if it faulted).</summary>
+    protected abstract Task Completion { get; }
+
+    /// <summary>Releases the worker's hold: the scheduler stops once its queued work and outstanding operations are done. Idempotent.</summary>
+    protected abstract void Complete();
+
+    /// <summary>Cancels the token of the scheduler's root children. Idempotent, from any thread, also after the scheduler ended.</summary>
+    protected abstract void CancelRootChildren();
+
+    /// <summary>Queues the entry at <paramref name="level"/>: it sets <paramref name="running"/>, then runs <see cref="InvokeExecuteAsync"/>
+    /// (or its equivalent) and hands its task to <see cref="OnExecuteAsyncStarted"/>.</summary>
+    /// <returns>The task <see cref="StartAsync"/> waits for: complete once the entry runs (or can never run).</returns>
+    protected abstract Task StartEntry(int level, TaskCompletionSource running);
+
+    /// <summary>Calls <c>ExecuteAsync</c> with the stopping token; a synchronous throw becomes a faulted task.</summary>
+    protected Task InvokeExecuteAsync()
+    {
+        try
+        {
+            return _executeAsync(StoppingToken);
+        }
+        catch (Exception ex)
+        {
+            return Task.FromException(ex);
+        }
+    }
+
+    /// <summary>Called with <c>ExecuteAsync</c>'s task (or the task standing for it) once it exists.</summary>
+    protected void OnExecuteAsyncStarted(Task task) =>
+        _ = task.ContinueWith(
+            static (task, state) => ((WorkerCore)state!).OnExecuteAsyncCompleted(task),
+            this,
+            CancellationToken.None,
+            TaskContinuationOptions.ExecuteSynchronously,
+            TaskScheduler.Default);
+
+    private void OnExecuteAsyncCompleted(Task task)
+    {
+        Volatile.Write(ref _executeAsyncTask, task);
+        if (task.Exception is { } fault)
+        {
+            _execute.TrySetException(fault.InnerExceptions);
+        }
+
+        // ExecuteAsync is the root children's parent: a fault or a cancellation cancels them; the scheduler still waits for them.
+        if (!task.IsCompletedSuccessfully)
+        {
+            CancelRootChildren();
+        }
+
+        Complete();
+    }
+
+    private void OnSchedulerStopped(Task completion)
+        => WorkerOutcome.SchedulerStopped(_execute, completion, Volatile.Read(ref _executeAsyncTask), _stoppingCts!.Token);
+
+    private void OnUnhandledException(object? sender, PriorityUnhandledExceptionEventArgs e)
+        => Log.UnhandledException(_logger, e.Exception, Name, e.Level);
+
+    private void OnWorkDropped(object? sender, WorkDroppedEventArgs e) => _drops?.Record(e.Level);
+
+    private void OnStallDetected(object? sender, StallDetectedEventArgs e)
+    {
+        // The health check sees the stall before anyone reads the log: mark first, then log.
+        Volatile.Write(ref _stallMark, Dispatched(_scheduler!.GetSnapshot()));
+        Log.StallDetected(_logger, Name, e.Level, (long)e.WaitingFor.TotalMilliseconds, e.PendingCount, (long)e.StallTimeout.TotalMilliseconds);
+    }
+}
