@@ -2,7 +2,6 @@ using System;
 using System.Threading;
 using System.Threading.Tasks;
 using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
 using PriorityAsync.Hosting.Internal;
 
 namespace PriorityAsync.Hosting;
@@ -51,17 +50,7 @@ public abstract class PriorityBackgroundService : BackgroundService, IPriorityWo
     protected PriorityContext Context => _core.ContextOrNull
         ?? throw new InvalidOperationException($"Worker {Name} has no priority context before StartAsync.");
 
-    internal PriorityWorkerOptions Options => _core.Options;
-
-    internal PriorityContext? ContextOrNull => _core.ContextOrNull;
-
-    PriorityWorkerOptions IPriorityWorker.Options => _core.Options;
-
-    IPriorityScheduler? IPriorityWorker.SchedulerOrNull => _core.SchedulerOrNull;
-
-    long IPriorityWorker.StallMark => _core.StallMark;
-
-    internal long StallMark => _core.StallMark;
+    WorkerCore IPriorityWorker.Core => _core;
 
     /// <summary>Starts the worker's loop thread and <c>ExecuteAsync</c> on it; returns once the loop runs.</summary>
     /// <param name="cancellationToken">Aborts the start; also linked to the token given to <c>ExecuteAsync</c>.</param>
@@ -86,7 +75,4 @@ public abstract class PriorityBackgroundService : BackgroundService, IPriorityWo
         base.Dispose();
         GC.SuppressFinalize(this);
     }
-
-    /// <summary>Called by the registration before the host starts the worker.</summary>
-    internal void Configure(string name, PriorityWorkerOptions options, ILogger logger) => _core.Configure(name, options, logger);
 }

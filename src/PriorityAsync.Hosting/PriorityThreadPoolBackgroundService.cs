@@ -2,7 +2,6 @@ using System;
 using System.Threading;
 using System.Threading.Tasks;
 using Microsoft.Extensions.Hosting;
-using Microsoft.Extensions.Logging;
 using PriorityAsync.Hosting.Internal;
 
 namespace PriorityAsync.Hosting;
@@ -57,11 +56,7 @@ public abstract class PriorityThreadPoolBackgroundService : BackgroundService, I
     protected PriorityThreadPool Pool => _core.PoolOrNull
         ?? throw new InvalidOperationException($"Worker {Name} has no PriorityThreadPool before StartAsync.");
 
-    PriorityWorkerOptions IPriorityWorker.Options => _core.Options;
-
-    IPriorityScheduler? IPriorityWorker.SchedulerOrNull => _core.SchedulerOrNull;
-
-    long IPriorityWorker.StallMark => _core.StallMark;
+    WorkerCore IPriorityWorker.Core => _core;
 
     /// <summary>Starts the worker's pool and <c>ExecuteAsync</c> on it; returns once <c>ExecuteAsync</c> was started.</summary>
     /// <param name="cancellationToken">Aborts the start; also linked to the token given to <c>ExecuteAsync</c>.</param>
@@ -87,7 +82,4 @@ public abstract class PriorityThreadPoolBackgroundService : BackgroundService, I
         base.Dispose();
         GC.SuppressFinalize(this);
     }
-
-    /// <summary>Called by the registration before the host starts the worker.</summary>
-    internal void Configure(string name, PriorityWorkerOptions options, ILogger logger) => _core.Configure(name, options, logger);
 }

@@ -43,7 +43,7 @@ public static class PriorityWorkerServiceCollectionExtensions
     /// <exception cref="ArgumentException"><paramref name="name"/> is empty, white space, or contains a colon (the configuration key separator).</exception>
     public static IServiceCollection AddPriorityWorker<TWorker>(this IServiceCollection services, string name, Action<PriorityWorkerOptions>? configure = null)
         where TWorker : PriorityBackgroundService
-        => services.AddWorker<TWorker>(name, configure, static (worker, name, options, logger) => worker.Configure(name, options, logger));
+        => services.AddWorker<TWorker>(name, configure);
 
     /// <summary>
     /// Registers <typeparamref name="TWorker"/>, a worker on a <see cref="PriorityThreadPool"/> (several threads), as a hosted service
@@ -75,12 +75,12 @@ public static class PriorityWorkerServiceCollectionExtensions
     /// <exception cref="ArgumentException"><paramref name="name"/> is empty, white space, or contains a colon (the configuration key separator).</exception>
     public static IServiceCollection AddPriorityThreadPoolWorker<TWorker>(this IServiceCollection services, string name, Action<PriorityWorkerOptions>? configure = null)
         where TWorker : PriorityThreadPoolBackgroundService
-        => services.AddWorker<TWorker>(name, configure, static (worker, name, options, logger) => worker.Configure(name, options, logger));
+        => services.AddWorker<TWorker>(name, configure);
 
     // One registration for both kinds of worker: named options bound and validated, the worker created by the container and
     // configured before the host starts it.
-    private static IServiceCollection AddWorker<TWorker>(this IServiceCollection services, string name, Action<PriorityWorkerOptions>? configure, Action<TWorker, string, PriorityWorkerOptions, ILogger> setUp)
-        where TWorker : class, IHostedService
+    private static IServiceCollection AddWorker<TWorker>(this IServiceCollection services, string name, Action<PriorityWorkerOptions>? configure)
+        where TWorker : class, IHostedService, IPriorityWorker
     {
         ArgumentNullException.ThrowIfNull(services);
         ArgumentException.ThrowIfNullOrWhiteSpace(name);
@@ -102,7 +102,7 @@ public static class PriorityWorkerServiceCollectionExtensions
         {
             TWorker worker = ActivatorUtilities.CreateInstance<TWorker>(provider);
             ILogger logger = provider.GetService<ILoggerFactory>()?.CreateLogger(LogCategory) ?? NullLogger.Instance;
-            setUp(worker, name, provider.GetRequiredService<IOptionsMonitor<PriorityWorkerOptions>>().Get(name), logger);
+            worker.Core.Configure(name, provider.GetRequiredService<IOptionsMonitor<PriorityWorkerOptions>>().Get(name), logger);
             return worker;
         });
         return services;

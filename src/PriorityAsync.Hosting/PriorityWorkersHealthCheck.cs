@@ -23,7 +23,7 @@ namespace PriorityAsync.Hosting;
 /// </remarks>
 public sealed class PriorityWorkersHealthCheck : IHealthCheck
 {
-    private readonly IPriorityWorker[] _workers;
+    private readonly WorkerCore[] _workers;
 
     /// <summary>Initializes a new instance of the <see cref="PriorityWorkersHealthCheck"/> class.</summary>
     /// <param name="hostedServices">The host's hosted services; the priority workers among them are checked.</param>
@@ -31,7 +31,7 @@ public sealed class PriorityWorkersHealthCheck : IHealthCheck
     public PriorityWorkersHealthCheck(IEnumerable<IHostedService> hostedServices)
     {
         ArgumentNullException.ThrowIfNull(hostedServices);
-        _workers = hostedServices.OfType<IPriorityWorker>().ToArray();
+        _workers = hostedServices.OfType<IPriorityWorker>().Select(worker => worker.Core).ToArray();
     }
 
     /// <summary>Checks every priority worker.</summary>
@@ -44,7 +44,7 @@ public sealed class PriorityWorkersHealthCheck : IHealthCheck
         HealthStatus worst = HealthStatus.Healthy;
         var problems = new List<string>();
         var data = new Dictionary<string, object>(StringComparer.Ordinal);
-        foreach (IPriorityWorker worker in _workers)
+        foreach (WorkerCore worker in _workers)
         {
             (HealthStatus status, string state, int[] pending) = Check(worker, context.Registration?.FailureStatus ?? HealthStatus.Unhealthy);
             data[worker.Name] = state;
@@ -66,7 +66,7 @@ public sealed class PriorityWorkersHealthCheck : IHealthCheck
         return Task.FromResult(new HealthCheckResult(worst, description, data: data));
     }
 
-    private static (HealthStatus Status, string State, int[] Pending) Check(IPriorityWorker worker, HealthStatus failureStatus)
+    private static (HealthStatus Status, string State, int[] Pending) Check(WorkerCore worker, HealthStatus failureStatus)
     {
         IPriorityScheduler? scheduler = worker.SchedulerOrNull;
         if (scheduler is null)
