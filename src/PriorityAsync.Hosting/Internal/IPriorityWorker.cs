@@ -7,6 +7,9 @@ namespace PriorityAsync.Hosting.Internal;
 /// </summary>
 internal interface IPriorityWorker
 {
+    /// <summary>The worker's name (<see cref="WorkerCore.Name"/>); implemented by the workers' public <c>Name</c>.</summary>
+    string Name { get; }
+
     /// <summary>The worker's lifecycle, shared by both kinds of worker.</summary>
     WorkerCore Core { get; }
 }
