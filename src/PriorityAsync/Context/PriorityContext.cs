@@ -150,18 +150,14 @@ public sealed partial class PriorityContext : IPriorityScheduler
         _runPerLevel = new long[Levels];
         _clock = options.Clock;
         InitializePolicy(options.Policy); // Policies/PriorityContext.Policies.cs
-        _syncContexts = new PrioritySynchronizationContext[Levels];
-        _schedulers = new PriorityTaskScheduler[Levels];
-        _factories = new TaskFactory[Levels];
-        for (int level = 0; level < Levels; level++)
-        {
-            _syncContexts[level] = new PrioritySynchronizationContext(this, level);
-            _schedulers[level] = new PriorityTaskScheduler(this, level);
-            // The scheduler is hidden inside the tasks (as AsyncEx and Task.Run do): a StartNew or ContinueWith without a scheduler
-            // in such a task goes to the thread pool, not onto the loop. The level is carried by await (the SynchronizationContext).
-            _factories[level] = new TaskFactory(
-                CancellationToken.None, TaskCreationOptions.HideScheduler, TaskContinuationOptions.HideScheduler, _schedulers[level]);
-        }
+        SchedulerOperations.CreateLevelSurfaces(
+            this,
+            Levels,
+            static (context, level) => new PrioritySynchronizationContext(context, level),
+            static (context, level) => new PriorityTaskScheduler(context, level),
+            out _syncContexts,
+            out _schedulers,
+            out _factories);
 
         // Timers/LoopTimers.cs, shared with PriorityThreadPool: the system clock, or the given provider's.
         _loopTimers = new LoopTimers(this, options.TimeProvider, "PriorityContextOptions.TimeProvider");
@@ -357,18 +353,8 @@ public sealed partial class PriorityContext : IPriorityScheduler
 
     /// <summary>Takes a moment's snapshot of the queues and counters, for diagnostics.</summary>
     /// <returns>A new snapshot.</returns>
-    public PriorityContextSnapshot GetSnapshot()
-    {
-        int[] pending = new int[Levels];
-        long[] run = new long[Levels];
-        for (int level = 0; level < Levels; level++)
-        {
-            pending[level] = _queues.Count(level);
-            run[level] = Volatile.Read(ref _runPerLevel[level]);
-        }
-
-        return new PriorityContextSnapshot(State, pending, run, Interlocked.Read(ref _dropped), Volatile.Read(ref _outstanding));
-    }
+    public PriorityContextSnapshot GetSnapshot() =>
+        new(State, _queues, _runPerLevel, Interlocked.Read(ref _dropped), Volatile.Read(ref _outstanding));
 
     /// <summary>Describes the context.</summary>
     /// <returns>A description for diagnostics.</returns>

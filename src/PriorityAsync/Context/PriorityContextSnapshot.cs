@@ -1,12 +1,24 @@
 using System.Collections.Generic;
+using System.Threading;
+using PriorityAsync.Internal;
 
 namespace PriorityAsync;
 
 /// <summary>A moment's view of a <see cref="PriorityContext"/> for diagnostics. The counts are read without stopping the loop, so they are approximate while it runs.</summary>
 public sealed class PriorityContextSnapshot
 {
-    internal PriorityContextSnapshot(PriorityContextState state, int[] pending, long[] run, long dropped, int outstandingOperations)
+    // Both schedulers' GetSnapshot: the queue counts and the run counters read level by level, each without a lock (Volatile), so a
+    // snapshot of a running scheduler is a set of recent values, not one instant.
+    internal PriorityContextSnapshot(PriorityContextState state, LevelQueues queues, long[] runPerLevel, long dropped, int outstandingOperations)
     {
+        int[] pending = new int[runPerLevel.Length];
+        long[] run = new long[runPerLevel.Length];
+        for (int level = 0; level < run.Length; level++)
+        {
+            pending[level] = queues.Count(level);
+            run[level] = Volatile.Read(ref runPerLevel[level]);
+        }
+
         State = state;
         PendingPerLevel = pending;
         RunPerLevel = run;

@@ -49,9 +49,7 @@ public sealed class PriorityTaskScheduler : TaskScheduler
     {
         if (Context.IsFinished)
         {
-            // Unlike a late Post (dropped and counted: it may come from a timer thread that cannot handle an exception), a task has an
-            // owner that observes it: fault it through TaskSchedulerException rather than leave it waiting forever.
-            throw new ObjectDisposedException(Context.Name, $"The PriorityContext '{Context.Name}' has finished ({Context.State}), so a task cannot be queued at level {Level}; the task did not run.");
+            throw SchedulerOperations.TaskAfterFinish(nameof(PriorityContext), Context.Name, Context.State, Level);
         }
 
         Context.Enqueue(Level, _executeTask, task);
@@ -73,16 +71,7 @@ public sealed class PriorityTaskScheduler : TaskScheduler
 
     /// <summary>For debuggers: the tasks waiting at this level, oldest first.</summary>
     /// <returns>A snapshot of the queued tasks.</returns>
-    protected override IEnumerable<Task> GetScheduledTasks()
-    {
-        foreach (WorkItem item in Context.Queues.Snapshot(Level))
-        {
-            if (item.Callback == _executeTask && item.State is Task task)
-            {
-                yield return task;
-            }
-        }
-    }
+    protected override IEnumerable<Task> GetScheduledTasks() => Context.Queues.ScheduledTasks(Level, _executeTask);
 
     /// <summary>Describes the scheduler.</summary>
     /// <returns>A description for diagnostics.</returns>

@@ -1,13 +1,47 @@
 using System;
 using System.Runtime.ExceptionServices;
 using System.Threading;
+using System.Threading.Tasks;
 
 namespace PriorityAsync.Internal;
 
-/// <summary>What both schedulers do the same way around their items: release an outstanding operation, and raise an unhandled
-/// exception to the handlers to decide whether the scheduler faults.</summary>
+/// <summary>What both schedulers do the same way: create their per-level surfaces, release an outstanding operation, and raise an
+/// unhandled exception to the handlers to decide whether the scheduler faults.</summary>
 internal static class SchedulerOperations
 {
+    /// <summary>Creates, for each of <paramref name="levels"/> levels, the scheduler's cached synchronization context, task scheduler
+    /// and task factory (called once, from the scheduler's constructor; static factories, so nothing is captured).</summary>
+    /// <remarks>The factory hides its scheduler inside the tasks it starts (as AsyncEx and Task.Run do): a StartNew or ContinueWith
+    /// without a scheduler in such a task goes to the thread pool, not onto the scheduler. The level is carried by await (the
+    /// SynchronizationContext), not by TaskScheduler.Current.</remarks>
+    public static void CreateLevelSurfaces<TOwner, TContext, TScheduler>(
+        TOwner owner,
+        int levels,
+        Func<TOwner, int, TContext> newContext,
+        Func<TOwner, int, TScheduler> newScheduler,
+        out TContext[] contexts,
+        out TScheduler[] schedulers,
+        out TaskFactory[] factories)
+        where TScheduler : TaskScheduler
+    {
+        contexts = new TContext[levels];
+        schedulers = new TScheduler[levels];
+        factories = new TaskFactory[levels];
+        for (int level = 0; level < levels; level++)
+        {
+            contexts[level] = newContext(owner, level);
+            schedulers[level] = newScheduler(owner, level);
+            factories[level] = new TaskFactory(
+                CancellationToken.None, TaskCreationOptions.HideScheduler, TaskContinuationOptions.HideScheduler, schedulers[level]);
+        }
+    }
+
+    /// <summary>What a task scheduler of either scheduler throws from <c>QueueTask</c> once its scheduler has finished: the task
+    /// then faults through <see cref="TaskSchedulerException"/>, rather than wait forever (a task has an owner that observes it;
+    /// a late Post, which may come from a timer thread, is dropped and counted instead).</summary>
+    public static ObjectDisposedException TaskAfterFinish(string kind, string name, PriorityContextState state, int level) =>
+        new(name, $"The {kind} '{name}' has finished ({state}), so a task cannot be queued at level {level}; the task did not run.");
+
     /// <summary>Releases one outstanding operation and returns the count before it. A compare-exchange loop rather than Decrement, so
     /// that an unmatched OperationCompleted (public on the synchronization contexts) throws instead of pushing the count below zero,
     /// where "&lt;= 0" would read as "nothing outstanding" for good. CompareExchange is a full fence, as the wake-up protocols need

@@ -47,28 +47,8 @@ public sealed partial class PriorityContext : IWatchdogTarget
     /// <summary>Called by the loop as it starts: a watchdog when <see cref="PriorityContextOptions.StallTimeout"/> is set, else null.</summary>
     private Watchdog? StartWatchdog() => _stallTimeout is { } timeout ? Watchdog.Start(this, timeout) : null;
 
-    internal void OnStallDetected(StallDetectedEventArgs report)
-    {
-        PriorityMetrics.RecordStall(Name, report.Level, report.WaitingFor);
-        if (PriorityEventSource.IsOn)
-        {
-            PriorityEventSource.Log.StallDetected(Name, report.Level, (long)report.WaitingFor.TotalMilliseconds, report.PendingCount);
-        }
-
-        EventHandler<StallDetectedEventArgs>? handlers = StallDetected;
-        if (handlers is not null)
-        {
-            handlers(this, report);
-            return;
-        }
-
-        // Nobody listens: a hang must not be silent. One line per stall (the watchdog reports once per episode).
-        Console.Error.WriteLine(
-            $"PriorityAsync: the loop of PriorityContext '{Name}' has started no item for {report.WaitingFor.TotalSeconds:F1} s while " +
-            $"{report.PendingCount} item(s) wait (highest level {report.Level}). The running item is blocked: typically a .Wait(), .Result " +
-            "or GetAwaiter().GetResult() on work that needs this loop. Await it instead. (Handle PriorityContext.StallDetected to report " +
-            "stalls yourself, or set PriorityContextOptions.StallTimeout = null to turn the watchdog off.)");
-    }
+    internal void OnStallDetected(StallDetectedEventArgs report) =>
+        StallReport.Raise(this, Name, StallDetected, report, "the loop", nameof(PriorityContext), "loop");
 
     bool IWatchdogTarget.IsFinished => IsFinished;
 

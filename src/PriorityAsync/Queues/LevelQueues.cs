@@ -1,7 +1,9 @@
 using System.Collections.Concurrent;
+using System.Collections.Generic;
 using System.Diagnostics;
 using System.Numerics;
 using System.Threading;
+using System.Threading.Tasks;
 
 namespace PriorityAsync.Internal;
 
@@ -239,6 +241,19 @@ internal sealed class LevelQueues
         all[0] = _peeked[level];
         queued.CopyTo(all, 1);
         return all;
+    }
+
+    /// <summary>For debuggers (both schedulers' <c>TaskScheduler.GetScheduledTasks</c>): the tasks queued at <paramref name="level"/>
+    /// with <paramref name="executeTask"/> (the one callback of that level's task scheduler), oldest first, from a moment's copy.</summary>
+    public IEnumerable<Task> ScheduledTasks(int level, SendOrPostCallback executeTask)
+    {
+        foreach (WorkItem item in Snapshot(level))
+        {
+            if (item.Callback == executeTask && item.State is Task task)
+            {
+                yield return task;
+            }
+        }
     }
 
     /// <summary>The highest level whose bit is set, or -1.</summary>

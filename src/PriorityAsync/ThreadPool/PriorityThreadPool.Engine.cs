@@ -778,25 +778,6 @@ public sealed partial class PriorityThreadPool : ITimerHost
 
     // ---- Watchdog -------------------------------------------------------------------------------------------------------------
 
-    internal void OnStallDetected(PoolWorker worker, StallDetectedEventArgs report)
-    {
-        PriorityMetrics.RecordStall(Name, report.Level, report.WaitingFor);
-        if (PriorityEventSource.IsOn)
-        {
-            PriorityEventSource.Log.StallDetected(Name, report.Level, (long)report.WaitingFor.TotalMilliseconds, report.PendingCount);
-        }
-
-        EventHandler<StallDetectedEventArgs>? handlers = StallDetected;
-        if (handlers is not null)
-        {
-            handlers(this, report);
-            return;
-        }
-
-        Console.Error.WriteLine(
-            $"PriorityAsync: thread {worker} of PriorityThreadPool '{Name}' has started no item for {report.WaitingFor.TotalSeconds:F1} s while " +
-            $"{report.PendingCount} item(s) wait (highest level {report.Level}). Its running item is blocked: typically a .Wait(), .Result " +
-            "or GetAwaiter().GetResult() on work that needs this pool. Await it instead. (Handle PriorityThreadPool.StallDetected to report " +
-            "stalls yourself, or set PriorityThreadPoolOptions.StallTimeout = null to turn the watchdog off.)");
-    }
+    internal void OnStallDetected(PoolWorker worker, StallDetectedEventArgs report) =>
+        StallReport.Raise(this, Name, StallDetected, report, $"thread {worker}", nameof(PriorityThreadPool), "pool");
 }

@@ -44,16 +44,14 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
         }
 
         InitializePolicy(options.Policy);
-        _syncContexts = new PriorityThreadPoolSynchronizationContext[Levels];
-        _schedulers = new PriorityThreadPoolTaskScheduler[Levels];
-        _factories = new TaskFactory[Levels];
-        for (int level = 0; level < Levels; level++)
-        {
-            _syncContexts[level] = new PriorityThreadPoolSynchronizationContext(this, level);
-            _schedulers[level] = new PriorityThreadPoolTaskScheduler(this, level);
-            _factories[level] = new TaskFactory(
-                CancellationToken.None, TaskCreationOptions.HideScheduler, TaskContinuationOptions.HideScheduler, _schedulers[level]);
-        }
+        SchedulerOperations.CreateLevelSurfaces(
+            this,
+            Levels,
+            static (pool, level) => new PriorityThreadPoolSynchronizationContext(pool, level),
+            static (pool, level) => new PriorityThreadPoolTaskScheduler(pool, level),
+            out _syncContexts,
+            out _schedulers,
+            out _factories);
 
         _loopTimers = new LoopTimers(this, options.TimeProvider, "PriorityThreadPoolOptions.TimeProvider");
         _timeProvider = LoopTimeProvider.Create(_loopTimers, level: -1);
@@ -137,18 +135,7 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
     /// <returns>The same instance for every call with the same level.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
-    public TimeProvider GetTimeProvider(int level)
-    {
-        ValidateLevel(level);
-        LoopTimeProvider? provider = Volatile.Read(ref _levelTimeProviders[level]);
-        if (provider is null)
-        {
-            Interlocked.CompareExchange(ref _levelTimeProviders[level], LoopTimeProvider.Create(_loopTimers, level), null);
-            provider = _levelTimeProviders[level]!;
-        }
-
-        return provider;
-    }
+    public TimeProvider GetTimeProvider(int level) => LoopTimeProvider.GetOrCreate(_levelTimeProviders, _loopTimers, ValidateLevel(level));
 
     /// <summary>Moves the rest of the calling method onto the pool at <paramref name="level"/>. On one of its threads it completes at once
     /// when nothing this thread may run waits above <paramref name="level"/>; from any other thread it always hops onto the pool.</summary>
@@ -229,18 +216,8 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
 
     /// <summary>Takes a moment's snapshot of the queues and counters (run counts summed over the threads).</summary>
     /// <returns>A new snapshot.</returns>
-    public PriorityContextSnapshot GetSnapshot()
-    {
-        int[] pending = new int[Levels];
-        long[] run = new long[Levels];
-        for (int level = 0; level < Levels; level++)
-        {
-            pending[level] = _queues.Count(level);
-            run[level] = Volatile.Read(ref _runPerLevel[level]);
-        }
-
-        return new PriorityContextSnapshot(State, pending, run, Interlocked.Read(ref _dropped), Volatile.Read(ref _outstanding));
-    }
+    public PriorityContextSnapshot GetSnapshot() =>
+        new(State, _queues, _runPerLevel, Interlocked.Read(ref _dropped), Volatile.Read(ref _outstanding));
 
     /// <summary>Lets the pool stop once all queued work and all outstanding operations are done. Idempotent; never blocks.</summary>
     public void Complete()

@@ -41,8 +41,7 @@ public sealed class PriorityThreadPoolTaskScheduler : TaskScheduler
     {
         if (Pool.IsFinished)
         {
-            // As PriorityTaskScheduler: a task has an owner that observes it, so fault it rather than leave it waiting forever.
-            throw new ObjectDisposedException(Pool.Name, $"The PriorityThreadPool '{Pool.Name}' has finished ({Pool.State}), so a task cannot be queued at level {Level}; the task did not run.");
+            throw SchedulerOperations.TaskAfterFinish(nameof(PriorityThreadPool), Pool.Name, Pool.State, Level);
         }
 
         Pool.Enqueue(Level, _executeTask, task, executionContext: null); // a task runs in its own ExecutionContext (E1)
@@ -64,16 +63,7 @@ public sealed class PriorityThreadPoolTaskScheduler : TaskScheduler
 
     /// <summary>For debuggers: the tasks waiting at this level, oldest first.</summary>
     /// <returns>A snapshot of the queued tasks.</returns>
-    protected override IEnumerable<Task> GetScheduledTasks()
-    {
-        foreach (WorkItem item in Pool.Queues.Snapshot(Level))
-        {
-            if (item.Callback == _executeTask && item.State is Task task)
-            {
-                yield return task;
-            }
-        }
-    }
+    protected override IEnumerable<Task> GetScheduledTasks() => Pool.Queues.ScheduledTasks(Level, _executeTask);
 
     /// <summary>Describes the scheduler.</summary>
     /// <returns>A description for diagnostics.</returns>

@@ -27,6 +27,21 @@ internal class LoopTimeProvider : TimeProvider
     public static LoopTimeProvider Create(LoopTimers timers, int level) =>
         timers.Clock is { } clock ? new OnClock(timers, level, clock) : new LoopTimeProvider(timers, level);
 
+    /// <summary>The provider of <paramref name="level"/> cached in <paramref name="cache"/> (one slot per level), created on first
+    /// use: the implementation of both schedulers' <c>GetTimeProvider(level)</c>.</summary>
+    /// <remarks>From any thread: racing creators publish one instance with a compare-exchange and every caller returns that one.</remarks>
+    public static LoopTimeProvider GetOrCreate(LoopTimeProvider?[] cache, LoopTimers timers, int level)
+    {
+        LoopTimeProvider? provider = Volatile.Read(ref cache[level]);
+        if (provider is null)
+        {
+            Interlocked.CompareExchange(ref cache[level], Create(timers, level), null);
+            provider = cache[level]!;
+        }
+
+        return provider;
+    }
+
     /// <summary>Creates a timer kept by the context's loop; see <see cref="PriorityContext.TimeProvider"/>.</summary>
     public override ITimer CreateTimer(TimerCallback callback, object? state, TimeSpan dueTime, TimeSpan period)
     {

@@ -67,18 +67,7 @@ public sealed partial class PriorityContext : ITimerHost
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
     /// <returns>The same instance for every call with the same level.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
-    public TimeProvider GetTimeProvider(int level)
-    {
-        ValidateLevel(level);
-        LoopTimeProvider? provider = Volatile.Read(ref _levelTimeProviders[level]);
-        if (provider is null)
-        {
-            Interlocked.CompareExchange(ref _levelTimeProviders[level], LoopTimeProvider.Create(_loopTimers, level), null);
-            provider = _levelTimeProviders[level]!;
-        }
-
-        return provider;
-    }
+    public TimeProvider GetTimeProvider(int level) => LoopTimeProvider.GetOrCreate(_levelTimeProviders, _loopTimers, ValidateLevel(level));
 
     /// <summary>The implementation of <see cref="Priority.Delay"/>.</summary>
     internal ValueTask Delay(TimeSpan delay, CancellationToken cancellationToken) => _loopTimers.Delay(delay, cancellationToken);
