@@ -11,36 +11,22 @@ namespace PriorityAsync.Internal;
 /// </summary>
 /// <remarks>
 /// Invariant: the returned task always completes. The operation is either run by the loop (the task then follows the delegate's
-/// task), or dropped by the context (<see cref="Abandon"/> faults it). While the delegate's task is pending, the operation holds one
+/// task), or dropped by the context (<see cref="SchedulerInvokeOperation{TResult}.Abandon"/> faults it). While the delegate's task is pending, the operation holds one
 /// outstanding operation on the context, as an <c>async void</c> method does, so the loop cannot finish and drop the continuations
 /// the work still has to run.
 /// </remarks>
 /// <typeparam name="TResult">The result type; <see cref="object"/> (always <see langword="null"/>) for a plain <see cref="Task"/>.</typeparam>
-internal sealed class InvokeOperation<TResult> : WorkOperation<TResult>, IInvokeOperation
+internal sealed class InvokeOperation<TResult> : SchedulerInvokeOperation<TResult>
 {
     private readonly PriorityContext _context;
-    private readonly int _level;
 
     public InvokeOperation(PriorityContext context, int level, Delegate work, bool hasResult)
-        : base(work, hasResult)
+        : base(context, level, work, hasResult)
     {
         _context = context;
-        _level = level;
     }
 
     protected override string Kind => "InvokeAsync";
-
-    protected override string SchedulerName => _context.Name;
-
-    protected override int Level => _level;
-
-    public void Abandon() =>
-        TrySetException(new ObjectDisposedException(
-            _context.Name,
-            $"The PriorityContext '{_context.Name}' finished ({_context.State}) before the work passed to InvokeAsync at level {_level} could run; the work did not run."));
-
-    protected override string NullTaskMessage() =>
-        $"The delegate passed to PriorityContext.InvokeAsync (PriorityContext '{_context.Name}', level {_level}) returned null instead of a Task.";
 
     // Held until the work's task completes (see the invariant). On the loop thread, while the loop runs: it cannot have finished.
     protected override void Hold() => _context.OperationStarted();

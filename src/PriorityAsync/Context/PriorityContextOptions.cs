@@ -140,35 +140,44 @@ public sealed class PriorityContextOptions
 
     internal void Validate()
     {
-        if (Levels is < MinLevels or > MaxLevels)
-        {
-            throw new ArgumentOutOfRangeException(nameof(Levels), Levels, $"PriorityContextOptions.Levels must be between {MinLevels} and {MaxLevels}.");
-        }
-
-        if (DefaultLevel < 0 || DefaultLevel >= Levels)
-        {
-            throw new ArgumentOutOfRangeException(nameof(DefaultLevel), DefaultLevel, $"PriorityContextOptions.DefaultLevel must be between 0 and {Levels - 1} (Levels is {Levels}).");
-        }
-
-        if (IdleSpinCount is < 0 or > MaxIdleSpinCount)
-        {
-            throw new ArgumentOutOfRangeException(nameof(IdleSpinCount), IdleSpinCount, $"PriorityContextOptions.IdleSpinCount must be between 0 and {MaxIdleSpinCount}.");
-        }
-
-        if (StallTimeout is { } stallTimeout && (stallTimeout < MinStallTimeout || stallTimeout > MaxStallTimeout))
-        {
-            throw new ArgumentOutOfRangeException(nameof(StallTimeout), stallTimeout, $"PriorityContextOptions.StallTimeout must be null (off) or between {MinStallTimeout} and {MaxStallTimeout}.");
-        }
-
+        ValidateShared(nameof(PriorityContextOptions), Levels, DefaultLevel, IdleSpinCount, StallTimeout, Policy);
         if (TimeSlice is { } timeSlice && (timeSlice < MinTimeSlice || timeSlice > MaxTimeSlice))
         {
             throw new ArgumentOutOfRangeException(nameof(TimeSlice), timeSlice, $"PriorityContextOptions.TimeSlice must be null (no quota) or between {MinTimeSlice} and {MaxTimeSlice}.");
         }
+    }
 
-        (int count, string what) = Policy.PerLevelValues;
-        if (count != 0 && count != Levels)
+    /// <summary>The checks of the options both schedulers take (this class and <see cref="PriorityThreadPoolOptions"/>): each bad value
+    /// throws <see cref="ArgumentOutOfRangeException"/> naming the option (as <paramref name="kind"/>.Name), the value and the range.</summary>
+    internal static void ValidateShared(string kind, int levels, int defaultLevel, int idleSpinCount, TimeSpan? stallTimeout, PriorityPolicy policy)
+    {
+        if (levels is < MinLevels or > MaxLevels)
         {
-            throw new ArgumentOutOfRangeException(nameof(Policy), count, $"PriorityContextOptions.Policy ({Policy}) gives {count} {what}; exactly one per level is needed: {Levels} (Levels is {Levels}).");
+            throw OutOfRange(nameof(Levels), levels, $"{kind}.Levels must be between {MinLevels} and {MaxLevels}.");
+        }
+
+        if (defaultLevel < 0 || defaultLevel >= levels)
+        {
+            throw OutOfRange(nameof(DefaultLevel), defaultLevel, $"{kind}.DefaultLevel must be between 0 and {levels - 1} (Levels is {levels}).");
+        }
+
+        if (idleSpinCount is < 0 or > MaxIdleSpinCount)
+        {
+            throw OutOfRange(nameof(IdleSpinCount), idleSpinCount, $"{kind}.IdleSpinCount must be between 0 and {MaxIdleSpinCount}.");
+        }
+
+        if (stallTimeout is { } timeout && (timeout < MinStallTimeout || timeout > MaxStallTimeout))
+        {
+            throw OutOfRange(nameof(StallTimeout), timeout, $"{kind}.StallTimeout must be null (off) or between {MinStallTimeout} and {MaxStallTimeout}.");
+        }
+
+        (int count, string what) = policy.PerLevelValues;
+        if (count != 0 && count != levels)
+        {
+            throw OutOfRange(nameof(Policy), count, $"{kind}.Policy ({policy}) gives {count} {what}; exactly one per level is needed: {levels} (Levels is {levels}).");
         }
     }
+
+    // The option's name is the exception's parameter name, as when a property's own check throws.
+    private static ArgumentOutOfRangeException OutOfRange(string option, object value, string message) => new(option, value, message);
 }

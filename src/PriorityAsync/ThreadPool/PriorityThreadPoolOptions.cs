@@ -73,35 +73,10 @@ public sealed class PriorityThreadPoolOptions
 
     internal void Validate()
     {
-        if (Levels is < PriorityContextOptions.MinLevels or > PriorityContextOptions.MaxLevels)
-        {
-            throw new ArgumentOutOfRangeException(nameof(Levels), Levels, $"PriorityThreadPoolOptions.Levels must be between {PriorityContextOptions.MinLevels} and {PriorityContextOptions.MaxLevels}.");
-        }
-
-        if (DefaultLevel < 0 || DefaultLevel >= Levels)
-        {
-            throw new ArgumentOutOfRangeException(nameof(DefaultLevel), DefaultLevel, $"PriorityThreadPoolOptions.DefaultLevel must be between 0 and {Levels - 1} (Levels is {Levels}).");
-        }
-
+        PriorityContextOptions.ValidateShared(nameof(PriorityThreadPoolOptions), Levels, DefaultLevel, IdleSpinCount, StallTimeout, Policy);
         if (ThreadCount is < 1 or > MaxThreadCount)
         {
             throw new ArgumentOutOfRangeException(nameof(ThreadCount), ThreadCount, $"PriorityThreadPoolOptions.ThreadCount must be between 1 and {MaxThreadCount}.");
-        }
-
-        if (IdleSpinCount is < 0 or > PriorityContextOptions.MaxIdleSpinCount)
-        {
-            throw new ArgumentOutOfRangeException(nameof(IdleSpinCount), IdleSpinCount, $"PriorityThreadPoolOptions.IdleSpinCount must be between 0 and {PriorityContextOptions.MaxIdleSpinCount}.");
-        }
-
-        if (StallTimeout is { } stallTimeout && (stallTimeout < PriorityContextOptions.MinStallTimeout || stallTimeout > PriorityContextOptions.MaxStallTimeout))
-        {
-            throw new ArgumentOutOfRangeException(nameof(StallTimeout), stallTimeout, $"PriorityThreadPoolOptions.StallTimeout must be null (off) or between {PriorityContextOptions.MinStallTimeout} and {PriorityContextOptions.MaxStallTimeout}.");
-        }
-
-        (int count, string what) = Policy.PerLevelValues;
-        if (count != 0 && count != Levels)
-        {
-            throw new ArgumentOutOfRangeException(nameof(Policy), count, $"PriorityThreadPoolOptions.Policy ({Policy}) gives {count} {what}; exactly one per level is needed: {Levels} (Levels is {Levels}).");
         }
 
         if (MaxConcurrencyPerLevel is { } caps)
