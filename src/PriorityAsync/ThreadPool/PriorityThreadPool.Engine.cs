@@ -174,7 +174,7 @@ public sealed partial class PriorityThreadPool : ITimerHost
     /// <summary>Queues one item at <paramref name="level"/>, from any thread (E-N for the race with the end, P1 for the wake-up).</summary>
     internal void Enqueue(int level, SendOrPostCallback callback, object? state, ExecutionContext? executionContext)
     {
-        long enqueuedAt = _stampAlways != 0 ? Stopwatch.GetTimestamp() : 0;
+        long enqueuedAt = StampsEnqueueTime ? Stopwatch.GetTimestamp() : 0; // the aging policy or the wait histogram (Diagnostics)
         var item = new WorkItem(callback, state, executionContext, enqueuedAt);
         if (Volatile.Read(ref _state) >= StateCompleted)
         {
@@ -357,7 +357,7 @@ public sealed partial class PriorityThreadPool : ITimerHost
             SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
             try
             {
-                item.Invoke();
+                Invoke(worker, in item, level); // one field read per item; every per-item diagnostic is behind it (Diagnostics)
             }
             catch (Exception ex)
             {
@@ -484,6 +484,8 @@ public sealed partial class PriorityThreadPool : ITimerHost
         {
             watchdog?.Dispose();
         }
+
+        ContextRegistry.Unregister(this); // the instruments stop reporting the pool (registered in the constructor)
 
         ExceptionDispatchInfo? handlerFailure = DropRemaining();
         ExceptionDispatchInfo? timerHandlerFailure = _loopTimers.DropArmed();

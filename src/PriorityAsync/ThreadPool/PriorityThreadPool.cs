@@ -58,6 +58,7 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
         _loopTimers = new LoopTimers(this, options.TimeProvider, "PriorityThreadPoolOptions.TimeProvider");
         _timeProvider = LoopTimeProvider.Create(_loopTimers, level: -1);
         _levelTimeProviders = new LoopTimeProvider?[Levels];
+        ContextRegistry.Register(this); // the instruments report the pool until its last thread ends (OnLastThreadEnded)
         StartThreads(options.StallTimeout);
     }
 
