@@ -102,6 +102,7 @@ public abstract class PriorityThreadPoolBackgroundService : BackgroundService, I
             Name = Name,
             IdleSpinCount = options.IdleSpinCount,
             StallTimeout = options.StallTimeout,
+            TimeSlice = options.TimeSlice,
             Policy = options.Policy,
         });
 

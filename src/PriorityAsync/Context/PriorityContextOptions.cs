@@ -1,4 +1,5 @@
 using System;
+using PriorityAsync.Internal;
 
 namespace PriorityAsync;
 
@@ -160,10 +161,7 @@ public sealed class PriorityContextOptions
             throw new ArgumentOutOfRangeException(nameof(StallTimeout), stallTimeout, $"PriorityContextOptions.StallTimeout must be null (off) or between {MinStallTimeout} and {MaxStallTimeout}.");
         }
 
-        if (TimeSlice is { } timeSlice && (timeSlice < MinTimeSlice || timeSlice > MaxTimeSlice))
-        {
-            throw new ArgumentOutOfRangeException(nameof(TimeSlice), timeSlice, $"PriorityContextOptions.TimeSlice must be null (no quota) or between {MinTimeSlice} and {MaxTimeSlice}.");
-        }
+        TimeSliceOption.Validate(TimeSlice, nameof(PriorityContextOptions), nameof(TimeSlice));
 
         (int count, string what) = Policy.PerLevelValues;
         if (count != 0 && count != Levels)
