@@ -210,8 +210,8 @@ public sealed class PriorityTraceRecorder : IDisposable
         ref Slot slot = ref _slots[index];
         slot.Context = context;
         slot.Name = CallbackNames.Describe(callback, state);
-        slot.Level = level;
-        slot.Thread = thread;
+        slot.Level = (short)level;
+        slot.Thread = (short)thread;
         slot.Start = start;
         slot.End = end;
         Volatile.Write(ref slot.Committed, 1); // publishes the fields above to WriteChromeTrace
@@ -255,8 +255,8 @@ public sealed class PriorityTraceRecorder : IDisposable
         public string? Name;
         public long Start;
         public long End;
-        public int Level;
-        public int Thread; // a pool thread's index; -1 on a single loop
+        public short Level; // at most 64 levels
+        public short Thread; // a pool thread's index (at most 256 threads); -1 on a single loop. Two shorts keep a slot at 40 bytes.
         public int Committed;
     }
 }
