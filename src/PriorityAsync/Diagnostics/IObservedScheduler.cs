@@ -19,6 +19,9 @@ internal interface IObservedScheduler
     /// <summary>The frequency of the timestamps the scheduler records, ticks per second.</summary>
     long TimestampFrequency { get; }
 
+    /// <summary>A timestamp of the scheduler's clock (<see cref="TimestampFrequency"/> ticks per second).</summary>
+    long Timestamp();
+
     /// <summary>Items started at <paramref name="level"/> since the scheduler started.</summary>
     long GetRun(int level);
 

@@ -33,6 +33,8 @@ public sealed partial class PriorityContext : IObservedScheduler
 
     long IObservedScheduler.TimestampFrequency => TimestampFrequency;
 
+    long IObservedScheduler.Timestamp() => Timestamp();
+
     long IObservedScheduler.GetRun(int level) => GetRun(level);
 
     int IObservedScheduler.GetQueued(int level) => _queues.Count(level);
@@ -71,31 +73,8 @@ public sealed partial class PriorityContext : IObservedScheduler
             }
         }
 
-        PriorityEventSource? events = (paths & SlowPaths.EventSource) != 0 ? PriorityEventSource.Log : null;
-        events?.WorkItemStart(Name, level, CallbackNames.Describe(item.Callback, item.State));
-        try
-        {
-            item.Invoke();
-        }
-        finally
-        {
-            events?.WorkItemStop(Name, level);
-            if ((paths & SlowPaths.Timed) != 0)
-            {
-                long end = Timestamp();
-                if ((paths & SlowPaths.RunTime) != 0)
-                {
-                    PriorityMetrics.RecordRun(this, level, end - start);
-                }
-
-                if ((paths & SlowPaths.Recorder) != 0)
-                {
-                    PriorityTraceRecorder.Active?.Record(this, thread: -1, level, item.Callback, item.State, start, end);
-                }
-
-                _lastItemEnd = end;
-                _lastItemSequence = sequence;
-            }
-        }
+        long end = ObservedInvoke.Run(this, paths, in item, level, start, thread: -1); // an exception skips the two lines below: the
+        _lastItemEnd = end;                                                             // loop's handler clears _lastItemEnd anyway
+        _lastItemSequence = sequence;
     }
 }

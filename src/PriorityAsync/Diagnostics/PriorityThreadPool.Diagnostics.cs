@@ -26,6 +26,8 @@ public sealed partial class PriorityThreadPool : IObservedScheduler
 
     long IObservedScheduler.TimestampFrequency => Stopwatch.Frequency;
 
+    long IObservedScheduler.Timestamp() => Stopwatch.GetTimestamp();
+
     long IObservedScheduler.GetRun(int level) => Volatile.Read(ref _runPerLevel[level]);
 
     int IObservedScheduler.GetQueued(int level) => _queues.Count(level);
@@ -66,28 +68,6 @@ public sealed partial class PriorityThreadPool : IObservedScheduler
             }
         }
 
-        PriorityEventSource? events = (paths & SlowPaths.EventSource) != 0 ? PriorityEventSource.Log : null;
-        events?.WorkItemStart(Name, level, CallbackNames.Describe(item.Callback, item.State));
-        try
-        {
-            item.Invoke();
-        }
-        finally
-        {
-            events?.WorkItemStop(Name, level);
-            if ((paths & SlowPaths.Timed) != 0)
-            {
-                long end = Stopwatch.GetTimestamp();
-                if ((paths & SlowPaths.RunTime) != 0)
-                {
-                    PriorityMetrics.RecordRun(this, level, end - start);
-                }
-
-                if ((paths & SlowPaths.Recorder) != 0)
-                {
-                    PriorityTraceRecorder.Active?.Record(this, worker.Index, level, item.Callback, item.State, start, end);
-                }
-            }
-        }
+        ObservedInvoke.Run(this, paths, in item, level, start, worker.Index);
     }
 }
