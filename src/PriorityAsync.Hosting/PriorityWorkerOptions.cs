@@ -9,8 +9,7 @@ namespace PriorityAsync.Hosting;
 /// Bound from the configuration section <c>PriorityAsync:Workers:&lt;name&gt;</c> and validated when the host starts.
 /// </summary>
 /// <remarks><para>The worker reads the values once, when it is created; changing them afterwards has no effect.</para>
-/// <para>The same options serve both kinds of worker. <see cref="TimeSlice"/> applies to <see cref="PriorityBackgroundService"/> only (a
-/// <see cref="PriorityThreadPool"/> has no time quota); <see cref="ThreadCount"/> and <see cref="MaxConcurrencyPerLevel"/> apply to
+/// <para>The same options serve both kinds of worker. <see cref="ThreadCount"/> and <see cref="MaxConcurrencyPerLevel"/> apply to
 /// <see cref="PriorityThreadPoolBackgroundService"/> only.</para></remarks>
 public sealed class PriorityWorkerOptions
 {
@@ -65,7 +64,7 @@ public sealed class PriorityWorkerOptions
 
     /// <summary>Gets or sets the time quota of one callback, after which <c>Checkpoint()</c> and <c>ShouldYield</c> ask it to yield when
     /// other work waits (key <c>TimeSlice</c>, for example <c>00:00:00.050</c>; empty turns the quota off); see
-    /// <see cref="PriorityContextOptions.TimeSlice"/>.</summary>
+    /// <see cref="PriorityContextOptions.TimeSlice"/> (on the pool worker, per thread: <see cref="PriorityThreadPoolOptions.TimeSlice"/>).</summary>
     /// <value>The default value is <see cref="PriorityContextOptions.DefaultTimeSlice"/> (20 ms). Allowed: <see langword="null"/>, or from
     /// <see cref="PriorityContextOptions.MinTimeSlice"/> (1 ms) to <see cref="PriorityContextOptions.MaxTimeSlice"/> (1 minute).</value>
     public TimeSpan? TimeSlice { get; set; } = PriorityContextOptions.DefaultTimeSlice;

@@ -32,6 +32,7 @@ internal sealed class PoolWorkerCore : WorkerCore
             Name = name,
             IdleSpinCount = options.IdleSpinCount,
             StallTimeout = options.StallTimeout,
+            TimeSlice = options.TimeSlice,
             Policy = options.Policy,
         });
         return _pool;

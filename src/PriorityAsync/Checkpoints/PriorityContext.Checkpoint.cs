@@ -27,7 +27,7 @@ namespace PriorityAsync;
 // about 1.5 slices into the item when work was already waiting, else within a tick (a quarter slice, at least 1 ms) after work is
 // queued. An item that started while the clock slept (every loop parked) is watched from its first checkpoint (S1): the same bounds,
 // counted from that checkpoint. A checkpoint yields only if work really waits (HasWaitingWork), so a stale bit never makes it yield.
-public sealed partial class PriorityContext
+public sealed partial class PriorityContext : ISliceWatched
 {
     // Stopwatch ticks of the quota; 0: no quota. Copied from the options.
     private readonly long _timeSliceTicks;
@@ -169,11 +169,13 @@ public sealed partial class PriorityContext
     /// <summary>The slice clock, before it sleeps: makes the next checkpoint of this loop wake it (S1 in SliceClock).</summary>
     internal void MarkSliceClockDormant() => Interlocked.Exchange(ref _sliceExpired, SliceClockDormant);
 
-    private static long ToStopwatchTicks(TimeSpan? slice) =>
-        slice is { } value ? (long)(value.TotalSeconds * System.Diagnostics.Stopwatch.Frequency) : 0;
+    int ISliceWatched.TimeSliceTickMilliseconds => TimeSliceTickMilliseconds;
 
-    private static int ToTickMilliseconds(TimeSpan? slice) =>
-        slice is { } value ? Math.Max(1, (int)(value.TotalMilliseconds / 4)) : int.MaxValue;
+    bool ISliceWatched.IsParked => IsParked;
+
+    bool ISliceWatched.TickTimeSlice(long now) => TickTimeSlice(now);
+
+    void ISliceWatched.MarkSliceClockDormant() => MarkSliceClockDormant();
 
     private static PrioritySynchronizationContext CurrentLevelContextOf(PriorityContext context, string operation) =>
         CurrentLevelContext is { } current && current.Context == context

@@ -9,14 +9,17 @@ namespace PriorityAsync.Internal;
 /// The process-wide watcher of the time quota (<see cref="PriorityContextOptions.TimeSlice"/>): one dedicated background thread (never
 /// the thread pool, so a starved pool cannot delay it) that ticks every quarter of the shortest watched slice (at least every
 /// millisecond) and lets each watched context compare its dispatch counter with the previous tick's
-/// (<see cref="PriorityContext.TickTimeSlice"/>). The loops themselves do nothing per item and read no clock.
+/// (<see cref="PriorityContext.TickTimeSlice"/>); a <see cref="PriorityThreadPool"/> is watched the same way, one dispatch counter and
+/// one quota flag per thread (C1-N, C2-N in Checkpoints/PriorityThreadPool.Checkpoint.cs). The loops and the pools' threads
+/// themselves do nothing per item and read no clock.
 /// </summary>
 /// <remarks>
 /// <para>Idle cost: when every watched loop is parked, the thread sleeps without a timeout until a checkpoint wakes it or a context
 /// registers. A loop leaving Park does nothing for the clock: the wake-up of a parked loop has nothing but the wake itself on its
 /// critical path (issue 22; it used to set the clock's event there, and the clock thread, woken at that moment, competed with the loop
 /// for a core: a parked loop woke at 2x a <see cref="ManualResetEventSlim"/>).</para>
-/// <para>Invariant (S1): while a watched loop runs an item, either the thread is not dormant, or the loop's quota flag holds
+/// <para>Invariant (S1): while a watched loop (a pool: any of its threads) runs an item, either the thread is not dormant, or that
+/// loop's (that pool thread's) quota flag holds
 /// <see cref="PriorityContext.SliceClockDormant"/>, so the item's next checkpoint wakes the thread. How: before it sleeps, the thread
 /// writes <see cref="_dormant"/> = 1, then the sentinel into every watched context's flag (interlocked writes, in that order), then
 /// reads every loop's parked flag and sleeps only if all are parked (else it clears <see cref="_dormant"/> and ticks on; a sentinel left
@@ -42,7 +45,7 @@ internal sealed class SliceClock
     private static SliceClock? s_shared;
 
     private readonly object _lock = new();
-    private readonly List<PriorityContext> _watched = [];
+    private readonly List<ISliceWatched> _watched = [];
     private readonly AutoResetEvent _signal = new(false);
     private Thread? _thread;
     private long _ticks;
@@ -59,8 +62,8 @@ internal sealed class SliceClock
     /// <summary>For tests: whether the thread sleeps until a loop wakes.</summary>
     internal bool IsDormant => Volatile.Read(ref _dormant) != 0;
 
-    /// <summary>Starts watching <paramref name="context"/>, whose loop has just started.</summary>
-    public void Register(PriorityContext context)
+    /// <summary>Starts watching <paramref name="context"/>, whose loop (or pool threads) has just started.</summary>
+    public void Register(ISliceWatched context)
     {
         lock (_lock)
         {
@@ -73,8 +76,8 @@ internal sealed class SliceClock
         _signal.Set();
     }
 
-    /// <summary>Stops watching <paramref name="context"/>, whose loop is ending.</summary>
-    public void Unregister(PriorityContext context)
+    /// <summary>Stops watching <paramref name="context"/>, whose loop (or last pool thread) is ending.</summary>
+    public void Unregister(ISliceWatched context)
     {
         lock (_lock)
         {
@@ -120,7 +123,7 @@ internal sealed class SliceClock
             int periodMs = int.MaxValue;
             lock (_lock)
             {
-                foreach (PriorityContext context in _watched)
+                foreach (ISliceWatched context in _watched)
                 {
                     anyAwake |= context.TickTimeSlice(now);
                     periodMs = Math.Min(periodMs, context.TimeSliceTickMilliseconds);
@@ -149,12 +152,12 @@ internal sealed class SliceClock
     {
         lock (_lock)
         {
-            foreach (PriorityContext context in _watched)
+            foreach (ISliceWatched context in _watched)
             {
                 context.MarkSliceClockDormant();
             }
 
-            foreach (PriorityContext context in _watched)
+            foreach (ISliceWatched context in _watched)
             {
                 if (!context.IsParked)
                 {

@@ -142,9 +142,9 @@ public sealed partial class PriorityContext : IPriorityScheduler
         Name = options.Name ?? nameof(PriorityContext);
         _idleSpinCount = options.IdleSpinCount;
         _stallTimeout = options.StallTimeout;
-        _timeSliceTicks = ToStopwatchTicks(options.TimeSlice); // Checkpoints/PriorityContext.Checkpoint.cs
+        _timeSliceTicks = TimeSliceOption.ToStopwatchTicks(options.TimeSlice); // Checkpoints/PriorityContext.Checkpoint.cs
         _timeSliceWatched = options.TimeSlice is not null && !options.TimeSliceDrivenByTests;
-        TimeSliceTickMilliseconds = ToTickMilliseconds(options.TimeSlice);
+        TimeSliceTickMilliseconds = TimeSliceOption.ToTickMilliseconds(options.TimeSlice);
 
         _queues = new LevelQueues(Levels);
         _runPerLevel = new long[Levels];

@@ -1,4 +1,5 @@
 using System;
+using PriorityAsync.Internal;
 
 namespace PriorityAsync;
 
@@ -140,16 +141,12 @@ public sealed class PriorityContextOptions
 
     internal void Validate()
     {
-        ValidateShared(nameof(PriorityContextOptions), Levels, DefaultLevel, IdleSpinCount, StallTimeout, Policy);
-        if (TimeSlice is { } timeSlice && (timeSlice < MinTimeSlice || timeSlice > MaxTimeSlice))
-        {
-            throw new ArgumentOutOfRangeException(nameof(TimeSlice), timeSlice, $"PriorityContextOptions.TimeSlice must be null (no quota) or between {MinTimeSlice} and {MaxTimeSlice}.");
-        }
+        ValidateShared(nameof(PriorityContextOptions), Levels, DefaultLevel, IdleSpinCount, StallTimeout, TimeSlice, Policy);
     }
 
     /// <summary>The checks of the options both schedulers take (this class and <see cref="PriorityThreadPoolOptions"/>): each bad value
     /// throws <see cref="ArgumentOutOfRangeException"/> naming the option (as <paramref name="kind"/>.Name), the value and the range.</summary>
-    internal static void ValidateShared(string kind, int levels, int defaultLevel, int idleSpinCount, TimeSpan? stallTimeout, PriorityPolicy policy)
+    internal static void ValidateShared(string kind, int levels, int defaultLevel, int idleSpinCount, TimeSpan? stallTimeout, TimeSpan? timeSlice, PriorityPolicy policy)
     {
         if (levels is < MinLevels or > MaxLevels)
         {
@@ -170,6 +167,8 @@ public sealed class PriorityContextOptions
         {
             throw OutOfRange(nameof(StallTimeout), timeout, $"{kind}.StallTimeout must be null (off) or between {MinStallTimeout} and {MaxStallTimeout}.");
         }
+
+        TimeSliceOption.Validate(timeSlice, kind, nameof(TimeSlice));
 
         (int count, string what) = policy.PerLevelValues;
         if (count != 0 && count != levels)

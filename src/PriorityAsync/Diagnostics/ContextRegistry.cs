@@ -4,11 +4,13 @@ using System.Threading;
 namespace PriorityAsync.Internal;
 
 /// <summary>
-/// The contexts whose loop is running, for the observable instruments, and the one place that decides their <c>_slowPaths</c>.
+/// The schedulers that are running (single loops and pools), for the observable instruments, and the one place that decides their
+/// slow paths (<see cref="IObservedScheduler.SetSlowPaths"/>).
 /// </summary>
 /// <remarks>
-/// <para>Invariant: a context is in <see cref="Live"/> exactly from the start of its loop to its end (RunLoop registers it before
-/// the first item and unregisters it in its <c>finally</c>), so a finished context is never kept alive by the registry.</para>
+/// <para>Invariant: a scheduler is in <see cref="Live"/> exactly from the start of its loop to its end (RunLoop registers a context
+/// before the first item and unregisters it in its <c>finally</c>; a pool registers before it starts its threads and unregisters when
+/// its last thread ends), so a finished scheduler is never kept alive by the registry.</para>
 /// <para>Writers (register, unregister, refresh) hold <see cref="s_lock"/> and publish a new array (copy on write), so a collecting
 /// listener reads <see cref="Live"/> without a lock and never sees a torn list. Nothing here is on the hot path: one registration
 /// per loop.</para>
@@ -22,22 +24,22 @@ internal static class ContextRegistry
     public static readonly TimeSpan RefreshPeriod = TimeSpan.FromSeconds(1);
 
     private static readonly Lock s_lock = new();
-    private static PriorityContext[] s_live = [];
+    private static IObservedScheduler[] s_live = [];
     private static Timer? s_refreshTimer;
 
-    /// <summary>The running contexts: an immutable snapshot, any thread.</summary>
-    public static PriorityContext[] Live => Volatile.Read(ref s_live);
+    /// <summary>The running schedulers: an immutable snapshot, any thread.</summary>
+    public static IObservedScheduler[] Live => Volatile.Read(ref s_live);
 
-    public static void Register(PriorityContext context)
+    public static void Register(IObservedScheduler context)
     {
         lock (s_lock)
         {
-            PriorityContext[] live = s_live;
-            var grown = new PriorityContext[live.Length + 1];
+            IObservedScheduler[] live = s_live;
+            var grown = new IObservedScheduler[live.Length + 1];
             live.CopyTo(grown, 0);
             grown[^1] = context;
             Volatile.Write(ref s_live, grown);
-            Volatile.Write(ref context._slowPaths, ComputeSlowPaths());
+            context.SetSlowPaths(ComputeSlowPaths());
             if (s_refreshTimer is null)
             {
                 // No ExecutionContext captured: the timer must not keep the first loop's AsyncLocals alive.
@@ -49,22 +51,22 @@ internal static class ContextRegistry
         }
     }
 
-    public static void Unregister(PriorityContext context)
+    public static void Unregister(IObservedScheduler context)
     {
         lock (s_lock)
         {
-            PriorityContext[] live = s_live;
+            IObservedScheduler[] live = s_live;
             int index = Array.IndexOf(live, context);
             if (index < 0)
             {
                 return;
             }
 
-            var shrunk = new PriorityContext[live.Length - 1];
+            var shrunk = new IObservedScheduler[live.Length - 1];
             Array.Copy(live, 0, shrunk, 0, index);
             Array.Copy(live, index + 1, shrunk, index, live.Length - index - 1);
             Volatile.Write(ref s_live, shrunk);
-            Volatile.Write(ref context._slowPaths, SlowPaths.None);
+            context.SetSlowPaths(SlowPaths.None);
             if (shrunk.Length == 0)
             {
                 s_refreshTimer?.Dispose();
@@ -79,9 +81,9 @@ internal static class ContextRegistry
         lock (s_lock)
         {
             int paths = ComputeSlowPaths();
-            foreach (PriorityContext context in s_live)
+            foreach (IObservedScheduler context in s_live)
             {
-                Volatile.Write(ref context._slowPaths, paths);
+                context.SetSlowPaths(paths);
             }
         }
     }

@@ -15,7 +15,7 @@ namespace PriorityAsync;
 // Clock reads. A timed item costs one read at its end; its start is the previous item's end when that item ran just before it in the
 // same drain (the dequeue in between, a few tens of nanoseconds, is charged to this item), else one more read. Post adds one read
 // while the queue-wait histogram is on. So a busy loop with every instrument on reads the clock twice per item.
-public sealed partial class PriorityContext
+public sealed partial class PriorityContext : IObservedScheduler
 {
     private readonly TimeProvider? _clock;
 
@@ -28,6 +28,20 @@ public sealed partial class PriorityContext
 
     /// <summary>Items run per level. Any thread.</summary>
     internal long GetRun(int level) => Volatile.Read(ref _runPerLevel[level]);
+
+    string IObservedScheduler.Kind => nameof(PriorityContext);
+
+    long IObservedScheduler.TimestampFrequency => TimestampFrequency;
+
+    long IObservedScheduler.Timestamp() => Timestamp();
+
+    long IObservedScheduler.GetRun(int level) => GetRun(level);
+
+    int IObservedScheduler.GetQueued(int level) => _queues.Count(level);
+
+    int IObservedScheduler.GetRunning(int level) => -1; // one item at most: the running gauge is the pool's
+
+    void IObservedScheduler.SetSlowPaths(int paths) => Volatile.Write(ref _slowPaths, paths);
 
     /// <summary>The clock's frequency, ticks per second.</summary>
     internal long TimestampFrequency => _clock?.TimestampFrequency ?? Stopwatch.Frequency;
@@ -59,31 +73,8 @@ public sealed partial class PriorityContext
             }
         }
 
-        PriorityEventSource? events = (paths & SlowPaths.EventSource) != 0 ? PriorityEventSource.Log : null;
-        events?.WorkItemStart(Name, level, CallbackNames.Describe(item.Callback, item.State));
-        try
-        {
-            item.Invoke();
-        }
-        finally
-        {
-            events?.WorkItemStop(Name, level);
-            if ((paths & SlowPaths.Timed) != 0)
-            {
-                long end = Timestamp();
-                if ((paths & SlowPaths.RunTime) != 0)
-                {
-                    PriorityMetrics.RecordRun(this, level, end - start);
-                }
-
-                if ((paths & SlowPaths.Recorder) != 0)
-                {
-                    PriorityTraceRecorder.Active?.Record(this, level, item.Callback, item.State, start, end);
-                }
-
-                _lastItemEnd = end;
-                _lastItemSequence = sequence;
-            }
-        }
+        long end = ObservedInvoke.Run(this, paths, in item, level, start, thread: -1); // an exception skips the two lines below: the
+        _lastItemEnd = end;                                                             // loop's handler clears _lastItemEnd anyway
+        _lastItemSequence = sequence;
     }
 }

@@ -23,6 +23,10 @@ internal static class PriorityMetrics
     /// <summary>Tag: the <see cref="PriorityContext.Name"/> of the context.</summary>
     public const string ContextTag = "priorityasync.context";
 
+    /// <summary>Tag of the per-scheduler instruments (the observable ones and the two histograms): <c>PriorityContext</c> (the
+    /// single loop) or <c>PriorityThreadPool</c>.</summary>
+    public const string SchedulerKindTag = "priorityasync.scheduler.kind";
+
     /// <summary>Tag: the level.</summary>
     public const string LevelTag = "priorityasync.level";
 
@@ -64,6 +68,13 @@ internal static class PriorityMetrics
         ObserveQueueLength,
         unit: "{work_item}",
         description: "The number of work items queued and not yet started, per level.");
+
+    /// <summary>Items running now, per pool and level (an up-down counter; the single loop runs one item at most and reports none).</summary>
+    public static readonly ObservableUpDownCounter<long> Running = s_meter.CreateObservableUpDownCounter(
+        "priorityasync.work_item.running",
+        ObserveRunning,
+        unit: "{work_item}",
+        description: "The number of work items running now, per level (PriorityThreadPool: summed over its threads).");
 
     /// <summary>Seconds from an item's post to its start; needs a clock reading at post and one at start.</summary>
     public static readonly Histogram<double> WaitDuration = s_meter.CreateHistogram(
@@ -113,11 +124,11 @@ internal static class PriorityMetrics
 
     public static KeyValuePair<string, object?> LevelTagOf(int level) => s_levelTags[level];
 
-    public static void RecordWait(PriorityContext context, int level, long ticks) =>
-        WaitDuration.Record(ticks / (double)context.TimestampFrequency, new(ContextTag, context.Name), s_levelTags[level]);
+    public static void RecordWait(IObservedScheduler scheduler, int level, long ticks) =>
+        WaitDuration.Record(ticks / (double)scheduler.TimestampFrequency, new(ContextTag, scheduler.Name), new(SchedulerKindTag, scheduler.Kind), s_levelTags[level]);
 
-    public static void RecordRun(PriorityContext context, int level, long ticks) =>
-        RunDuration.Record(ticks / (double)context.TimestampFrequency, new(ContextTag, context.Name), s_levelTags[level]);
+    public static void RecordRun(IObservedScheduler scheduler, int level, long ticks) =>
+        RunDuration.Record(ticks / (double)scheduler.TimestampFrequency, new(ContextTag, scheduler.Name), new(SchedulerKindTag, scheduler.Kind), s_levelTags[level]);
 
     public static void RecordDrop(string contextName, int level, DropReason reason, string method)
     {
@@ -190,28 +201,25 @@ internal static class PriorityMetrics
         StallWaitingTime.Record(waitingFor.TotalSeconds, tags);
     }
 
-    private static List<Measurement<long>> ObserveWorkItemCount()
+    private static List<Measurement<long>> ObserveWorkItemCount() => Observe(static (scheduler, level) => scheduler.GetRun(level));
+
+    private static List<Measurement<long>> ObserveQueueLength() => Observe(static (scheduler, level) => scheduler.GetQueued(level));
+
+    private static List<Measurement<long>> ObserveRunning() => Observe(static (scheduler, level) => scheduler.GetRunning(level));
+
+    /// <summary>One measurement per live scheduler and level (a negative value: the scheduler does not report that instrument).</summary>
+    private static List<Measurement<long>> Observe(Func<IObservedScheduler, int, long> read)
     {
         var measurements = new List<Measurement<long>>();
-        foreach (PriorityContext context in ContextRegistry.Live)
+        foreach (IObservedScheduler scheduler in ContextRegistry.Live)
         {
-            for (int level = 0; level < context.Levels; level++)
+            for (int level = 0; level < scheduler.Levels; level++)
             {
-                measurements.Add(new Measurement<long>(context.GetRun(level), new(ContextTag, context.Name), s_levelTags[level]));
-            }
-        }
-
-        return measurements;
-    }
-
-    private static List<Measurement<long>> ObserveQueueLength()
-    {
-        var measurements = new List<Measurement<long>>();
-        foreach (PriorityContext context in ContextRegistry.Live)
-        {
-            for (int level = 0; level < context.Levels; level++)
-            {
-                measurements.Add(new Measurement<long>(context.Queues.Count(level), new(ContextTag, context.Name), s_levelTags[level]));
+                long value = read(scheduler, level);
+                if (value >= 0)
+                {
+                    measurements.Add(new Measurement<long>(value, new(ContextTag, scheduler.Name), new(SchedulerKindTag, scheduler.Kind), s_levelTags[level]));
+                }
             }
         }
 

@@ -8,14 +8,19 @@ using PriorityAsync.Internal;
 namespace PriorityAsync;
 
 /// <summary>
-/// Records every work item that the loops of this process run, as slices in a bounded in-memory buffer, and writes them in the Chrome
-/// trace event format (opens in Perfetto and <c>chrome://tracing</c>): one track per context and level.
+/// Records every work item that the loops and pools of this process run, as slices in a bounded in-memory buffer, and writes them in
+/// the Chrome trace event format (opens in Perfetto and <c>chrome://tracing</c>): one track per <see cref="PriorityContext"/> and
+/// level, one track per <see cref="PriorityThreadPool"/> thread.
 /// </summary>
 /// <remarks>
 /// <para>The recorder never blocks a loop: a slot is claimed with one interlocked increment, and once the buffer is full further items
 /// are counted in <see cref="OverflowCount"/> (and reported in the written trace), not recorded. The buffer is allocated up front.</para>
 /// <para>At most one recorder records at a time, process-wide. While it records, each item costs two clock readings (often one:
-/// see docs/observability.md) and a cached name lookup. The recorder keeps a reference to each context it saw until it is disposed.</para>
+/// see docs/observability.md; on a pool always two) and a cached name lookup. The recorder keeps a reference to each scheduler it saw
+/// until it is disposed.</para>
+/// <para>A pool runs several items of one level at once, and slices on one track must nest, so a pool's slices go on one track per
+/// thread ("<c>name</c> #i", the thread's name), each slice carrying its level (category <c>level L</c>, argument <c>level</c>) and
+/// its thread index (argument <c>thread</c>).</para>
 /// </remarks>
 public sealed class PriorityTraceRecorder : IDisposable
 {
@@ -47,7 +52,7 @@ public sealed class PriorityTraceRecorder : IDisposable
 
     internal static PriorityTraceRecorder? Active => Volatile.Read(ref s_active);
 
-    /// <summary>Starts recording the items of every <see cref="PriorityContext"/> in the process.</summary>
+    /// <summary>Starts recording the items of every <see cref="PriorityContext"/> and <see cref="PriorityThreadPool"/> in the process.</summary>
     /// <param name="capacity">How many items to record at most; from 1 to <see cref="MaxCapacity"/>.</param>
     /// <returns>The recorder; stop it with <see cref="Stop"/> or <see cref="Dispose"/>, then write it out.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="capacity"/> is outside 1 to <see cref="MaxCapacity"/>.</exception>
@@ -90,10 +95,10 @@ public sealed class PriorityTraceRecorder : IDisposable
         ArgumentNullException.ThrowIfNull(destination);
         int count = RecordedCount;
 
-        // Time zero: the earliest start. Tracks: one per context and level, numbered in order of first appearance.
+        // Time zero: the earliest start. Tracks: one per context and level (a pool: per thread), numbered in order of first appearance.
         long origin = long.MaxValue;
-        var contexts = new Dictionary<PriorityContext, int>(ReferenceEqualityComparer.Instance);
-        var tracks = new SortedSet<(int ContextIndex, int Level)>();
+        var contexts = new Dictionary<IObservedScheduler, int>(ReferenceEqualityComparer.Instance);
+        var tracks = new SortedSet<(int ContextIndex, int Lane, bool Thread)>();
         for (int i = 0; i < count; i++)
         {
             ref Slot slot = ref _slots[i];
@@ -109,11 +114,11 @@ public sealed class PriorityTraceRecorder : IDisposable
                 contexts.Add(slot.Context!, index);
             }
 
-            tracks.Add((index, slot.Level));
+            tracks.Add((index, slot.Thread >= 0 ? slot.Thread : slot.Level, slot.Thread >= 0));
         }
 
         var names = new string[contexts.Count];
-        foreach (KeyValuePair<PriorityContext, int> pair in contexts)
+        foreach (KeyValuePair<IObservedScheduler, int> pair in contexts)
         {
             names[pair.Value] = pair.Key.Name;
         }
@@ -130,12 +135,12 @@ public sealed class PriorityTraceRecorder : IDisposable
         json.WriteString("name", "PriorityAsync");
         json.WriteEndObject();
         json.WriteEndObject();
-        foreach ((int contextIndex, int level) in tracks)
+        foreach ((int contextIndex, int lane, bool thread) in tracks)
         {
-            // Higher levels first within a context, as they run first.
-            int tid = TrackId(contextIndex, level);
-            WriteMetadata(json, "thread_name", tid, "name", $"{names[contextIndex]} / level {level}");
-            WriteMetadata(json, "thread_sort_index", tid, "sort_index", (contextIndex * 100) + (99 - level));
+            // Higher levels first within a context, as they run first; a pool's threads in their order.
+            int tid = TrackId(contextIndex, lane, thread);
+            WriteMetadata(json, "thread_name", tid, "name", thread ? $"{names[contextIndex]} #{lane}" : $"{names[contextIndex]} / level {lane}");
+            WriteMetadata(json, "thread_sort_index", tid, "sort_index", (contextIndex * 1000) + (thread ? lane : 999 - lane));
         }
 
         for (int i = 0; i < count; i++)
@@ -154,10 +159,16 @@ public sealed class PriorityTraceRecorder : IDisposable
             json.WriteNumber("ts", Math.Round((slot.Start - origin) * microsecondsPerTick, 3));
             json.WriteNumber("dur", Math.Round((slot.End - slot.Start) * microsecondsPerTick, 3));
             json.WriteNumber("pid", 1);
-            json.WriteNumber("tid", TrackId(contexts[slot.Context], slot.Level));
+            json.WriteNumber("tid", TrackId(contexts[slot.Context], slot.Thread >= 0 ? slot.Thread : slot.Level, slot.Thread >= 0));
             json.WriteStartObject("args");
             json.WriteString("context", slot.Context.Name);
+            json.WriteString("kind", slot.Context.Kind);
             json.WriteNumber("level", slot.Level);
+            if (slot.Thread >= 0)
+            {
+                json.WriteNumber("thread", slot.Thread);
+            }
+
             json.WriteEndObject();
             json.WriteEndObject();
         }
@@ -178,8 +189,9 @@ public sealed class PriorityTraceRecorder : IDisposable
         WriteChromeTrace(file);
     }
 
-    /// <summary>The loop's slow path, on the loop thread: one slice. Never blocks; a full buffer counts the item as overflow.</summary>
-    internal void Record(PriorityContext context, int level, SendOrPostCallback callback, object? state, long start, long end)
+    /// <summary>The slow path of a loop or a pool thread: one slice (<paramref name="thread"/>: the pool thread's index, -1 on a
+    /// single loop). Never blocks, any number of threads at once; a full buffer counts the item as overflow.</summary>
+    internal void Record(IObservedScheduler context, int thread, int level, SendOrPostCallback callback, object? state, long start, long end)
     {
         // Read first, so that a long overflow cannot wrap _next around.
         if (Volatile.Read(ref _next) >= _slots.Length)
@@ -198,7 +210,8 @@ public sealed class PriorityTraceRecorder : IDisposable
         ref Slot slot = ref _slots[index];
         slot.Context = context;
         slot.Name = CallbackNames.Describe(callback, state);
-        slot.Level = level;
+        slot.Level = (short)level;
+        slot.Thread = (short)thread;
         slot.Start = start;
         slot.End = end;
         Volatile.Write(ref slot.Committed, 1); // publishes the fields above to WriteChromeTrace
@@ -211,7 +224,9 @@ public sealed class PriorityTraceRecorder : IDisposable
         Interlocked.Exchange(ref _overflow, 0);
     }
 
-    private static int TrackId(int contextIndex, int level) => (contextIndex * PriorityContextOptions.MaxLevels) + level + 1;
+    // A context's levels and a pool's threads (at most MaxThreadCount) share one numbering per scheduler.
+    private static int TrackId(int contextIndex, int lane, bool thread) =>
+        (contextIndex * (PriorityContextOptions.MaxLevels + PriorityThreadPoolOptions.MaxThreadCount)) + (thread ? PriorityContextOptions.MaxLevels : 0) + lane + 1;
 
     private static void WriteMetadata(Utf8JsonWriter json, string name, int tid, string argName, object value)
     {
@@ -236,11 +251,12 @@ public sealed class PriorityTraceRecorder : IDisposable
 
     private struct Slot
     {
-        public PriorityContext? Context;
+        public IObservedScheduler? Context;
         public string? Name;
         public long Start;
         public long End;
-        public int Level;
+        public short Level; // at most 64 levels
+        public short Thread; // a pool thread's index (at most 256 threads); -1 on a single loop. Two shorts keep a slot at 40 bytes.
         public int Committed;
     }
 }

@@ -40,7 +40,21 @@ internal sealed class PoolWorker : IWatchdogTarget
     /// <summary>1 while the thread is parked or about to park (its watchdog then sees no waiting work: an idle thread is not stalled).</summary>
     public int Parked;
 
+    /// <summary>The time quota's flag of this thread (C1-N in Checkpoints/PriorityThreadPool.Checkpoint.cs): 0, the dispatch count of
+    /// the item that has used up its quota, or <see cref="PriorityContext.SliceClockDormant"/>. Written by the slice clock, cleared by
+    /// this thread's checkpoints.</summary>
+    public long SliceExpired;
+
+    /// <summary>The slice clock's own (one thread at a time: the clock, or a test driving the ticks): the count it saw, and since when.</summary>
+    public long SliceSeenCount = -1;
+
+    /// <summary>See <see cref="SliceSeenCount"/>.</summary>
+    public long SliceSeenAt;
+
     private long _dispatchCount;
+
+    /// <summary>Items this thread has dequeued; goes up after each dequeue, before the item runs. Any thread.</summary>
+    public long DispatchCount => Volatile.Read(ref _dispatchCount);
 
     public void CountDispatch() => Volatile.Write(ref _dispatchCount, _dispatchCount + 1); // one writer: this thread
 
@@ -52,7 +66,7 @@ internal sealed class PoolWorker : IWatchdogTarget
 
     int IWatchdogTarget.Levels => Pool.Levels;
 
-    long IWatchdogTarget.DispatchCount => Volatile.Read(ref _dispatchCount);
+    long IWatchdogTarget.DispatchCount => DispatchCount;
 
     int IWatchdogTarget.PendingCount(int level) => Volatile.Read(ref Parked) != 0 ? 0 : Pool.Queues.Count(level);
 

@@ -81,6 +81,8 @@ public sealed partial class PriorityThreadPool : ITimerHost
     private readonly LoopTimers _loopTimers;
     private readonly LoopTimeProvider _timeProvider;
     private readonly LoopTimeProvider?[] _levelTimeProviders;
+    private readonly long _timeSliceTicks; // the quota in Stopwatch ticks; 0: none (Checkpoints/PriorityThreadPool.Checkpoint.cs)
+    private readonly bool _timeSliceWatched;
 
     private PoolWorker[] _workers = [];
     private PoolWorker[] _idleStack = [];
@@ -174,7 +176,7 @@ public sealed partial class PriorityThreadPool : ITimerHost
     /// <summary>Queues one item at <paramref name="level"/>, from any thread (E-N for the race with the end, P1 for the wake-up).</summary>
     internal void Enqueue(int level, SendOrPostCallback callback, object? state, ExecutionContext? executionContext)
     {
-        long enqueuedAt = _stampAlways != 0 ? Stopwatch.GetTimestamp() : 0;
+        long enqueuedAt = StampsEnqueueTime ? Stopwatch.GetTimestamp() : 0; // the aging policy or the wait histogram (Diagnostics)
         var item = new WorkItem(callback, state, executionContext, enqueuedAt);
         if (Volatile.Read(ref _state) >= StateCompleted)
         {
@@ -357,7 +359,7 @@ public sealed partial class PriorityThreadPool : ITimerHost
             SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
             try
             {
-                item.Invoke();
+                Invoke(worker, in item, level); // one field read per item; every per-item diagnostic is behind it (Diagnostics)
             }
             catch (Exception ex)
             {
@@ -485,6 +487,9 @@ public sealed partial class PriorityThreadPool : ITimerHost
             watchdog?.Dispose();
         }
 
+        ContextRegistry.Unregister(this); // the instruments stop reporting the pool (registered in the constructor)
+        StopSliceWatch();
+
         ExceptionDispatchInfo? handlerFailure = DropRemaining();
         ExceptionDispatchInfo? timerHandlerFailure = _loopTimers.DropArmed();
         handlerFailure ??= timerHandlerFailure;
@@ -598,7 +603,8 @@ public sealed partial class PriorityThreadPool : ITimerHost
     }
 
     /// <summary>The checkpoint decision at <paramref name="level"/>: off the pool's threads always queue (hop on); on them, yield
-    /// when work this thread may run waits above (the pool has no time quota: see docs/design.md).</summary>
+    /// when work this thread may run waits above, or when this thread's item has used up its time quota and its yield is what lets
+    /// waiting work run (C1-N in Checkpoints/PriorityThreadPool.Checkpoint.cs).</summary>
     internal bool ShouldYieldAt(int level)
     {
         PoolWorker? worker = PoolWorker.Current;
@@ -612,7 +618,7 @@ public sealed partial class PriorityThreadPool : ITimerHost
             FireDueTimers();
         }
 
-        return HasRunnableWorkAbove(level);
+        return HasRunnableWorkAbove(level) || (Volatile.Read(ref worker.SliceExpired) != 0 && QuotaUsedUp(worker));
     }
 
     internal void ThrowIfResumedAfterFinish(int level)

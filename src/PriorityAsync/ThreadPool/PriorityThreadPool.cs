@@ -56,7 +56,12 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
         _loopTimers = new LoopTimers(this, options.TimeProvider, "PriorityThreadPoolOptions.TimeProvider");
         _timeProvider = LoopTimeProvider.Create(_loopTimers, level: -1);
         _levelTimeProviders = new LoopTimeProvider?[Levels];
+        TimeSlice = options.TimeSlice;
+        _timeSliceTicks = TimeSliceOption.ToStopwatchTicks(options.TimeSlice);
+        _timeSliceWatched = options.TimeSlice is not null && !options.TimeSliceDrivenByTests;
+        ContextRegistry.Register(this); // the instruments report the pool until its last thread ends (OnLastThreadEnded)
         StartThreads(options.StallTimeout);
+        StartSliceWatch();
     }
 
     /// <summary>Raised on the pool thread that ran the callback when an exception escapes it (typically an <c>async void</c> method).</summary>

@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using PriorityAsync.Internal;
 
 namespace PriorityAsync;
 
@@ -43,6 +44,24 @@ public sealed class PriorityThreadPoolOptions
     /// or from <see cref="PriorityContextOptions.MinStallTimeout"/> to <see cref="PriorityContextOptions.MaxStallTimeout"/>.</value>
     public TimeSpan? StallTimeout { get; set; } = PriorityContextOptions.DefaultStallTimeout;
 
+    /// <inheritdoc cref="PriorityContextOptions.TimeSlice" path="/summary"/>
+    /// <remarks>
+    /// <para>On the pool the quota is per thread: the process-wide timer thread of the quota watches each busy thread's dispatch counter
+    /// (nothing is done per item, no clock is read on the dispatch path) and raises that thread's flag once its item has run a whole
+    /// slice while work may be waiting; the bounds are those of <see cref="PriorityContextOptions.TimeSlice"/>, per thread.</para>
+    /// <para>An item over its quota yields at a checkpoint only when its yield is what lets waiting work run: work waits while every
+    /// thread is running an item (no idle thread will take it), or work waits at the item's own level while that level is at its cap
+    /// (<see cref="MaxConcurrencyPerLevel"/>). Otherwise another thread runs the waiting work and the item goes on. Work waiting above
+    /// the caller's level makes a checkpoint yield whatever the quota, as on a <see cref="PriorityContext"/>.</para>
+    /// </remarks>
+    /// <value>The default value is <see cref="PriorityContextOptions.DefaultTimeSlice"/> (20 ms). Allowed: <see langword="null"/>, or from
+    /// <see cref="PriorityContextOptions.MinTimeSlice"/> (1 ms) to <see cref="PriorityContextOptions.MaxTimeSlice"/> (1 minute).</value>
+    public TimeSpan? TimeSlice { get; set; } = PriorityContextOptions.DefaultTimeSlice;
+
+    /// <summary>For tests: the time quota is not watched by the process-wide timer thread; tests drive it through
+    /// <c>PriorityThreadPool.TickTimeSlice</c> with made-up timestamps.</summary>
+    internal bool TimeSliceDrivenByTests { get; set; }
+
     /// <summary>Gets or sets how the pool chooses between levels at each dequeue, across all its threads.</summary>
     /// <value>The default value is <see cref="PriorityPolicy.Strict"/>. A policy with values per level must give exactly
     /// <see cref="Levels"/> of them.</value>
@@ -73,7 +92,7 @@ public sealed class PriorityThreadPoolOptions
 
     internal void Validate()
     {
-        PriorityContextOptions.ValidateShared(nameof(PriorityThreadPoolOptions), Levels, DefaultLevel, IdleSpinCount, StallTimeout, Policy);
+        PriorityContextOptions.ValidateShared(nameof(PriorityThreadPoolOptions), Levels, DefaultLevel, IdleSpinCount, StallTimeout, TimeSlice, Policy);
         if (ThreadCount is < 1 or > MaxThreadCount)
         {
             throw new ArgumentOutOfRangeException(nameof(ThreadCount), ThreadCount, $"PriorityThreadPoolOptions.ThreadCount must be between 1 and {MaxThreadCount}.");

@@ -1,0 +1,37 @@
+namespace PriorityAsync.Internal;
+
+/// <summary>
+/// A scheduler the diagnostics watch while it runs: the single loop (<see cref="PriorityContext"/>) or the pool
+/// (<see cref="PriorityThreadPool"/>). The observable instruments read its counters, the histograms and the trace recorder tag
+/// their records with its name and kind, and <see cref="ContextRegistry"/> tells it which per-item slow paths to take.
+/// </summary>
+/// <remarks>Every member may be called from any thread (a collecting listener's, the registry's timer).</remarks>
+internal interface IObservedScheduler
+{
+    /// <summary>The scheduler's name (the <c>priorityasync.context</c> tag).</summary>
+    string Name { get; }
+
+    /// <summary>The scheduler's kind (the <c>priorityasync.scheduler.kind</c> tag): <c>PriorityContext</c> or <c>PriorityThreadPool</c>.</summary>
+    string Kind { get; }
+
+    int Levels { get; }
+
+    /// <summary>The frequency of the timestamps the scheduler records, ticks per second.</summary>
+    long TimestampFrequency { get; }
+
+    /// <summary>A timestamp of the scheduler's clock (<see cref="TimestampFrequency"/> ticks per second).</summary>
+    long Timestamp();
+
+    /// <summary>Items started at <paramref name="level"/> since the scheduler started.</summary>
+    long GetRun(int level);
+
+    /// <summary>Items queued at <paramref name="level"/> and not yet started.</summary>
+    int GetQueued(int level);
+
+    /// <summary>Items of <paramref name="level"/> running now, or -1 when the scheduler does not count them (the single loop, which runs
+    /// at most one item: the gauge is the pool's).</summary>
+    int GetRunning(int level);
+
+    /// <summary>Publishes the bits of <see cref="SlowPaths"/> the scheduler must honour from its next item on (a hint: see ContextRegistry).</summary>
+    void SetSlowPaths(int paths);
+}

@@ -1,0 +1,73 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+using System.Threading;
+using PriorityAsync.Internal;
+
+namespace PriorityAsync;
+
+// The diagnostics side of the pool: what the metrics, the EventSource and the trace recorder read, and the threads' slow path.
+//
+// Cost model: the single loop's (Diagnostics/PriorityContext.Diagnostics.cs). Each thread reads _slowPaths once per item, Enqueue once
+// per post; with no listener it is 0 and nothing else happens. The counters behind the observable instruments (_runPerLevel,
+// _running, the queue counts) are kept anyway, under the dispatch lock, and read without it (a moment's look) only when a listener
+// collects. ContextRegistry sets _slowPaths; it is a hint, read once per item: a listener that turns on takes effect from a thread's
+// next item.
+//
+// What differs from the single loop: a timed item costs two clock reads (the loop reuses the previous item's end as the next start
+// when they ran back to back; on the pool the dequeue between them is under a shared lock whose wait would be charged to the item);
+// the trace recorder's slices go on one track per thread (items of one level overlap in time on N threads, and slices of one track
+// must nest); and the running gauge (priorityasync.work_item.running) exists only here.
+public sealed partial class PriorityThreadPool : IObservedScheduler
+{
+    // Bits of SlowPaths. Written by ContextRegistry (any thread), read by the threads and by posters.
+    private int _slowPaths;
+
+    string IObservedScheduler.Kind => nameof(PriorityThreadPool);
+
+    long IObservedScheduler.TimestampFrequency => Stopwatch.Frequency;
+
+    long IObservedScheduler.Timestamp() => Stopwatch.GetTimestamp();
+
+    long IObservedScheduler.GetRun(int level) => Volatile.Read(ref _runPerLevel[level]);
+
+    int IObservedScheduler.GetQueued(int level) => _queues.Count(level);
+
+    int IObservedScheduler.GetRunning(int level) => Volatile.Read(ref _running[level]);
+
+    void IObservedScheduler.SetSlowPaths(int paths) => Volatile.Write(ref _slowPaths, paths);
+
+    /// <summary>For Enqueue: whether items must carry their enqueue time (the aging policy, or the queue-wait histogram).</summary>
+    private bool StampsEnqueueTime => ((_slowPaths | _stampAlways) & SlowPaths.WaitTime) != 0;
+
+    /// <summary>Runs one dequeued item on <paramref name="worker"/>'s thread: one field read, then the item, unless a listener asks for more.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void Invoke(PoolWorker worker, in WorkItem item, int level)
+    {
+        if (_slowPaths == SlowPaths.None)
+        {
+            item.Invoke();
+        }
+        else
+        {
+            InvokeObserved(worker, in item, level);
+        }
+    }
+
+    /// <summary>The threads' slow path: runs <paramref name="item"/> with whatever _slowPaths asks for around it.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void InvokeObserved(PoolWorker worker, in WorkItem item, int level)
+    {
+        int paths = _slowPaths;
+        long start = 0;
+        if ((paths & SlowPaths.Timed) != 0)
+        {
+            start = Stopwatch.GetTimestamp();
+            if ((paths & SlowPaths.WaitTime) != 0 && item.EnqueuedAt != 0)
+            {
+                PriorityMetrics.RecordWait(this, level, start - item.EnqueuedAt);
+            }
+        }
+
+        ObservedInvoke.Run(this, paths, in item, level, start, worker.Index);
+    }
+}
