@@ -29,11 +29,14 @@ public sealed class PackageTests : IDisposable
         // generated files (obj) must be below it too, as they are in a normal build.
         string artifacts = Path.Combine(_root, "artifacts", "docs-tests", Path.GetFileName(_scratch));
         _cleanUp.Add(artifacts);
-        foreach (string project in new[] { "src/PriorityAsync/PriorityAsync.csproj", "src/PriorityAsync.Hosting/PriorityAsync.Hosting.csproj" })
-        {
-            // --artifacts-path: the build lands in its own folder, never in the projects' bin and obj.
-            await Processes.RunAsync(_root, "dotnet", "pack", project, "-c", "Release", "-o", output, "--artifacts-path", artifacts, "-p:CI=true");
-        }
+        // Both packages in one pack (a solution filter of the two): one restore, and the core library built once for both.
+        // --artifacts-path: the build lands in its own folder, never in the projects' bin and obj.
+        string packages = Path.Combine(_scratch, "packages.slnf");
+        File.WriteAllText(packages, $$"""
+            { "solution": { "path": {{System.Text.Json.JsonSerializer.Serialize(Path.Combine(_root, "PriorityAsync.sln"))}},
+                            "projects": [ "src/PriorityAsync/PriorityAsync.csproj", "src/PriorityAsync.Hosting/PriorityAsync.Hosting.csproj" ] } }
+            """);
+        await Processes.RunAsync(_root, "dotnet", "pack", packages, "-c", "Release", $"-p:PackageOutputPath={output}", "--artifacts-path", artifacts, "-p:CI=true");
 
         string commit = (await Processes.RunAsync(_root, "git", "rev-parse", "HEAD")).Trim();
         XElement props = XElement.Load(Path.Combine(_root, "Directory.Build.props"));
@@ -91,11 +94,14 @@ public sealed class PackageTests : IDisposable
         string first = await PackageVersionAsync(clone);
 
         await Processes.RunAsync(clone, "git", "-c", "user.name=test", "-c", "user.email=test@example.invalid", "commit", "--quiet", "--allow-empty", "-m", "another commit");
-        string second = await PackageVersionAsync(clone);
-
         string shallow = Path.Combine(_scratch, "shallow");
         await Processes.RunAsync(_scratch, "git", "clone", "--quiet", "--depth", "1", "--no-tags", new Uri(clone).AbsoluteUri, shallow);
-        string fromShallow = await PackageVersionAsync(shallow);
+
+        // The two builds of the same commit read separate clones: run them at once.
+        Task<string> secondVersion = PackageVersionAsync(clone);
+        Task<string> shallowVersion = PackageVersionAsync(shallow);
+        string second = await secondVersion;
+        string fromShallow = await shallowVersion;
 
         string head = (await Processes.RunAsync(clone, "git", "rev-parse", "--short=10", "HEAD")).Trim();
         first.Should().MatchRegex(@"^0\.1\.0-alpha\.0\.\d+\.g[0-9a-f]{10}$", "without tags, every commit is a pre-release of 0.1.0");
