@@ -18,7 +18,7 @@ namespace PriorityAsync;
 /// <para>Thread safety: every member may be called from any thread. No two callbacks ever run concurrently. Within a level, items run
 /// in the order they were queued (for items queued by one thread, in that thread's program order).</para>
 /// </remarks>
-public sealed partial class PriorityContext : IPriorityScheduler
+public sealed partial class PriorityContext : IPriorityScheduler, IItemDropper
 {
     // ---- Protocols (read before changing anything below) -------------------------------------------------------------------
     //
@@ -670,29 +670,11 @@ public sealed partial class PriorityContext : IPriorityScheduler
     /// <returns>The first exception thrown by a <see cref="WorkDropped"/> handler, for the caller to rethrow, or null.</returns>
     /// <remarks>A throwing handler must not stop the drain: the items behind it would stay queued forever (a blocked Send among them
     /// would never return), since later posters drop their own item without draining. So every item is dropped first.</remarks>
-    private ExceptionDispatchInfo? DropRemaining()
-    {
-        ExceptionDispatchInfo? firstHandlerFailure = null;
-        DropReason reason = DropReasonNow();
-        for (int level = Levels - 1; level >= 0; level--)
-        {
-            while (_queues.TryDrain(level, out WorkItem item))
-            {
-                try
-                {
-                    Drop(level, item, reason);
-                }
-                catch (Exception ex)
-                {
-                    firstHandlerFailure ??= ExceptionDispatchInfo.Capture(ex);
-                }
-            }
-        }
-
-        return firstHandlerFailure;
-    }
+    private ExceptionDispatchInfo? DropRemaining() => _queues.DrainAll(this, DropReasonNow());
 
     /// <summary>Counts and reports one item the loop will never run; a controller's activation hands the drop to its controller.</summary>
+    void IItemDropper.Drop(int level, in WorkItem item, DropReason reason) => Drop(level, item, reason);
+
     private void Drop(int level, in WorkItem item, DropReason reason)
     {
         if (item.Callback == ControllerActivation.Callback)

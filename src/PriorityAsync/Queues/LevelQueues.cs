@@ -1,7 +1,9 @@
+using System;
 using System.Collections.Concurrent;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.Numerics;
+using System.Runtime.ExceptionServices;
 using System.Threading;
 using System.Threading.Tasks;
 
@@ -223,6 +225,30 @@ internal sealed class LevelQueues
         }
 
         return _queues[level].TryDequeue(out item);
+    }
+
+    /// <summary>At the end of a context or pool (its last thread, or a poster that raced the end): hands every item left to
+    /// <paramref name="dropper"/>, highest level first. A throwing drop (a WorkDropped handler) does not stop the drain: every item is
+    /// dropped, and the first failure is returned for the caller to rethrow after.</summary>
+    public ExceptionDispatchInfo? DrainAll(IItemDropper dropper, DropReason reason)
+    {
+        ExceptionDispatchInfo? firstHandlerFailure = null;
+        for (int level = Levels - 1; level >= 0; level--)
+        {
+            while (TryDrain(level, out WorkItem item))
+            {
+                try
+                {
+                    dropper.Drop(level, item, reason);
+                }
+                catch (Exception ex)
+                {
+                    firstHandlerFailure ??= ExceptionDispatchInfo.Capture(ex);
+                }
+            }
+        }
+
+        return firstHandlerFailure;
     }
 
     /// <summary>Number of items waiting at <paramref name="level"/> (a moment's snapshot).</summary>

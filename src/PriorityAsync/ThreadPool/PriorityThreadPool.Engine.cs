@@ -59,7 +59,7 @@ namespace PriorityAsync;
 //
 // Watchdog: one per thread (PoolWorker), on the process-wide watchdog thread: a thread whose dispatch count has not moved for the
 // stall timeout while work waits is reported, even while the other threads keep the pool moving (a sum would hide it).
-public sealed partial class PriorityThreadPool : ITimerHost
+public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
 {
     private const int StateRunning = 1;
     private const int StateCompleted = 2;
@@ -644,27 +644,9 @@ public sealed partial class PriorityThreadPool : ITimerHost
     private DropReason DropReasonNow() =>
         Volatile.Read(ref _state) == StateFaulted ? DropReason.AbandonedAfterFault : DropReason.PostedAfterCompletion;
 
-    private ExceptionDispatchInfo? DropRemaining()
-    {
-        ExceptionDispatchInfo? firstHandlerFailure = null;
-        DropReason reason = DropReasonNow();
-        for (int level = Levels - 1; level >= 0; level--)
-        {
-            while (_queues.TryDrain(level, out WorkItem item))
-            {
-                try
-                {
-                    Drop(level, item, reason);
-                }
-                catch (Exception ex)
-                {
-                    firstHandlerFailure ??= ExceptionDispatchInfo.Capture(ex);
-                }
-            }
-        }
+    private ExceptionDispatchInfo? DropRemaining() => _queues.DrainAll(this, DropReasonNow());
 
-        return firstHandlerFailure;
-    }
+    void IItemDropper.Drop(int level, in WorkItem item, DropReason reason) => Drop(level, item, reason);
 
     private void Drop(int level, in WorkItem item, DropReason reason)
     {
