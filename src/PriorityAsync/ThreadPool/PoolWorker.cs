@@ -16,6 +16,7 @@ internal sealed class PoolWorker : IWatchdogTarget
     {
         Pool = pool;
         Index = index;
+        _runPerLevel = new long[pool.Levels];
     }
 
     /// <summary>The worker running on the calling thread, or null (not a pool thread).</summary>
@@ -42,7 +43,19 @@ internal sealed class PoolWorker : IWatchdogTarget
 
     private long _dispatchCount;
 
-    public void CountDispatch() => Volatile.Write(ref _dispatchCount, _dispatchCount + 1); // one writer: this thread
+    // Items this thread started per level (the snapshot sums them over the threads): one writer, so no interlocked add and no
+    // cache line shared with the other threads on the per-item path.
+    private readonly long[] _runPerLevel;
+
+    /// <summary>This thread only: one more item started at <paramref name="level"/> (the watchdog's count and the snapshot's).</summary>
+    public void CountDispatch(int level)
+    {
+        Volatile.Write(ref _dispatchCount, _dispatchCount + 1); // one writer: this thread
+        Volatile.Write(ref _runPerLevel[level], _runPerLevel[level] + 1);
+    }
+
+    /// <summary>Any thread: how many items this thread has started at <paramref name="level"/> (a moment's value).</summary>
+    public long RunCount(int level) => Volatile.Read(ref _runPerLevel[level]);
 
     public void Bind() => t_current = this;
 

@@ -69,7 +69,6 @@ public sealed partial class PriorityThreadPool : ITimerHost
     private readonly PriorityThreadPoolSynchronizationContext[] _syncContexts;
     private readonly PriorityThreadPoolTaskScheduler[] _schedulers;
     private readonly TaskFactory[] _factories;
-    private readonly long[] _runPerLevel; // under _dispatchLock; read with Volatile by the snapshot
     private readonly int[] _running; // under _dispatchLock (K-N)
     private readonly int[] _maxConcurrency;
     private readonly bool _capped;
@@ -88,7 +87,10 @@ public sealed partial class PriorityThreadPool : ITimerHost
     private int _idleTop; // under _idleLock
     private volatile int _idleCount; // = _idleTop, read by producers after their fence (P1)
     private long _saturated; // bit L: level L at its cap (K-N); written under _dispatchLock, read anywhere
-    private int _runningTotal; // under _dispatchLock
+    private int _runningTotal; // under _dispatchLock; read with Volatile by idle threads. Locked mode: items running; lock-free: active threads (E-N)
+    private int _spinning; // threads in SpinForWork (P3); interlocked
+    private readonly bool _lockFree; // D-N: the strict policy and no cap: dequeue without _dispatchLock
+    private readonly object _observerLock = new(); // tests only (DequeueObserver in lock-free mode)
     private int _state = StateRunning;
     private int _outstanding = 1; // the pool's own hold, released by Complete()
     private int _completeRequested;
@@ -231,20 +233,27 @@ public sealed partial class PriorityThreadPool : ITimerHost
         }
     }
 
-    /// <summary>P1: wakes one parked thread, if any. The caller published its work with a full fence before.</summary>
+    /// <summary>P1 and P3: wakes one parked thread, if any and if no thread is spinning (a spinning thread sees the work before it
+    /// parks). The caller published its work with a full fence before.</summary>
     private void WakeOne()
     {
-        if (_idleCount == 0)
+        if (_idleCount == 0 || Volatile.Read(ref _spinning) != 0)
         {
-            return; // every thread is busy (or spinning): it will see the work before it parks
+            return; // every thread is busy or spinning: it will see the work before it parks (P1, P3)
         }
 
+        PopAndWake();
+    }
+
+    /// <summary>Pops one parked thread and sets its event; false if none was parked.</summary>
+    private bool PopAndWake()
+    {
         PoolWorker worker;
         lock (_idleLock)
         {
             if (_idleTop == 0)
             {
-                return;
+                return false;
             }
 
             worker = _idleStack[--_idleTop];
@@ -255,13 +264,14 @@ public sealed partial class PriorityThreadPool : ITimerHost
 
         Interlocked.Increment(ref _wakeCount);
         worker.Event.Set();
+        return true;
     }
 
+    /// <summary>The end or a fault: every parked thread, spinning or not (P3 does not apply: each must see the state itself).</summary>
     private void WakeAll()
     {
-        while (_idleCount != 0)
+        while (_idleCount != 0 && PopAndWake())
         {
-            WakeOne();
         }
     }
 
@@ -289,84 +299,133 @@ public sealed partial class PriorityThreadPool : ITimerHost
 
     private void RunWorker(PoolWorker worker)
     {
-        while (true)
+        while (Activate())
         {
-            if (Volatile.Read(ref _timersDue) != 0)
+            while (true)
             {
-                FireDueTimers();
-            }
-
-            WorkItem item = default;
-            int level = -1;
-            bool got;
-            bool finish = false;
-            lock (_dispatchLock)
-            {
-                EndItemLocked(worker);
-                got = _fault is null && Volatile.Read(ref _state) == StateRunning && TryDequeueLocked(out item, out level);
-                if (got)
+                if (Volatile.Read(ref _timersDue) != 0)
                 {
-                    _running[level]++;
-                    _runningTotal++;
-                    if (_running[level] >= _maxConcurrency[level])
-                    {
-                        _saturated |= 1L << level;
-                    }
-
-                    _runPerLevel[level]++;
-                    worker.AccountedLevel = level;
-                    DequeueObserver?.Invoke(level, item.State); // tests only: the dequeue order, seen under the lock
-                    if (_shares is not null)
-                    {
-                        worker.ItemStart = _shares.Now();
-                    }
+                    FireDueTimers();
                 }
-                else
+
+                if (_lockFree ? TryTakeLockFree(worker, out WorkItem item, out int level) : TryTakeLocked(worker, out item, out level))
                 {
-                    level = -1;
-                    if (Volatile.Read(ref _state) == StateRunning && ShouldFinishLocked())
-                    {
-                        Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
-                        finish = true;
-                    }
+                    Dispatch(worker, in item, level);
+                    continue;
+                }
+
+                // Nothing this thread may run now: spin a little (P3: posts meanwhile wake no parked thread), then go idle.
+                if (!SpinForWork())
+                {
+                    break;
                 }
             }
 
-            if (!got)
+            if (!Deactivate(worker))
             {
-                if (finish || Volatile.Read(ref _state) != StateRunning)
-                {
-                    WakeAll(); // every thread leaves its loop; the last one drops what is left (E-N)
-                    return;
-                }
-
-                Park(worker);
-                continue;
+                break;
             }
 
-            worker.CountDispatch();
+            Park(worker);
+        }
 
-            // P2: more runnable work and a parked thread: wake it, so the pool is work-conserving. The queues are looked at, not
-            // only the mask: the level just dequeued keeps its (possibly stale) bit until the next dequeue (I1), and a stale bit
-            // must not wake a thread for nothing.
-            if (_idleCount != 0 && HasRunnableWorkAbove(-1))
-            {
-                WakeOne();
-            }
+        WakeAll(); // every thread leaves its loop; the last one drops what is left (E-N)
+    }
 
-            SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
-            try
-            {
-                item.Invoke();
-            }
-            catch (Exception ex)
-            {
-                OnUnhandledException(ex, level);
-            }
+    /// <summary>Runs one dequeued item on this thread: the per-item path, the same in both dispatch modes (D-N).</summary>
+    private void Dispatch(PoolWorker worker, in WorkItem item, int level)
+    {
+        worker.CountDispatch(level);
+
+        // P2: more runnable work and a parked thread, and no thread spinning that would take it (P3): wake one, so the pool is
+        // work-conserving. The queues are looked at, not only the mask: the level just dequeued keeps its (possibly stale) bit until
+        // a dequeue finds it empty (I1), and a stale bit must not wake a thread for nothing.
+        if (_idleCount != 0 && Volatile.Read(ref _spinning) == 0 && HasRunnableWorkAbove(-1))
+        {
+            WakeOne();
+        }
+
+        SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
+        try
+        {
+            item.Invoke();
+        }
+        catch (Exception ex)
+        {
+            OnUnhandledException(ex, level);
         }
     }
 
-    /// <summary>Under the lock: the item this worker ran has ended: release its level's slot and charge its time.</summary>
+    /// <summary>D-N, lock-free mode (strict policy, no caps): the oldest item of the highest level that holds work, taken without
+    /// the dispatch lock. The caller is active (counted in _runningTotal), so the end cannot be found while it holds an item.</summary>
+    private bool TryTakeLockFree(PoolWorker worker, out WorkItem item, out int level)
+    {
+        if (Volatile.Read(ref _fault) is not null || Volatile.Read(ref _state) != StateRunning)
+        {
+            item = default;
+            level = -1;
+            return false; // a fault: no thread dequeues any more (the items already running finish)
+        }
+
+        bool got;
+        if (DequeueObserver is { } observer)
+        {
+            // Tests only: the dequeue and its observation in one critical section, so that the observed order is the dequeue order.
+            lock (_observerLock)
+            {
+                got = StrictPriorityPolicy.TryDequeue(_queues, ~0UL, out item, out level);
+                if (got)
+                {
+                    observer(level, item.State);
+                }
+            }
+        }
+        else
+        {
+            got = StrictPriorityPolicy.TryDequeue(_queues, ~0UL, out item, out level);
+        }
+
+        if (got)
+        {
+            worker.AccountedLevel = level;
+        }
+
+        return got;
+    }
+
+    /// <summary>D-N, locked mode (caps, aging, weighted shares): under the dispatch lock, the end of the previous item and the
+    /// dequeue of the next share one acquisition.</summary>
+    private bool TryTakeLocked(PoolWorker worker, out WorkItem item, out int level)
+    {
+        lock (_dispatchLock)
+        {
+            EndItemLocked(worker);
+            if (_fault is not null || Volatile.Read(ref _state) != StateRunning || !TryDequeueLocked(out item, out level))
+            {
+                item = default;
+                level = -1;
+                return false;
+            }
+
+            _running[level]++;
+            _runningTotal++;
+            if (_running[level] >= _maxConcurrency[level])
+            {
+                _saturated |= 1L << level;
+            }
+
+            worker.AccountedLevel = level;
+            DequeueObserver?.Invoke(level, item.State); // tests only: the dequeue order, seen under the lock
+            if (_shares is not null)
+            {
+                worker.ItemStart = _shares.Now();
+            }
+
+            return true;
+        }
+    }
+
+    /// <summary>Under the lock: the item this worker ran has ended: release its level's slot and charge its time (locked mode).</summary>
     private void EndItemLocked(PoolWorker worker)
     {
         int level = worker.AccountedLevel;
@@ -396,25 +455,92 @@ public sealed partial class PriorityThreadPool : ITimerHost
         };
     }
 
-    /// <summary>Under the lock (E-N): nothing outstanding, nothing running, nothing queued (stale bits cleared on the way); or a fault.</summary>
+    /// <summary>E-N: a thread that starts (or leaves Park) becomes active. Lock-free mode: under the lock, counted in _runningTotal,
+    /// unless the pool has ended or faulted (then it leaves). Locked mode: each take checks the state under the lock already.</summary>
+    private bool Activate()
+    {
+        if (!_lockFree)
+        {
+            return Volatile.Read(ref _state) == StateRunning;
+        }
+
+        lock (_dispatchLock)
+        {
+            if (_fault is not null || Volatile.Read(ref _state) != StateRunning)
+            {
+                return false;
+            }
+
+            _runningTotal++;
+            return true;
+        }
+    }
+
+    /// <summary>E-N: a thread that found nothing to run goes idle: under the lock, it stops counting as active (lock-free mode) and
+    /// checks the end. False: the pool has ended (this thread may be the one that found it); the thread leaves its loop.</summary>
+    private bool Deactivate(PoolWorker worker)
+    {
+        lock (_dispatchLock)
+        {
+            if (_lockFree)
+            {
+                worker.AccountedLevel = -1;
+                _runningTotal--;
+            }
+
+            if (Volatile.Read(ref _state) != StateRunning)
+            {
+                return false;
+            }
+
+            if (ShouldFinishLocked())
+            {
+                Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
+                return false;
+            }
+
+            return true;
+        }
+    }
+
+    /// <summary>Under the lock (E-N): nothing outstanding, nothing running, nothing queued (stale bits cleared on the way); or a fault.
+    /// Lock-free mode: _runningTotal counts the active threads, so at 0 no other thread dequeues, and this one may clear bits (I1).</summary>
     private bool ShouldFinishLocked() =>
         _fault is not null
         || (Volatile.Read(ref _outstanding) <= 0 && _runningTotal == 0 && !_queues.HasWaitingWork());
 
-    private void Park(PoolWorker worker)
+    /// <summary>P3: a thread that found nothing spins up to IdleSpinCount laps, counted in _spinning, until work it may run appears.
+    /// False: nothing came (or the pool is ending): the caller goes idle and parks (P1).</summary>
+    private bool SpinForWork()
     {
-        ExecutionContextFlow.Enter(null); // idle in the default context: what the last item left is not kept alive (E1)
-        SynchronizationContext.SetSynchronizationContext(null);
+        Interlocked.Increment(ref _spinning);
+        bool found = false;
         for (int i = 0; i < _idleSpinCount; i++)
         {
-            if (HasRunnableWorkOrShouldStop())
+            if (Volatile.Read(ref _state) != StateRunning || Volatile.Read(ref _fault) is not null || Volatile.Read(ref _outstanding) <= 0)
             {
-                return;
+                break; // the end or a fault: Deactivate decides, under the lock
+            }
+
+            if ((_queues.NonEmptyMask & ~(ulong)Volatile.Read(ref _saturated)) != 0 || Volatile.Read(ref _timersDue) != 0)
+            {
+                found = true;
+                break;
             }
 
             Thread.SpinWait(20);
         }
 
+        // A full fence before the caller's next look at the queues (its take, or Park's re-check after its own fence): a producer
+        // that read _spinning != 0 and did not wake anyone is covered by that look (P3).
+        Interlocked.Decrement(ref _spinning);
+        return found;
+    }
+
+    private void Park(PoolWorker worker)
+    {
+        ExecutionContextFlow.Enter(null); // idle in the default context: what the last item left is not kept alive (E1)
+        SynchronizationContext.SetSynchronizationContext(null);
         bool firstToPark;
         worker.Event.Reset();
         lock (_idleLock)

@@ -34,7 +34,6 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
         Policy = options.Policy;
         _idleSpinCount = options.IdleSpinCount;
         _queues = new LevelQueues(Levels);
-        _runPerLevel = new long[Levels];
         _running = new int[Levels];
         _maxConcurrency = new int[Levels];
         for (int level = 0; level < Levels; level++)
@@ -44,6 +43,7 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
         }
 
         InitializePolicy(options.Policy);
+        _lockFree = !_capped && _policyKind == PolicyKind.Strict; // D-N in ThreadPool/PriorityThreadPool.Engine.cs
         _syncContexts = new PriorityThreadPoolSynchronizationContext[Levels];
         _schedulers = new PriorityThreadPoolTaskScheduler[Levels];
         _factories = new TaskFactory[Levels];
@@ -236,7 +236,10 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
         for (int level = 0; level < Levels; level++)
         {
             pending[level] = _queues.Count(level);
-            run[level] = Volatile.Read(ref _runPerLevel[level]);
+            foreach (PoolWorker worker in _workers)
+            {
+                run[level] += worker.RunCount(level);
+            }
         }
 
         return new PriorityContextSnapshot(State, pending, run, Interlocked.Read(ref _dropped), Volatile.Read(ref _outstanding));

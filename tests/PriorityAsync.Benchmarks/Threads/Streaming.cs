@@ -7,11 +7,12 @@ namespace PriorityAsync.Benchmarks.Threads;
 /// <summary>
 /// Post from one producer thread + run, per item: the producer posts <c>items</c> callbacks as fast as it can (each increments a
 /// shared counter with an interlocked add, whatever the workers); the figure is the wall time from the first post to the last
-/// item's end, per item, and the bytes allocated in the whole process (<see cref="GC.GetTotalAllocatedBytes(bool)"/>) per item.
+/// item's end, per item, the bytes allocated in the whole process (<see cref="GC.GetTotalAllocatedBytes(bool)"/>) per item, and how
+/// often a post had to wake a parked worker thread (per 1,000 items, where the workers count it: the park/wake cost is in the time).
 /// </summary>
 internal static class Streaming
 {
-    public readonly record struct Result(double NsPerItem, double BytesPerItem);
+    public readonly record struct Result(double NsPerItem, double BytesPerItem, double WakesPer1000);
 
     public static Result Run(IWorkers workers, int items)
     {
@@ -34,6 +35,7 @@ internal static class Streaming
                 counter.Reset();
             }
 
+            long wakes = workers.WakeCount;
             long bytes = GC.GetTotalAllocatedBytes(precise: true);
             long start = Stopwatch.GetTimestamp();
             for (int i = 0; i < items; i++)
@@ -43,7 +45,7 @@ internal static class Streaming
 
             counter.WaitFor(items);
             double ns = Stopwatch.GetElapsedTime(start).TotalNanoseconds / items;
-            result = new Result(ns, (GC.GetTotalAllocatedBytes(precise: true) - bytes) / (double)items);
+            result = new Result(ns, (GC.GetTotalAllocatedBytes(precise: true) - bytes) / (double)items, wakes < 0 ? double.NaN : (workers.WakeCount - wakes) * 1000.0 / items);
         })
         { Name = "streaming producer", IsBackground = true };
         producer.Start();
