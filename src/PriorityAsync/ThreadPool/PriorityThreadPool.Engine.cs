@@ -9,41 +9,67 @@ using PriorityAsync.Internal;
 
 namespace PriorityAsync;
 
-// The engine of the pool: N threads sharing one LevelQueues.
+// The engine of the pool: N threads sharing one LevelQueues (dequeued without a lock by default, D-N).
 //
 // ---- Protocols (read before changing anything below) -----------------------------------------------------------------------
 //
-// Dispatch (D-N): LevelQueues has one consumer at a time (I1). On the pool that consumer is whichever thread holds _dispatchLock:
-// every dequeue, every policy decision and every update of the per-level running counts happens under it, once per item (the end
-// of the previous item and the dequeue of the next share one acquisition). So the policies run unchanged (the struct-generic
-// pattern, the same code as the single loop's, with the mask of levels below their cap), and the single loop's dequeue pays nothing
-// for the pool: no multi-consumer queue, no change to LevelQueues' fast path. Producers never take the lock: they enqueue with the
-// fence of LevelQueues.Enqueue, as on the single loop, from any thread, the pool's own included.
+// Dispatch (D-N): the pool has two modes, fixed at construction.
+//   * Lock-free mode (the strict policy and no level capped: the default): every thread dequeues with StrictPriorityPolicy.TryDequeue
+//     straight from the shared LevelQueues, without any lock; per item a thread writes only its own fields (PoolWorker's counts and
+//     accounted level). This is LevelQueues with several consumers, which its I1 permits on the strict path only: the strict
+//     dequeue uses ConcurrentQueue.TryDequeue (multi-consumer safe) and TryClearBit, which clears a bit and then looks at the queue
+//     again; with several consumers that is still the store-buffer argument of I1 (a producer either sees the cleared bit and sets it,
+//     or the clearing thread's second look sees the item and sets it back), and an item a second look saw may be taken by another
+//     consumer first (TryDequeue then returns false with the bit set: a stale bit, which the next dequeue clears). Nothing else a
+//     consumer does is used in this mode: the peek slot is the aging policy's, and the single loop never runs this code, so its hot
+//     path pays nothing (LevelQueues is unchanged). Test: PoolOrderingStressTests (exactly once, per-producer FIFO, strict priority at
+//     each dequeue, with DequeueObserver serialised with the dequeue), the contract suites and the shutdown races.
+//   * Locked mode (a cap, aging or weighted shares): the consumer of LevelQueues is whichever thread holds _dispatchLock: every
+//     dequeue, every policy decision and every update of the per-level running counts happens under it, once per item (the end of the
+//     previous item and the dequeue of the next share one acquisition). So the policies run unchanged (the struct-generic pattern,
+//     the same code as the single loop's, with the mask of levels below their cap).
+//   Producers never take the lock, in either mode: they enqueue with the fence of LevelQueues.Enqueue, from any thread.
 //   * Strict priority at each dequeue: the item taken is the oldest item of the highest level that holds work and is below its cap
-//     (StrictPriorityPolicy.TryDequeue with the allowed mask); other policies choose as on the single loop among the same levels.
-//   * FIFO per producer within a level: each level is one linearizable queue, dequeued under the lock. Items dequeued one after the
-//     other may run at the same time on two threads: "dequeued first" is not "finished first".
-//   * Caps (K-N): _running[L] counts the items of level L that are running (accounted at their dequeue level, moved by an inline
-//     Prioritize that changes level); a level at its cap has its bit in _saturated and is not offered to the policy. A thread
-//     skips it and takes the best item of the other levels: a cap never idles a thread while runnable work of another level waits.
+//     (StrictPriorityPolicy.TryDequeue with the allowed mask: all levels in lock-free mode); other policies choose as on the single
+//     loop among the same levels.
+//   * FIFO per producer within a level: each level is one linearizable queue. Items dequeued one after the other may run at the
+//     same time on two threads: "dequeued first" is not "finished first".
+//   * Caps (K-N, locked mode only): _running[L] counts the items of level L that are running (accounted at their dequeue level,
+//     moved by an inline Prioritize that changes level); a level at its cap has its bit in _saturated and is not offered to the
+//     policy. A thread skips it and takes the best item of the other levels: a cap never idles a thread while runnable work of
+//     another level waits.
 //
-// Parking and waking (P1): an idle thread spins IdleSpinCount times, then pushes itself on the idle stack (under _idleLock) and
-// publishes _idleCount, then issues a full fence and re-checks for runnable work (mask & ~_saturated), a due timer and the end;
-// only then does it wait on its own event. A producer enqueues (full fence), then reads _idleCount; if non-zero it pops ONE worker
-// (under _idleLock) and sets that worker's event. Store-buffer pattern with fences on both sides: either the parking thread's
-// re-check sees the item, or the producer sees it in the stack and wakes it (or another parked thread). A popped worker that had
-// already found work by itself gets a stale Set: it costs one extra lap, never a lost wake-up; a worker removes itself from the
-// stack whenever it leaves Park, so the stack holds only threads that are really parked or about to.
-//   * Work conservation (P2): after every dequeue, if runnable work remains and a thread is parked, one more is woken. So N items
-//     queued at once wake threads one after the other until all run, and an item of a level whose cap has just freed is picked up
-//     by a parked thread while the finishing thread takes something else.
+// Parking and waking (P1): a thread that found nothing spins first (P3), then goes idle (Deactivate, E-N), then parks: it pushes
+// itself on the idle stack (under _idleLock) and publishes _idleCount, then issues a full fence and re-checks for runnable work
+// (mask & ~_saturated), a due timer and the end; only then does it wait on its own event. A producer enqueues (full fence), then
+// reads _idleCount (and _spinning, P3); if a thread is parked and none spins it pops ONE worker (under _idleLock) and sets that
+// worker's event. Store-buffer pattern with fences on both sides: either the parking thread's re-check sees the item, or the
+// producer sees it in the stack and wakes it (or another parked thread). A popped worker that had already found work by itself
+// gets a stale Set: it costs one extra lap, never a lost wake-up; a worker removes itself from the stack whenever it leaves Park,
+// so the stack holds only threads that are really parked or about to.
+//   * Work conservation (P2): after every dequeue, if runnable work remains, a thread is parked and none spins, one more is woken.
+//     So N items queued at once wake threads one after the other until all run, and an item of a level whose cap has just freed is
+//     picked up by a parked thread while the finishing thread takes something else.
 //   * A post from a thread of the pool wakes a parked thread too (it is busy with its own item until it ends).
+//   * Spinning (P3): a thread that found nothing spins up to IdleSpinCount laps in SpinForWork, counted in _spinning (interlocked
+//     on entry and exit), looking for runnable work or a due timer. While a thread spins, a post (and P2) wakes no parked thread:
+//     the spinner takes the item, and if more remains, its own P2 wakes the next thread (as the .NET thread pool's spinning workers
+//     and Tokio's searching workers avoid a wake-up storm: one kernel Set per post when two threads drain faster than one producer
+//     posts). No lost wake-up: the spinner's decrement is a full fence before its next look at the queues (its take, or Park's
+//     re-check): a producer that read _spinning != 0 read it before that decrement, so that look sees its item (store-buffer again).
+//     Test: PriorityThreadPoolTests' spinning and streaming stress tests (every post runs, none waits for a timer-long time).
+//   The end, a fault and the timers' flag do not rely on P3: WakeAll pops every parked thread whatever _spinning says.
 //
 // Ending (E-N): the pool ends when no operation is outstanding (the pool's own hold is released by Complete), no item runs on any
-// thread and no work is queued, or on a fault. The thread that finds this under _dispatchLock publishes Finished (interlocked) and
-// wakes every parked thread; each thread leaves its loop; the last one to leave drops what is left (and the armed timers), then
-// completes Completion. A post that raced the end is drained by the last thread or by its own poster, who re-checks the state after
-// enqueueing (as on the single loop): each item is run once or dropped once, never both, never neither.
+// thread and no work is queued, or on a fault. The check runs under _dispatchLock in Deactivate, when a thread has found nothing
+// and spun. "No item runs" is _runningTotal == 0: in locked mode it counts the items running; in lock-free mode it counts the
+// active threads, those between Activate (under the lock, on start and after Park, refused once the pool ended) and Deactivate
+// (under the lock): a thread dequeues and runs only while active, so at 0 nobody holds an item and nobody dequeues, and no thread
+// becomes active after the end is published. The thread that finds the end publishes Finished (interlocked) and wakes every
+// parked thread; each thread leaves its loop; the last one to leave drops what is left (and the armed timers), then completes
+// Completion. A post that raced the end is drained by the last thread or by its own poster, who re-checks the state after
+// enqueueing (as on the single loop): each item is run once or dropped once, never both, never neither (the ConcurrentQueue gives
+// each item to one taker). Test: PoolShutdownRaceTests.
 //
 // Faults: an exception escaping an item raises UnhandledException on the thread that ran it; unless a handler sets Handled, the
 // first such exception becomes the pool's fault: no thread dequeues any more, items already running finish, what is queued is
@@ -578,7 +604,7 @@ public sealed partial class PriorityThreadPool : ITimerHost
     }
 
     // The end condition is "nothing outstanding and nothing running": with only "nothing outstanding", idle threads would spin while
-    // another runs a long last item. The thread that ends the last item checks the end itself, under the lock (E-N).
+    // another runs a long last item. The last thread to go idle checks the end itself, under the lock (Deactivate, E-N).
     private bool HasRunnableWorkOrShouldStop() =>
         (_queues.NonEmptyMask & ~(ulong)Volatile.Read(ref _saturated)) != 0
         || Volatile.Read(ref _timersDue) != 0
