@@ -16,7 +16,7 @@ internal sealed class PoolWorker : IWatchdogTarget
     {
         Pool = pool;
         Index = index;
-        _runPerLevel = new long[pool.Levels];
+        _counters = new long[Pad + 1 + pool.Levels + Pad];
     }
 
     /// <summary>The worker running on the calling thread, or null (not a pool thread).</summary>
@@ -41,21 +41,23 @@ internal sealed class PoolWorker : IWatchdogTarget
     /// <summary>1 while the thread is parked or about to park (its watchdog then sees no waiting work: an idle thread is not stalled).</summary>
     public int Parked;
 
-    private long _dispatchCount;
-
-    // Items this thread started per level (the snapshot sums them over the threads): one writer, so no interlocked add and no
-    // cache line shared with the other threads on the per-item path.
-    private readonly long[] _runPerLevel;
+    // This thread's per-item counters, written on every item: [Pad] the dispatch count (the watchdog's), [Pad + 1 + L] the items
+    // started at level L (the snapshot sums them over the threads). One writer, so no interlocked add; and Pad longs (64 bytes) on
+    // each side, so that no other thread's per-item writes share a cache line with them (the workers and their arrays are allocated
+    // one after the other: without the padding, two threads' counters shared a line).
+    private const int Pad = 8;
+    private readonly long[] _counters;
 
     /// <summary>This thread only: one more item started at <paramref name="level"/> (the watchdog's count and the snapshot's).</summary>
     public void CountDispatch(int level)
     {
-        Volatile.Write(ref _dispatchCount, _dispatchCount + 1); // one writer: this thread
-        Volatile.Write(ref _runPerLevel[level], _runPerLevel[level] + 1);
+        long[] counters = _counters;
+        Volatile.Write(ref counters[Pad], counters[Pad] + 1);
+        Volatile.Write(ref counters[Pad + 1 + level], counters[Pad + 1 + level] + 1);
     }
 
     /// <summary>Any thread: how many items this thread has started at <paramref name="level"/> (a moment's value).</summary>
-    public long RunCount(int level) => Volatile.Read(ref _runPerLevel[level]);
+    public long RunCount(int level) => Volatile.Read(ref _counters[Pad + 1 + level]);
 
     public void Bind() => t_current = this;
 
@@ -65,7 +67,7 @@ internal sealed class PoolWorker : IWatchdogTarget
 
     int IWatchdogTarget.Levels => Pool.Levels;
 
-    long IWatchdogTarget.DispatchCount => Volatile.Read(ref _dispatchCount);
+    long IWatchdogTarget.DispatchCount => Volatile.Read(ref _counters[Pad]);
 
     int IWatchdogTarget.PendingCount(int level) => Volatile.Read(ref Parked) != 0 ? 0 : Pool.Queues.Count(level);
 
