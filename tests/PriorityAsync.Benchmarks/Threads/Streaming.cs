@@ -21,9 +21,11 @@ internal static class Streaming
         Result result = default;
         var producer = new Thread(() =>
         {
-            // Warm-up on the same thread, three bursts of the measured size: the producer's path, and the workers' queues grow to
-            // the segments a burst of this size needs (a ConcurrentQueue reuses a drained segment but allocates each larger one once;
-            // the single-threaded context measured 52 B/item in the first two bursts of 200,000 and 0 from the third on).
+            // Warm-up on the same thread. First a whole burst queued while every worker thread is held, so the workers' queues grow
+            // once to the segment a burst of this size needs at most (a ConcurrentQueue reuses a drained segment but allocates each
+            // larger one; with free-running workers how long the queue gets depends on the run: two pool threads measured 26 B/item
+            // in a round whose queue outgrew the warm-up's). Then three free-running bursts: the producer's path and the threads.
+            HeldBurst(workers, count, counter, items);
             for (int burst = 0; burst < 3; burst++)
             {
                 for (int i = 0; i < items; i++)
@@ -51,6 +53,35 @@ internal static class Streaming
         producer.Start();
         producer.Join();
         return result;
+    }
+
+    private static void HeldBurst(IWorkers workers, SendOrPostCallback count, Counter counter, int items)
+    {
+        using var go = new ManualResetEventSlim(false);
+        using var held = new CountdownEvent(workers.Threads);
+        SendOrPostCallback blocker = _ =>
+        {
+            held.Signal();
+            go.Wait();
+        };
+        for (int i = 0; i < workers.Threads; i++)
+        {
+            workers.Post(false, blocker, null);
+        }
+
+        if (!held.Wait(TimeSpan.FromSeconds(30)))
+        {
+            throw new TimeoutException($"{workers.Name}: only {workers.Threads - held.CurrentCount} of {workers.Threads} threads took a blocker within 30 s.");
+        }
+
+        for (int i = 0; i < items; i++)
+        {
+            workers.Post(false, count, counter);
+        }
+
+        go.Set();
+        counter.WaitFor(items);
+        counter.Reset();
     }
 
     private sealed class Counter
