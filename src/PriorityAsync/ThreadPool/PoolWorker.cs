@@ -44,7 +44,7 @@ internal sealed class PoolWorker : IWatchdogTarget
     // This thread's per-item counters, written on every item: [Pad] the dispatch count (the watchdog's), [Pad + 1 + L] the items
     // started at level L (the snapshot sums them over the threads). One writer, so no interlocked add; and Pad longs (64 bytes) on
     // each side, so that no other thread's per-item writes share a cache line with them (the workers and their arrays are allocated
-    // one after the other: without the padding, two threads' counters shared a line).
+    // one after the other, so without the padding two threads' counters could share a line).
     private const int Pad = 8;
     private readonly long[] _counters;
 

@@ -57,7 +57,8 @@ namespace PriorityAsync;
 //     and Tokio's searching workers avoid a wake-up storm: one kernel Set per post when two threads drain faster than one producer
 //     posts). No lost wake-up: the spinner's decrement is a full fence before its next look at the queues (its take, or Park's
 //     re-check): a producer that read _spinning != 0 read it before that decrement, so that look sees its item (store-buffer again).
-//     Test: PriorityThreadPoolTests' spinning and streaming stress tests (every post runs, none waits for a timer-long time).
+//     Test: PoolWakeUpStressTests (posts at random moments of run/spin/park each run, pairs that must run at once both get a
+//     thread; no timer armed, so a lost wake-up fails a bounded wait instead of being rescued by a timer's timeout).
 //   The end, a fault and the timers' flag do not rely on P3: WakeAll pops every parked thread whatever _spinning says.
 //
 // Ending (E-N): the pool ends when no operation is outstanding (the pool's own hold is released by Complete), no item runs on any
