@@ -21,11 +21,11 @@ internal static class Streaming
         Result result = default;
         var producer = new Thread(() =>
         {
-            // Warm-up on the same thread. First a whole burst queued while every worker thread is held, so the workers' queues grow
-            // once to the segment a burst of this size needs at most (a ConcurrentQueue reuses a drained segment but allocates each
-            // larger one; with free-running workers how long the queue gets depends on the run: two pool threads measured 26 B/item
-            // in a round whose queue outgrew the warm-up's). Then three free-running bursts: the producer's path and the threads.
-            HeldBurst(workers, count, counter, items);
+            // Warm-up on the same thread. First two bursts' worth queued while every worker thread is held, so the workers' queues
+            // grow once to a segment that holds a whole burst (a ConcurrentQueue reuses its last, drained segment but allocates each
+            // larger one, doubling: a held burst of 200,000 ends in a segment of 131,072 slots, and a free-running round whose queue
+            // outgrew it allocated the next, 262,144 x 40 B = 52.4 B/item). Then three free-running bursts: the producer's path.
+            HeldBurst(workers, count, counter, 2 * items);
             for (int burst = 0; burst < 3; burst++)
             {
                 for (int i = 0; i < items; i++)
