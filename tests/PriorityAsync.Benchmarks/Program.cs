@@ -25,7 +25,8 @@ using Measurement = PriorityAsync.Benchmarks.Infrastructure.Measurement;
 // docs/benchmarks.svg for a full run from the repository root; quick and partial runs write BenchmarkDotNet.Artifacts/), --samples <n> (latency samples per variant), --results-from <json>
 // (print the tables and redraw the chart from a saved run's BenchmarkDotNet.Artifacts/results.json, measuring nothing),
 // --policies [--policy-seconds <n>] [--policies-svg <path>] (the policies under saturation only: Harness/PolicyHarness.cs),
-// --threads [rounds] (the priority scheduler on several threads against the thread pool: Threads/ThreadsHarness.cs).
+// --threads [rounds] [--threads-cases cpu,flood,streaming] (the priority scheduler on several threads against the thread pool:
+// Threads/ThreadsHarness.cs; --threads-cases runs only the cases named).
 var options = BenchOptions.Parse(args);
 if (options.Quick && options.Reexec && Environment.GetEnvironmentVariable("DOTNET_ReadyToRun") != "0")
 {
@@ -38,7 +39,7 @@ if (options.Quick && options.Reexec && Environment.GetEnvironmentVariable("DOTNE
 if (options.ThreadsRounds > 0)
 {
     // The priority scheduler on several threads against the thread pool and ConcurrentExclusiveSchedulerPair (issue 20).
-    PriorityAsync.Benchmarks.Threads.ThreadsHarness.Run(Console.Out, options.ThreadsRounds);
+    PriorityAsync.Benchmarks.Threads.ThreadsHarness.Run(Console.Out, options.ThreadsRounds, options.ThreadsCases);
     return 0;
 }
 
@@ -255,6 +256,9 @@ internal sealed class BenchOptions
     /// <summary>--threads [rounds]: issue 20's harness (Threads/ThreadsHarness.cs), 3 rounds unless a number follows; 0: not asked for.</summary>
     public int ThreadsRounds { get; private set; }
 
+    /// <summary>--threads-cases cpu,flood,streaming: which of the --threads harness's cases run (null: all).</summary>
+    public IReadOnlyCollection<string>? ThreadsCases { get; private set; }
+
     /// <summary>Short runs of the BenchmarkDotNet suite (--quick: 3 by default, --runs n; a full run: 1).</summary>
     public int Runs { get; private set; } = 1;
 
@@ -331,6 +335,16 @@ internal sealed class BenchOptions
                     }
 
                     break;
+                case "--threads-cases" when i + 1 < args.Length:
+                    string[] threadsCases = args[++i].Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+                    if (threadsCases.Length == 0 || threadsCases.Except(PriorityAsync.Benchmarks.Threads.ThreadsHarness.CaseNames).Any())
+                    {
+                        throw new ArgumentException($"Unknown --threads-cases value '{args[i]}'. Use a comma-separated list of {string.Join(", ", PriorityAsync.Benchmarks.Threads.ThreadsHarness.CaseNames)}.");
+                    }
+
+                    options.ThreadsCases = threadsCases;
+                    options.ThreadsRounds = options.ThreadsRounds == 0 ? 3 : options.ThreadsRounds;
+                    break;
                 case "--policies":
                     options.Policies = true;
                     break;
@@ -344,7 +358,7 @@ internal sealed class BenchOptions
                     samples = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     break;
                 default:
-                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick [--runs <n>] [--no-reexec], --design, --slice-clock, --checkpoint-long-item, --lease-timers [--lease-runs <n>], --watchdog-cost [seconds], --threads [rounds], --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
+                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick [--runs <n>] [--no-reexec], --design, --slice-clock, --checkpoint-long-item, --lease-timers [--lease-runs <n>], --watchdog-cost [seconds], --threads [rounds] [--threads-cases cpu,flood,streaming], --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
             }
         }
 

@@ -24,7 +24,9 @@ namespace PriorityAsync;
 //
 // When a raised checkpoint yields (the N-thread part). On the loop, an item over its quota yields whenever other work waits. On the
 // pool, waiting work usually has a thread to run it, so the item yields only when its yield is what lets that work run: work waits at
-// a level below its cap while every thread is running an item (no idle thread will take it; _runningTotal, a moment's look), or work
+// a level below its cap while every thread is running an item (no idle thread will take it; _runningTotal, a moment's look: in
+// lock-free mode it counts the active threads, one spinning for work before it parks included, so now and then a yield is one that
+// thread would have made unneeded: one extra trip through the queue, never a missed one), or work
 // waits at the item's own level while that level is at its cap (only a slot of that level frees it, and this item holds one). A
 // checkpoint that finds neither clears the flag, so the ones that follow take the fast path; the clock raises it again at its next
 // tick while the item runs on and work may wait. Work waiting above the caller's level makes a checkpoint yield whatever the quota.

@@ -8,9 +8,9 @@ namespace PriorityAsync;
 // The diagnostics side of the pool: what the metrics, the EventSource and the trace recorder read, and the threads' slow path.
 //
 // Cost model: the single loop's (Diagnostics/PriorityContext.Diagnostics.cs). Each thread reads _slowPaths once per item, Enqueue once
-// per post; with no listener it is 0 and nothing else happens. The counters behind the observable instruments (_runPerLevel,
-// _running, the queue counts) are kept anyway, under the dispatch lock, and read without it (a moment's look) only when a listener
-// collects. ContextRegistry sets _slowPaths; it is a hint, read once per item: a listener that turns on takes effect from a thread's
+// per post; with no listener it is 0 and nothing else happens. The counters behind the observable instruments (each thread's
+// own run counts, the running counts: _running under the dispatch lock in locked mode, each thread's accounted level in lock-free
+// mode, and the queue counts) are kept anyway and read without a lock (a moment's look) only when a listener collects. ContextRegistry sets _slowPaths; it is a hint, read once per item: a listener that turns on takes effect from a thread's
 // next item.
 //
 // What differs from the single loop: a timed item costs two clock reads (the loop reuses the previous item's end as the next start
@@ -28,11 +28,39 @@ public sealed partial class PriorityThreadPool : IObservedScheduler
 
     long IObservedScheduler.Timestamp() => Stopwatch.GetTimestamp();
 
-    long IObservedScheduler.GetRun(int level) => Volatile.Read(ref _runPerLevel[level]);
+    long IObservedScheduler.GetRun(int level)
+    {
+        long run = 0;
+        foreach (PoolWorker worker in _workers)
+        {
+            run += worker.RunCount(level); // each thread counts its own items (D-N): the sum is the pool's
+        }
+
+        return run;
+    }
 
     int IObservedScheduler.GetQueued(int level) => _queues.Count(level);
 
-    int IObservedScheduler.GetRunning(int level) => Volatile.Read(ref _running[level]);
+    int IObservedScheduler.GetRunning(int level)
+    {
+        if (!_lockFree)
+        {
+            return Volatile.Read(ref _running[level]); // locked mode keeps the count for the caps (K-N)
+        }
+
+        // Lock-free mode keeps no shared count (it would be a shared write per item): each thread's accounted level is its item's
+        // dequeue level while it runs one, and -1 once it goes idle. A moment's look, as every observable instrument is.
+        int running = 0;
+        foreach (PoolWorker worker in _workers)
+        {
+            if (worker.AccountedLevel == level)
+            {
+                running++;
+            }
+        }
+
+        return running;
+    }
 
     void IObservedScheduler.SetSlowPaths(int paths) => Volatile.Write(ref _slowPaths, paths);
 

@@ -11,7 +11,9 @@ namespace PriorityAsync.Internal;
 
 /// <summary>
 /// The set of per-level FIFO queues plus a bitmask of the levels that may hold work.
-/// Any number of producers; exactly one consumer at a time (the thread that runs the loop).
+/// Any number of producers; exactly one consumer at a time (the thread that runs the loop). One exception, on the strict path only:
+/// the PriorityThreadPool's lock-free mode has several threads call <see cref="TryDequeue"/> at once (why I1 still holds then: D-N in
+/// ThreadPool/PriorityThreadPool.Engine.cs).
 /// </summary>
 /// <remarks>
 /// <para>

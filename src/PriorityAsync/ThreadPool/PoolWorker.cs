@@ -16,6 +16,7 @@ internal sealed class PoolWorker : IWatchdogTarget
     {
         Pool = pool;
         Index = index;
+        _counters = new long[Pad + 1 + pool.Levels + Pad];
     }
 
     /// <summary>The worker running on the calling thread, or null (not a pool thread).</summary>
@@ -31,7 +32,8 @@ internal sealed class PoolWorker : IWatchdogTarget
     /// <summary>Under the pool's idle lock: whether this worker is in the idle stack.</summary>
     public bool InIdleStack { get; set; }
 
-    /// <summary>This thread only (read by its watchdog): the level the running item is accounted at, or -1 between items.</summary>
+    /// <summary>This thread only (read by its watchdog and the running gauge): the level the running item is accounted at, or -1 once
+    /// the thread has found no more work (in locked mode: until its next take, which ends the previous item's accounting).</summary>
     public int AccountedLevel { get; set; } = -1;
 
     /// <summary>This thread only: when the running item started, for the weighted-shares charge.</summary>
@@ -51,12 +53,26 @@ internal sealed class PoolWorker : IWatchdogTarget
     /// <summary>See <see cref="SliceSeenCount"/>.</summary>
     public long SliceSeenAt;
 
-    private long _dispatchCount;
+    // This thread's per-item counters, written on every item: [Pad] the dispatch count (the watchdog's), [Pad + 1 + L] the items
+    // started at level L (the snapshot sums them over the threads). One writer, so no interlocked add; and Pad longs (64 bytes) on
+    // each side, so that no other thread's per-item writes share a cache line with them (the workers and their arrays are allocated
+    // one after the other, so without the padding two threads' counters could share a line).
+    private const int Pad = 8;
+    private readonly long[] _counters;
+
+    /// <summary>This thread only: one more item started at <paramref name="level"/> (the watchdog's count and the snapshot's).</summary>
+    public void CountDispatch(int level)
+    {
+        long[] counters = _counters;
+        Volatile.Write(ref counters[Pad], counters[Pad] + 1);
+        Volatile.Write(ref counters[Pad + 1 + level], counters[Pad + 1 + level] + 1);
+    }
+
+    /// <summary>Any thread: how many items this thread has started at <paramref name="level"/> (a moment's value).</summary>
+    public long RunCount(int level) => Volatile.Read(ref _counters[Pad + 1 + level]);
 
     /// <summary>Items this thread has dequeued; goes up after each dequeue, before the item runs. Any thread.</summary>
-    public long DispatchCount => Volatile.Read(ref _dispatchCount);
-
-    public void CountDispatch() => Volatile.Write(ref _dispatchCount, _dispatchCount + 1); // one writer: this thread
+    public long DispatchCount => Volatile.Read(ref _counters[Pad]);
 
     public void Bind() => t_current = this;
 

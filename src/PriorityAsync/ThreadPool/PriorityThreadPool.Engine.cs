@@ -9,41 +9,68 @@ using PriorityAsync.Internal;
 
 namespace PriorityAsync;
 
-// The engine of the pool: N threads sharing one LevelQueues.
+// The engine of the pool: N threads sharing one LevelQueues (dequeued without a lock by default, D-N).
 //
 // ---- Protocols (read before changing anything below) -----------------------------------------------------------------------
 //
-// Dispatch (D-N): LevelQueues has one consumer at a time (I1). On the pool that consumer is whichever thread holds _dispatchLock:
-// every dequeue, every policy decision and every update of the per-level running counts happens under it, once per item (the end
-// of the previous item and the dequeue of the next share one acquisition). So the policies run unchanged (the struct-generic
-// pattern, the same code as the single loop's, with the mask of levels below their cap), and the single loop's dequeue pays nothing
-// for the pool: no multi-consumer queue, no change to LevelQueues' fast path. Producers never take the lock: they enqueue with the
-// fence of LevelQueues.Enqueue, as on the single loop, from any thread, the pool's own included.
+// Dispatch (D-N): the pool has two modes, fixed at construction.
+//   * Lock-free mode (the strict policy and no level capped: the default): every thread dequeues with StrictPriorityPolicy.TryDequeue
+//     straight from the shared LevelQueues, without any lock; per item a thread writes only its own fields (PoolWorker's counts and
+//     accounted level). This is LevelQueues with several consumers, which its I1 permits on the strict path only: the strict
+//     dequeue uses ConcurrentQueue.TryDequeue (multi-consumer safe) and TryClearBit, which clears a bit and then looks at the queue
+//     again; with several consumers that is still the store-buffer argument of I1 (a producer either sees the cleared bit and sets it,
+//     or the clearing thread's second look sees the item and sets it back), and an item a second look saw may be taken by another
+//     consumer first (TryDequeue then returns false with the bit set: a stale bit, which the next dequeue clears). Nothing else a
+//     consumer does is used in this mode: the peek slot is the aging policy's, and the single loop never runs this code, so its hot
+//     path pays nothing (LevelQueues is unchanged). Test: PoolOrderingStressTests (exactly once, per-producer FIFO, strict priority at
+//     each dequeue, with DequeueObserver serialised with the dequeue), the contract suites and the shutdown races.
+//   * Locked mode (a cap, aging or weighted shares): the consumer of LevelQueues is whichever thread holds _dispatchLock: every
+//     dequeue, every policy decision and every update of the per-level running counts happens under it, once per item (the end of the
+//     previous item and the dequeue of the next share one acquisition). So the policies run unchanged (the struct-generic pattern,
+//     the same code as the single loop's, with the mask of levels below their cap).
+//   Producers never take the lock, in either mode: they enqueue with the fence of LevelQueues.Enqueue, from any thread.
 //   * Strict priority at each dequeue: the item taken is the oldest item of the highest level that holds work and is below its cap
-//     (StrictPriorityPolicy.TryDequeue with the allowed mask); other policies choose as on the single loop among the same levels.
-//   * FIFO per producer within a level: each level is one linearizable queue, dequeued under the lock. Items dequeued one after the
-//     other may run at the same time on two threads: "dequeued first" is not "finished first".
-//   * Caps (K-N): _running[L] counts the items of level L that are running (accounted at their dequeue level, moved by an inline
-//     Prioritize that changes level); a level at its cap has its bit in _saturated and is not offered to the policy. A thread
-//     skips it and takes the best item of the other levels: a cap never idles a thread while runnable work of another level waits.
+//     (StrictPriorityPolicy.TryDequeue with the allowed mask: all levels in lock-free mode); other policies choose as on the single
+//     loop among the same levels.
+//   * FIFO per producer within a level: each level is one linearizable queue. Items dequeued one after the other may run at the
+//     same time on two threads: "dequeued first" is not "finished first".
+//   * Caps (K-N, locked mode only): _running[L] counts the items of level L that are running (accounted at their dequeue level,
+//     moved by an inline Prioritize that changes level); a level at its cap has its bit in _saturated and is not offered to the
+//     policy. A thread skips it and takes the best item of the other levels: a cap never idles a thread while runnable work of
+//     another level waits.
 //
-// Parking and waking (P1): an idle thread spins IdleSpinCount times, then pushes itself on the idle stack (under _idleLock) and
-// publishes _idleCount, then issues a full fence and re-checks for runnable work (mask & ~_saturated), a due timer and the end;
-// only then does it wait on its own event. A producer enqueues (full fence), then reads _idleCount; if non-zero it pops ONE worker
-// (under _idleLock) and sets that worker's event. Store-buffer pattern with fences on both sides: either the parking thread's
-// re-check sees the item, or the producer sees it in the stack and wakes it (or another parked thread). A popped worker that had
-// already found work by itself gets a stale Set: it costs one extra lap, never a lost wake-up; a worker removes itself from the
-// stack whenever it leaves Park, so the stack holds only threads that are really parked or about to.
-//   * Work conservation (P2): after every dequeue, if runnable work remains and a thread is parked, one more is woken. So N items
-//     queued at once wake threads one after the other until all run, and an item of a level whose cap has just freed is picked up
-//     by a parked thread while the finishing thread takes something else.
+// Parking and waking (P1): a thread that found nothing spins first (P3), then goes idle (Deactivate, E-N), then parks: it pushes
+// itself on the idle stack (under _idleLock) and publishes _idleCount, then issues a full fence and re-checks for runnable work
+// (mask & ~_saturated), a due timer and the end; only then does it wait on its own event. A producer enqueues (full fence), then
+// reads _idleCount (and _spinning, P3); if a thread is parked and none spins it pops ONE worker (under _idleLock) and sets that
+// worker's event. Store-buffer pattern with fences on both sides: either the parking thread's re-check sees the item, or the
+// producer sees it in the stack and wakes it (or another parked thread). A popped worker that had already found work by itself
+// gets a stale Set: it costs one extra lap, never a lost wake-up; a worker removes itself from the stack whenever it leaves Park,
+// so the stack holds only threads that are really parked or about to.
+//   * Work conservation (P2): after every dequeue, if runnable work remains, a thread is parked and none spins, one more is woken.
+//     So N items queued at once wake threads one after the other until all run, and an item of a level whose cap has just freed is
+//     picked up by a parked thread while the finishing thread takes something else.
 //   * A post from a thread of the pool wakes a parked thread too (it is busy with its own item until it ends).
+//   * Spinning (P3): a thread that found nothing spins up to IdleSpinCount laps in SpinForWork, counted in _spinning (interlocked
+//     on entry and exit), looking for runnable work or a due timer. While a thread spins, a post (and P2) wakes no parked thread:
+//     the spinner takes the item, and if more remains, its own P2 wakes the next thread (as the .NET thread pool's spinning workers
+//     and Tokio's searching workers avoid a wake-up storm: one kernel Set per post when two threads drain faster than one producer
+//     posts). No lost wake-up: the spinner's decrement is a full fence before its next look at the queues (its take, or Park's
+//     re-check): a producer that read _spinning != 0 read it before that decrement, so that look sees its item (store-buffer again).
+//     Test: PoolWakeUpStressTests (posts at random moments of run/spin/park each run, pairs that must run at once both get a
+//     thread; no timer armed, so a lost wake-up fails a bounded wait instead of being rescued by a timer's timeout).
+//   The end, a fault and the timers' flag do not rely on P3: WakeAll pops every parked thread whatever _spinning says.
 //
 // Ending (E-N): the pool ends when no operation is outstanding (the pool's own hold is released by Complete), no item runs on any
-// thread and no work is queued, or on a fault. The thread that finds this under _dispatchLock publishes Finished (interlocked) and
-// wakes every parked thread; each thread leaves its loop; the last one to leave drops what is left (and the armed timers), then
-// completes Completion. A post that raced the end is drained by the last thread or by its own poster, who re-checks the state after
-// enqueueing (as on the single loop): each item is run once or dropped once, never both, never neither.
+// thread and no work is queued, or on a fault. The check runs under _dispatchLock in Deactivate, when a thread has found nothing
+// and spun. "No item runs" is _runningTotal == 0: in locked mode it counts the items running; in lock-free mode it counts the
+// active threads, those between Activate (under the lock, on start and after Park, refused once the pool ended) and Deactivate
+// (under the lock): a thread dequeues and runs only while active, so at 0 nobody holds an item and nobody dequeues, and no thread
+// becomes active after the end is published. The thread that finds the end publishes Finished (interlocked) and wakes every
+// parked thread; each thread leaves its loop; the last one to leave drops what is left (and the armed timers), then completes
+// Completion. A post that raced the end is drained by the last thread or by its own poster, who re-checks the state after
+// enqueueing (as on the single loop): each item is run once or dropped once, never both, never neither (the ConcurrentQueue gives
+// each item to one taker). Test: PoolShutdownRaceTests.
 //
 // Faults: an exception escaping an item raises UnhandledException on the thread that ran it; unless a handler sets Handled, the
 // first such exception becomes the pool's fault: no thread dequeues any more, items already running finish, what is queued is
@@ -69,7 +96,6 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
     private readonly PriorityThreadPoolSynchronizationContext[] _syncContexts;
     private readonly PriorityThreadPoolTaskScheduler[] _schedulers;
     private readonly TaskFactory[] _factories;
-    private readonly long[] _runPerLevel; // under _dispatchLock; read with Volatile by the snapshot
     private readonly int[] _running; // under _dispatchLock (K-N)
     private readonly int[] _maxConcurrency;
     private readonly bool _capped;
@@ -90,7 +116,10 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
     private int _idleTop; // under _idleLock
     private volatile int _idleCount; // = _idleTop, read by producers after their fence (P1)
     private long _saturated; // bit L: level L at its cap (K-N); written under _dispatchLock, read anywhere
-    private int _runningTotal; // under _dispatchLock
+    private int _runningTotal; // under _dispatchLock; read with Volatile by idle threads. Locked mode: items running; lock-free: active threads (E-N)
+    private int _spinning; // threads in SpinForWork (P3); interlocked
+    private readonly bool _lockFree; // D-N: the strict policy and no cap: dequeue without _dispatchLock
+    private readonly object _observerLock = new(); // tests only (DequeueObserver in lock-free mode)
     private int _state = StateRunning;
     private int _outstanding = 1; // the pool's own hold, released by Complete()
     private int _completeRequested;
@@ -233,20 +262,27 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
         }
     }
 
-    /// <summary>P1: wakes one parked thread, if any. The caller published its work with a full fence before.</summary>
+    /// <summary>P1 and P3: wakes one parked thread, if any and if no thread is spinning (a spinning thread sees the work before it
+    /// parks). The caller published its work with a full fence before.</summary>
     private void WakeOne()
     {
-        if (_idleCount == 0)
+        if (_idleCount == 0 || Volatile.Read(ref _spinning) != 0)
         {
-            return; // every thread is busy (or spinning): it will see the work before it parks
+            return; // every thread is busy or spinning: it will see the work before it parks (P1, P3)
         }
 
+        PopAndWake();
+    }
+
+    /// <summary>Pops one parked thread and sets its event; false if none was parked.</summary>
+    private bool PopAndWake()
+    {
         PoolWorker worker;
         lock (_idleLock)
         {
             if (_idleTop == 0)
             {
-                return;
+                return false;
             }
 
             worker = _idleStack[--_idleTop];
@@ -257,13 +293,14 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
 
         Interlocked.Increment(ref _wakeCount);
         worker.Event.Set();
+        return true;
     }
 
+    /// <summary>The end or a fault: every parked thread, spinning or not (P3 does not apply: each must see the state itself).</summary>
     private void WakeAll()
     {
-        while (_idleCount != 0)
+        while (_idleCount != 0 && PopAndWake())
         {
-            WakeOne();
         }
     }
 
@@ -291,84 +328,140 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
 
     private void RunWorker(PoolWorker worker)
     {
-        while (true)
+        while (Activate())
         {
-            if (Volatile.Read(ref _timersDue) != 0)
+            while (true)
             {
-                FireDueTimers();
-            }
-
-            WorkItem item = default;
-            int level = -1;
-            bool got;
-            bool finish = false;
-            lock (_dispatchLock)
-            {
-                EndItemLocked(worker);
-                got = _fault is null && Volatile.Read(ref _state) == StateRunning && TryDequeueLocked(out item, out level);
-                if (got)
+                if (Volatile.Read(ref _timersDue) != 0)
                 {
-                    _running[level]++;
-                    _runningTotal++;
-                    if (_running[level] >= _maxConcurrency[level])
-                    {
-                        _saturated |= 1L << level;
-                    }
-
-                    _runPerLevel[level]++;
-                    worker.AccountedLevel = level;
-                    DequeueObserver?.Invoke(level, item.State); // tests only: the dequeue order, seen under the lock
-                    if (_shares is not null)
-                    {
-                        worker.ItemStart = _shares.Now();
-                    }
+                    FireDueTimers();
                 }
-                else
+
+                if (_lockFree ? TryTakeLockFree(worker, out WorkItem item, out int level) : TryTakeLocked(worker, out item, out level))
                 {
-                    level = -1;
-                    if (Volatile.Read(ref _state) == StateRunning && ShouldFinishLocked())
-                    {
-                        Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
-                        finish = true;
-                    }
+                    Dispatch(worker, in item, level);
+                    continue;
+                }
+
+                // Nothing this thread may run now: spin a little (P3: posts meanwhile wake no parked thread), then go idle. In lock-free
+                // mode nothing else ends the item's accounting (locked mode ends it at the next take, under the lock: K-N), and the
+                // running gauge must not count a spinning thread.
+                if (_lockFree)
+                {
+                    worker.AccountedLevel = -1;
+                }
+
+                if (!SpinForWork())
+                {
+                    break;
                 }
             }
 
-            if (!got)
+            if (!Deactivate(worker))
             {
-                if (finish || Volatile.Read(ref _state) != StateRunning)
-                {
-                    WakeAll(); // every thread leaves its loop; the last one drops what is left (E-N)
-                    return;
-                }
-
-                Park(worker);
-                continue;
+                break;
             }
 
-            worker.CountDispatch();
+            Park(worker);
+        }
 
-            // P2: more runnable work and a parked thread: wake it, so the pool is work-conserving. The queues are looked at, not
-            // only the mask: the level just dequeued keeps its (possibly stale) bit until the next dequeue (I1), and a stale bit
-            // must not wake a thread for nothing.
-            if (_idleCount != 0 && HasRunnableWorkAbove(-1))
-            {
-                WakeOne();
-            }
+        WakeAll(); // every thread leaves its loop; the last one drops what is left (E-N)
+    }
 
-            SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
-            try
-            {
-                Invoke(worker, in item, level); // one field read per item; every per-item diagnostic is behind it (Diagnostics)
-            }
-            catch (Exception ex)
-            {
-                OnUnhandledException(ex, level);
-            }
+    /// <summary>Runs one dequeued item on this thread: the per-item path, the same in both dispatch modes (D-N).</summary>
+    private void Dispatch(PoolWorker worker, in WorkItem item, int level)
+    {
+        worker.CountDispatch(level);
+
+        // P2: more runnable work and a parked thread, and no thread spinning that would take it (P3): wake one, so the pool is
+        // work-conserving. The queues are looked at, not only the mask: the level just dequeued keeps its (possibly stale) bit until
+        // a dequeue finds it empty (I1), and a stale bit must not wake a thread for nothing.
+        if (_idleCount != 0 && Volatile.Read(ref _spinning) == 0 && HasRunnableWorkAbove(-1))
+        {
+            WakeOne();
+        }
+
+        SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
+        try
+        {
+            Invoke(worker, in item, level); // one field read per item; every per-item diagnostic is behind it (Diagnostics)
+        }
+        catch (Exception ex)
+        {
+            OnUnhandledException(ex, level);
         }
     }
 
-    /// <summary>Under the lock: the item this worker ran has ended: release its level's slot and charge its time.</summary>
+    /// <summary>D-N, lock-free mode (strict policy, no caps): the oldest item of the highest level that holds work, taken without
+    /// the dispatch lock. The caller is active (counted in _runningTotal), so the end cannot be found while it holds an item.</summary>
+    private bool TryTakeLockFree(PoolWorker worker, out WorkItem item, out int level)
+    {
+        if (Volatile.Read(ref _fault) is not null || Volatile.Read(ref _state) != StateRunning)
+        {
+            item = default;
+            level = -1;
+            return false; // a fault: no thread dequeues any more (the items already running finish)
+        }
+
+        bool got;
+        if (DequeueObserver is { } observer)
+        {
+            // Tests only: the dequeue and its observation in one critical section, so that the observed order is the dequeue order.
+            lock (_observerLock)
+            {
+                got = StrictPriorityPolicy.TryDequeue(_queues, ~0UL, out item, out level);
+                if (got)
+                {
+                    observer(level, item.State);
+                }
+            }
+        }
+        else
+        {
+            got = StrictPriorityPolicy.TryDequeue(_queues, ~0UL, out item, out level);
+        }
+
+        if (got)
+        {
+            worker.AccountedLevel = level;
+        }
+
+        return got;
+    }
+
+    /// <summary>D-N, locked mode (caps, aging, weighted shares): under the dispatch lock, the end of the previous item and the
+    /// dequeue of the next share one acquisition.</summary>
+    private bool TryTakeLocked(PoolWorker worker, out WorkItem item, out int level)
+    {
+        lock (_dispatchLock)
+        {
+            EndItemLocked(worker);
+            if (_fault is not null || Volatile.Read(ref _state) != StateRunning || !TryDequeueLocked(out item, out level))
+            {
+                item = default;
+                level = -1;
+                return false;
+            }
+
+            _running[level]++;
+            _runningTotal++;
+            if (_running[level] >= _maxConcurrency[level])
+            {
+                _saturated |= 1L << level;
+            }
+
+            worker.AccountedLevel = level;
+            DequeueObserver?.Invoke(level, item.State); // tests only: the dequeue order, seen under the lock
+            if (_shares is not null)
+            {
+                worker.ItemStart = _shares.Now();
+            }
+
+            return true;
+        }
+    }
+
+    /// <summary>Under the lock: the item this worker ran has ended: release its level's slot and charge its time (locked mode).</summary>
     private void EndItemLocked(PoolWorker worker)
     {
         int level = worker.AccountedLevel;
@@ -398,25 +491,102 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
         };
     }
 
-    /// <summary>Under the lock (E-N): nothing outstanding, nothing running, nothing queued (stale bits cleared on the way); or a fault.</summary>
+    /// <summary>E-N: a thread that starts (or leaves Park) becomes active. Lock-free mode: under the lock, counted in _runningTotal,
+    /// unless the pool has ended or faulted (then it leaves). Locked mode: each take checks the state under the lock already.</summary>
+    private bool Activate()
+    {
+        if (!_lockFree)
+        {
+            return Volatile.Read(ref _state) == StateRunning;
+        }
+
+        lock (_dispatchLock)
+        {
+            if (_fault is not null || Volatile.Read(ref _state) != StateRunning)
+            {
+                return false;
+            }
+
+            _runningTotal++;
+            return true;
+        }
+    }
+
+    /// <summary>E-N: a thread that found nothing to run goes idle: under the lock, it stops counting as active (lock-free mode) and
+    /// checks the end. False: the pool has ended (this thread may be the one that found it); the thread leaves its loop.</summary>
+    private bool Deactivate(PoolWorker worker)
+    {
+        lock (_dispatchLock)
+        {
+            if (_lockFree)
+            {
+                worker.AccountedLevel = -1;
+                _runningTotal--;
+            }
+
+            if (Volatile.Read(ref _state) != StateRunning)
+            {
+                return false;
+            }
+
+            if (ShouldFinishLocked())
+            {
+                Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
+                return false;
+            }
+
+            return true;
+        }
+    }
+
+    /// <summary>Under the lock (E-N): nothing outstanding, nothing running, nothing queued (stale bits cleared on the way); or a fault.
+    /// Lock-free mode: _runningTotal counts the active threads, so at 0 no other thread dequeues, and this one may clear bits (I1).</summary>
     private bool ShouldFinishLocked() =>
         _fault is not null
         || (Volatile.Read(ref _outstanding) <= 0 && _runningTotal == 0 && !_queues.HasWaitingWork());
+
+    /// <summary>P3: a thread that found nothing spins up to IdleSpinCount laps, counted in _spinning, until work it may run appears.
+    /// False: nothing came (or the pool is ending): the caller goes idle and parks (P1).</summary>
+    private bool SpinForWork()
+    {
+        Interlocked.Increment(ref _spinning);
+        bool found = false;
+        for (int i = 0; i < _idleSpinCount; i++)
+        {
+            if (Volatile.Read(ref _state) != StateRunning || Volatile.Read(ref _fault) is not null || Volatile.Read(ref _outstanding) <= 0)
+            {
+                break; // the end or a fault: Deactivate decides, under the lock
+            }
+
+            if ((_queues.NonEmptyMask & ~(ulong)Volatile.Read(ref _saturated)) != 0 || Volatile.Read(ref _timersDue) != 0)
+            {
+                found = true;
+                break;
+            }
+
+            // Every fourth lap gives the core away if another thread waits for one (sched_yield: returns at once otherwise). With
+            // more runnable threads than cores (a producer beside N busy pool threads on N cores), a lap that only spun would keep
+            // the producer, whose post it waits for, off the core.
+            if ((i & 3) == 3)
+            {
+                Thread.Yield();
+            }
+            else
+            {
+                Thread.SpinWait(20);
+            }
+        }
+
+        // A full fence before the caller's next look at the queues (its take, or Park's re-check after its own fence): a producer
+        // that read _spinning != 0 and did not wake anyone is covered by that look (P3).
+        Interlocked.Decrement(ref _spinning);
+        return found;
+    }
 
     private void Park(PoolWorker worker)
     {
         ExecutionContextFlow.Enter(null); // idle in the default context: what the last item left is not kept alive (E1)
         SynchronizationContext.SetSynchronizationContext(null);
-        for (int i = 0; i < _idleSpinCount; i++)
-        {
-            if (HasRunnableWorkOrShouldStop())
-            {
-                return;
-            }
-
-            Thread.SpinWait(20);
-        }
-
         bool firstToPark;
         worker.Event.Reset();
         lock (_idleLock)
@@ -454,7 +624,7 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
     }
 
     // The end condition is "nothing outstanding and nothing running": with only "nothing outstanding", idle threads would spin while
-    // another runs a long last item. The thread that ends the last item checks the end itself, under the lock (E-N).
+    // another runs a long last item. The last thread to go idle checks the end itself, under the lock (Deactivate, E-N).
     private bool HasRunnableWorkOrShouldStop() =>
         (_queues.NonEmptyMask & ~(ulong)Volatile.Read(ref _saturated)) != 0
         || Volatile.Read(ref _timersDue) != 0

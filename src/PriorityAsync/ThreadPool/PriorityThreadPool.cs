@@ -34,7 +34,6 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
         Policy = options.Policy;
         _idleSpinCount = options.IdleSpinCount;
         _queues = new LevelQueues(Levels);
-        _runPerLevel = new long[Levels];
         _running = new int[Levels];
         _maxConcurrency = new int[Levels];
         for (int level = 0; level < Levels; level++)
@@ -44,6 +43,7 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
         }
 
         InitializePolicy(options.Policy);
+        _lockFree = !_capped && _policyKind == PolicyKind.Strict; // D-N in ThreadPool/PriorityThreadPool.Engine.cs
         SchedulerOperations.CreateLevelSurfaces(
             this,
             Levels,
@@ -221,8 +221,19 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
 
     /// <summary>Takes a moment's snapshot of the queues and counters (run counts summed over the threads).</summary>
     /// <returns>A new snapshot.</returns>
-    public PriorityContextSnapshot GetSnapshot() =>
-        new(State, _queues, _runPerLevel, Interlocked.Read(ref _dropped), Volatile.Read(ref _outstanding));
+    public PriorityContextSnapshot GetSnapshot()
+    {
+        long[] run = new long[Levels];
+        for (int level = 0; level < Levels; level++)
+        {
+            foreach (PoolWorker worker in _workers)
+            {
+                run[level] += worker.RunCount(level);
+            }
+        }
+
+        return new(State, _queues, run, Interlocked.Read(ref _dropped), Volatile.Read(ref _outstanding));
+    }
 
     /// <summary>Lets the pool stop once all queued work and all outstanding operations are done. Idempotent; never blocks.</summary>
     public void Complete()

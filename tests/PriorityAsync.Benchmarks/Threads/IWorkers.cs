@@ -18,4 +18,7 @@ internal interface IWorkers : IDisposable
 
     /// <summary>Queues <paramref name="callback"/>; <paramref name="high"/> asks for the high level where there are levels.</summary>
     void Post(bool high, SendOrPostCallback callback, object? state);
+
+    /// <summary>How many times a post had to wake a parked worker thread so far, or -1 where the workers do not count it.</summary>
+    long WakeCount => -1;
 }

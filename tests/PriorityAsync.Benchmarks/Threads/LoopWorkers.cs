@@ -21,5 +21,7 @@ internal sealed class LoopWorkers : IWorkers
 
     public void Post(bool high, SendOrPostCallback callback, object? state) => (high ? _high : _low).Post(callback, state);
 
+    public long WakeCount => _thread.Context.WakeCount;
+
     public void Dispose() => _thread.Dispose();
 }

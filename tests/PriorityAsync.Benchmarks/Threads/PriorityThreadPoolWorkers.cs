@@ -13,5 +13,7 @@ internal sealed class PriorityThreadPoolWorkers(int threads) : IWorkers
 
     public void Post(bool high, SendOrPostCallback callback, object? state) => _pool.GetSynchronizationContext(high ? 1 : 0).Post(callback, state);
 
+    public long WakeCount => _pool.WakeCount;
+
     public void Dispose() => _pool.Dispose();
 }

@@ -18,14 +18,24 @@ public static class ThreadsHarness
     private const int FloodItems = 120_000;
     private const int StreamItems = 200_000;
 
-    public static void Run(TextWriter output, int rounds)
+    /// <summary>The case names <c>--threads-cases</c> takes (comma-separated); all of them unless it is given.</summary>
+    public static readonly string[] CaseNames = ["cpu", "flood", "streaming"];
+
+    public static void Run(TextWriter output, int rounds, IReadOnlyCollection<string>? cases = null)
     {
         ArgumentNullException.ThrowIfNull(output);
+        cases ??= CaseNames;
+        bool runCpu = cases.Contains("cpu");
+        bool runFlood = cases.Contains("flood");
+        bool runStreaming = cases.Contains("streaming");
         int cores = Environment.ProcessorCount;
         int iterations = CpuItem.Iterations;
         output.WriteLine(Invariant($"== Several threads (issue 20): {cores} cores, {rounds} rounds, variants interleaved; a CPU item is {iterations} xorshift steps, {CpuItem.MeasuredUs:F1} us alone =="));
 
-        List<Variant> variants = Variants(cores);
+        List<Variant> variants = Variants(cores)
+            .Where(v => runCpu || (runFlood && v.Flood) || (runStreaming && v.Streaming))
+            .Select(v => v with { Flood = v.Flood && runFlood, Streaming = v.Streaming && runStreaming })
+            .ToList();
         var cpu = variants.ToDictionary(v => v.Key, _ => new List<CpuThroughput.Result>());
         var flood = variants.Where(v => v.Flood).ToDictionary(v => v.Key, _ => new List<Flood.Result>());
         var stream = variants.Where(v => v.Streaming).ToDictionary(v => v.Key, _ => new List<Streaming.Result>());
@@ -35,7 +45,11 @@ public static class ThreadsHarness
             foreach (Variant variant in variants)
             {
                 using IWorkers workers = variant.Create();
-                cpu[variant.Key].Add(CpuThroughput.Run(workers, CpuItems));
+                if (runCpu)
+                {
+                    cpu[variant.Key].Add(CpuThroughput.Run(workers, CpuItems));
+                }
+
                 if (variant.Flood)
                 {
                     wake[variant.Key].Add(WakeUp.P50Us(workers, 100));
@@ -52,6 +66,34 @@ public static class ThreadsHarness
         }
 
         var goals = new List<(string Goal, string Figure, bool Met)>();
+        if (runCpu)
+        {
+            ReportCpu(output, variants, cpu, goals);
+        }
+
+        if (runFlood)
+        {
+            ReportFlood(output, variants, flood, wake, goals, cores);
+        }
+
+        if (runStreaming)
+        {
+            ReportStreaming(output, variants, stream, goals, cores);
+        }
+
+        output.WriteLine();
+        output.WriteLine("### Goals (issue 20; met only if every round met it)");
+        output.WriteLine();
+        output.WriteLine("| goal | figure | met? |");
+        output.WriteLine("|---|---|---|");
+        foreach ((string goal, string figure, bool met) in goals)
+        {
+            output.WriteLine($"| {goal} | {figure} | {(met ? "met" : "**missed**")} |");
+        }
+    }
+
+    private static void ReportCpu(TextWriter output, List<Variant> variants, Dictionary<string, List<CpuThroughput.Result>> cpu, List<(string Goal, string Figure, bool Met)> goals)
+    {
         output.WriteLine();
         output.WriteLine(Invariant($"### CPU-bound items of ~{CpuItem.TargetUs:F0} us, {CpuItems:N0} queued before the start (items/s: median of rounds [lowest .. highest])"));
         output.WriteLine();
@@ -71,6 +113,10 @@ public static class ThreadsHarness
             goals.Add(("CPU-bound ~10 us items: 2 threads >= 1.8x 1 thread", Invariant($"{Median(speedups):F2}x [{speedups.Min():F2} .. {speedups.Max():F2}]"), speedups.All(s => s >= 1.8)));
         }
 
+    }
+
+    private static void ReportFlood(TextWriter output, List<Variant> variants, Dictionary<string, List<Flood.Result>> flood, Dictionary<string, List<double>> wake, List<(string Goal, string Figure, bool Met)> goals, int cores)
+    {
         output.WriteLine();
         output.WriteLine(Invariant($"### A flood of low-level items (each {Flood.ItemDurationUs} us, >= {Flood.Backlog} queued), one high item in flight: its wait in us, all rounds pooled"));
         output.WriteLine();
@@ -98,17 +144,21 @@ public static class ThreadsHarness
             goals.Add(("flood: high p99 (waits one worker thread kept its core through) <= one low item + a wake-up", Invariant($"{ours.Kept:F1} us (bound {ours.Bound:F1} us; raw p99 {ours.Raw:F1} us, Task.Run raw p99 {pool.Raw:F0} us: {pool.Raw / ours.Raw:F0}x)"), ours.Kept <= ours.Bound));
         }
 
+    }
+
+    private static void ReportStreaming(TextWriter output, List<Variant> variants, Dictionary<string, List<Streaming.Result>> stream, List<(string Goal, string Figure, bool Met)> goals, int cores)
+    {
         output.WriteLine();
         output.WriteLine(Invariant($"### Post from one producer thread + run, {StreamItems:N0} items (ns/item: median of rounds [lowest .. highest])"));
         output.WriteLine();
-        output.WriteLine("| workers | threads | ns/item | B/item (process-wide) | vs PriorityContextThread |");
-        output.WriteLine("|---|---:|---:|---:|---:|");
+        output.WriteLine("| workers | threads | ns/item | B/item (process-wide) | vs PriorityContextThread | wakes of a parked thread per 1,000 items |");
+        output.WriteLine("|---|---:|---:|---:|---:|---:|");
         double loopNs = stream.TryGetValue(LoopKey, out List<Streaming.Result>? loopRuns) ? Median(loopRuns.Select(r => r.NsPerItem)) : double.NaN;
         foreach (Variant v in variants.Where(v => v.Streaming))
         {
             double[] ns = stream[v.Key].Select(r => r.NsPerItem).ToArray();
             double[] perRound = loopRuns is null ? [] : stream[v.Key].Zip(loopRuns, (a, b) => a.NsPerItem / b.NsPerItem).ToArray();
-            output.WriteLine(Invariant($"| {v.Name} | {v.Threads} | {Cell(ns, "F1")} | {Median(stream[v.Key].Select(r => r.BytesPerItem)):F2} | {(perRound.Length == 0 ? "" : Cell(perRound, "F2") + "x")} |"));
+            output.WriteLine(Invariant($"| {v.Name} | {v.Threads} | {Cell(ns, "F1")} | {Median(stream[v.Key].Select(r => r.BytesPerItem)):F2} | {(perRound.Length == 0 ? "" : Cell(perRound, "F2") + "x")} | {(stream[v.Key].Any(r => double.IsNaN(r.WakesPer1000)) ? "" : Cell(stream[v.Key].Select(r => r.WakesPer1000).ToArray(), "F1"))} |"));
             if (v.Key == NewKey(cores) && loopRuns is not null)
             {
                 goals.Add(("producer post + run per item <= 2x the single-threaded context", Invariant($"{Median(perRound):F2}x [{perRound.Min():F2} .. {perRound.Max():F2}] ({Median(ns):F1} vs {loopNs:F1} ns)"), perRound.All(r => r <= 2.0)));
@@ -117,15 +167,6 @@ public static class ThreadsHarness
             }
         }
 
-        output.WriteLine();
-        output.WriteLine("### Goals (issue 20; met only if every round met it)");
-        output.WriteLine();
-        output.WriteLine("| goal | figure | met? |");
-        output.WriteLine("|---|---|---|");
-        foreach ((string goal, string figure, bool met) in goals)
-        {
-            output.WriteLine($"| {goal} | {figure} | {(met ? "met" : "**missed**")} |");
-        }
     }
 
     private const string LoopKey = "loop";

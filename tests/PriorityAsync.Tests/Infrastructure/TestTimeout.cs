@@ -32,6 +32,14 @@ public static class TestTimeout
         }
     }
 
+    public static void WaitOrFail(this CountdownEvent e, string what)
+    {
+        if (!e.Wait(Unexpected))
+        {
+            throw new TimeoutException($"Timed out after {Unexpected.TotalSeconds} s waiting for: {what} ({e.CurrentCount} of {e.InitialCount} signals missing).");
+        }
+    }
+
     public static void JoinOrFail(this Thread t, string what)
     {
         if (!t.Join(Unexpected))

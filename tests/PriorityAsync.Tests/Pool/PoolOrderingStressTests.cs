@@ -5,7 +5,7 @@ using PriorityAsync.Tests.Reliability;
 namespace PriorityAsync.Tests.Pool;
 
 /// <summary>
-/// The rules that hold across threads, checked at the dequeue itself (the pool's test hook runs under its dispatch lock): every item
+/// The rules that hold across threads, checked at the dequeue itself (the pool's test hook runs in one critical section with the dequeue): every item
 /// runs exactly once; within a level, the items of one producer are dequeued in the order it queued them; and at each dequeue no item
 /// of a higher level that the dequeuing thread may run is waiting (checked on a pool filled while paused, so no enqueue races it).
 /// </summary>
@@ -35,7 +35,7 @@ public sealed class PoolOrderingStressTests
         {
             if (state is Item item)
             {
-                // Under the dispatch lock: one dequeue at a time.
+                // In one critical section with the dequeue (D-N): one dequeue at a time.
                 if (item.Sequence <= lastDequeued[item.Producer, level])
                 {
                     violations.Enqueue($"producer {item.Producer} level {level}: {item.Sequence} after {lastDequeued[item.Producer, level]}");
