@@ -11,7 +11,9 @@ PriorityContext.Run(async () =>                       // the calling thread beco
 {
     while (await bus.ReceiveAsync() is { } message)   // level 0 (the default): only when nothing more urgent waits
     {
-        Start(stop => HandleAsync(message, stop));    // a child of the loop: Run waits for it and rethrows its exception
+        // A child of the loop (Run waits for it and rethrows its exception), started at level 2: its lease keeper starts
+        // at once, not after the other messages' processing at level 1 (a lease runs from the moment of receipt).
+        Start(stop => HandleAsync(message, stop), level: 2);
     }
 }, new PriorityContextOptions { Levels = 3 });
 
