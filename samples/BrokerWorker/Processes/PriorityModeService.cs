@@ -9,16 +9,5 @@ namespace BrokerWorker.Processes;
 /// <summary>The priority mode as a hosted worker: <see cref="MessageWorker"/> on the service's own priority loop (3 levels).</summary>
 public sealed class PriorityModeService(WorkerGroup group) : PriorityBackgroundService
 {
-    protected override async Task ExecuteAsync(CancellationToken stoppingToken)
-    {
-        (MessageWorker worker, _) = group.CreateWorker(new PriorityMode());
-        try
-        {
-            await worker.RunAsync(stoppingToken);
-        }
-        finally
-        {
-            group.WorkerDone();
-        }
-    }
+    protected override Task ExecuteAsync(CancellationToken stoppingToken) => group.RunWorkerAsync(new PriorityMode(), stoppingToken);
 }

@@ -9,16 +9,5 @@ namespace BrokerWorker.Processes;
 /// <summary>The priority-threads mode as a hosted worker: <see cref="MessageWorker"/> on the service's own <see cref="PriorityAsync.PriorityThreadPool"/>.</summary>
 public sealed class PriorityThreadsModeService(WorkerGroup group) : PriorityThreadPoolBackgroundService
 {
-    protected override async Task ExecuteAsync(CancellationToken stoppingToken)
-    {
-        (MessageWorker worker, _) = group.CreateWorker(new PriorityThreadsMode());
-        try
-        {
-            await worker.RunAsync(stoppingToken);
-        }
-        finally
-        {
-            group.WorkerDone();
-        }
-    }
+    protected override Task ExecuteAsync(CancellationToken stoppingToken) => group.RunWorkerAsync(new PriorityThreadsMode(), stoppingToken);
 }

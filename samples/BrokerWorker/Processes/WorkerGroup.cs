@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Threading;
+using System.Threading.Tasks;
 using BrokerWorker.Modes;
 using BrokerWorker.Processing;
 using MessageBus;
@@ -22,6 +23,21 @@ public sealed class WorkerGroup(IMessageBus bus, Options options, int workers, I
     public Options Options => options;
 
     public IReadOnlyList<WorkerStats> Stats => _stats;
+
+    /// <summary>Runs one worker of <paramref name="mode"/> where the caller is (a hosted worker's own scheduler) until it returns,
+    /// then counts it done. For the modes without a renewer thread of their own.</summary>
+    public async Task RunWorkerAsync(Mode mode, CancellationToken stoppingToken)
+    {
+        (MessageWorker worker, _) = CreateWorker(mode);
+        try
+        {
+            await worker.RunAsync(stoppingToken);
+        }
+        finally
+        {
+            WorkerDone();
+        }
+    }
 
     /// <summary>Creates one worker's <see cref="MessageWorker"/> (and, in the heartbeat-thread mode, its renewer thread).</summary>
     public (MessageWorker Worker, Heartbeat? Heartbeat) CreateWorker(Mode mode)
