@@ -18,13 +18,27 @@ public class PoolExperimentTests
         TimeSpan interval = TimeSpan.FromMilliseconds(2);
         TimeSpan latency = TimeSpan.FromMilliseconds(200);
 
-        PoolResult byAwait = PoolExperiment.Run(Style.Await, duration, interval, latency);
-        PoolResult byWait = PoolExperiment.Run(Style.Wait, duration, interval, latency);
+        // Up to three attempts, as the lease worker's timing tests: noise from other processes (the suite runs two test assemblies at
+        // once) only ever takes CPU from both sides, which can leave each side a handful of requests in its window (once: await 2,
+        // Wait 1); Wait's blocked pool threads lose in a quiet attempt, and a regression that made await block loses in every one.
+        var attempts = new List<string>();
+        for (int attempt = 1; attempt <= 3; attempt++)
+        {
+            PoolResult byAwait = PoolExperiment.Run(Style.Await, duration, interval, latency);
+            PoolResult byWait = PoolExperiment.Run(Style.Wait, duration, interval, latency);
 
-        byAwait.Drained.Should().BeTrue();
-        byWait.Drained.Should().BeTrue();
-        byAwait.Started.Should().BePositive();
-        byWait.Started.Should().BePositive();
-        byAwait.ServedInWindow.Should().BeGreaterThan(2 * byWait.ServedInWindow, $"await served {byAwait.ServedInWindow}, Wait {byWait.ServedInWindow}");
+            byAwait.Drained.Should().BeTrue();
+            byWait.Drained.Should().BeTrue();
+            byAwait.Started.Should().BePositive();
+            byWait.Started.Should().BePositive();
+            if (byAwait.ServedInWindow > 2 * byWait.ServedInWindow)
+            {
+                return;
+            }
+
+            attempts.Add($"attempt {attempt}: await served {byAwait.ServedInWindow}, Wait {byWait.ServedInWindow}");
+        }
+
+        Assert.Fail("await never served more than twice the requests Wait served in the same window: " + string.Join("; ", attempts));
     }
 }
