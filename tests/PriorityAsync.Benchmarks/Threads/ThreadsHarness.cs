@@ -33,10 +33,10 @@ public static class ThreadsHarness
         output.WriteLine(Invariant($"== Several threads (issue 20): {cores} cores, {rounds} rounds, variants interleaved; a CPU item is {iterations} xorshift steps, {CpuItem.MeasuredUs:F1} us alone =="));
 
         List<Variant> variants = Variants(cores)
-            .Where(v => runCpu || (runFlood && v.Flood) || (runStreaming && v.Streaming))
-            .Select(v => v with { Flood = v.Flood && runFlood, Streaming = v.Streaming && runStreaming })
+            .Where(v => (runCpu && v.Cpu) || (runFlood && v.Flood) || (runStreaming && v.Streaming))
+            .Select(v => v with { Cpu = v.Cpu && runCpu, Flood = v.Flood && runFlood, Streaming = v.Streaming && runStreaming })
             .ToList();
-        var cpu = variants.ToDictionary(v => v.Key, _ => new List<CpuThroughput.Result>());
+        var cpu = variants.Where(v => v.Cpu).ToDictionary(v => v.Key, _ => new List<CpuThroughput.Result>());
         var flood = variants.Where(v => v.Flood).ToDictionary(v => v.Key, _ => new List<Flood.Result>());
         var stream = variants.Where(v => v.Streaming).ToDictionary(v => v.Key, _ => new List<Streaming.Result>());
         var wake = variants.Where(v => v.Flood).ToDictionary(v => v.Key, _ => new List<double>());
@@ -45,7 +45,7 @@ public static class ThreadsHarness
             foreach (Variant variant in variants)
             {
                 using IWorkers workers = variant.Create();
-                if (runCpu)
+                if (variant.Cpu)
                 {
                     cpu[variant.Key].Add(CpuThroughput.Run(workers, CpuItems));
                 }
@@ -82,7 +82,7 @@ public static class ThreadsHarness
         }
 
         output.WriteLine();
-        output.WriteLine("### Goals (issue 20; met only if every round met it)");
+        output.WriteLine("### Goals (issue 20; met only if every round met it, unless the goal says otherwise)");
         output.WriteLine();
         output.WriteLine("| goal | figure | met? |");
         output.WriteLine("|---|---|---|");
@@ -99,7 +99,7 @@ public static class ThreadsHarness
         output.WriteLine();
         output.WriteLine("| workers | threads | k items/s | items that ran before the start (median) |");
         output.WriteLine("|---|---:|---:|---:|");
-        foreach (Variant v in variants)
+        foreach (Variant v in variants.Where(v => v.Cpu))
         {
             double[] rates = cpu[v.Key].Select(r => r.ItemsPerSecond / 1e3).ToArray();
             output.WriteLine(Invariant($"| {v.Name} | {v.Threads} | {Cell(rates, "F1")} | {Median(cpu[v.Key].Select(r => (double)r.RanBeforeStart)):F0} |"));
@@ -149,27 +149,39 @@ public static class ThreadsHarness
     private static void ReportStreaming(TextWriter output, List<Variant> variants, Dictionary<string, List<Streaming.Result>> stream, List<(string Goal, string Figure, bool Met)> goals, int cores)
     {
         output.WriteLine();
-        output.WriteLine(Invariant($"### Post from one producer thread + run, {StreamItems:N0} items (ns/item: median of rounds [lowest .. highest])"));
+        output.WriteLine(Invariant($"### Post from one producer thread + run, {StreamItems:N0} items per burst (ns/item: each round the median of {Streaming.MeasuredBursts} bursts; the median of rounds [lowest .. highest])"));
         output.WriteLine();
-        output.WriteLine("| workers | threads | ns/item | B/item (process-wide) | vs PriorityContextThread | wakes of a parked thread per 1,000 items |");
+        output.WriteLine("| workers | threads | ns/item | B/item (process-wide) | vs PriorityContextThread, per round | wakes of a parked thread per 1,000 items |");
         output.WriteLine("|---|---:|---:|---:|---:|---:|");
         double loopNs = stream.TryGetValue(LoopKey, out List<Streaming.Result>? loopRuns) ? Median(loopRuns.Select(r => r.NsPerItem)) : double.NaN;
         foreach (Variant v in variants.Where(v => v.Streaming))
         {
             double[] ns = stream[v.Key].Select(r => r.NsPerItem).ToArray();
-            double[] perRound = loopRuns is null ? [] : stream[v.Key].Zip(loopRuns, (a, b) => a.NsPerItem / b.NsPerItem).ToArray();
-            output.WriteLine(Invariant($"| {v.Name} | {v.Threads} | {Cell(ns, "F1")} | {Median(stream[v.Key].Select(r => r.BytesPerItem)):F2} | {(perRound.Length == 0 ? "" : Cell(perRound, "F2") + "x")} | {(stream[v.Key].Any(r => double.IsNaN(r.WakesPer1000)) ? "" : Cell(stream[v.Key].Select(r => r.WakesPer1000).ToArray(), "F1"))} |"));
-            if (v.Key == NewKey(cores) && loopRuns is not null)
-            {
-                goals.Add(("producer post + run per item <= 2x the single-threaded context", Invariant($"{Median(perRound):F2}x [{perRound.Min():F2} .. {perRound.Max():F2}] ({Median(ns):F1} vs {loopNs:F1} ns)"), perRound.All(r => r <= 2.0)));
-                double bytes = stream[v.Key].Max(r => r.BytesPerItem);
-                goals.Add(("producer post + run: 0 B per item", Invariant($"{bytes:F3} B/item at most"), bytes < 0.5));
-            }
+            output.WriteLine(Invariant($"| {v.Name} | {v.Threads} | {Cell(ns, "F1")} | {Median(stream[v.Key].Select(r => r.BytesPerItem)):F2} | {(loopRuns is null ? "" : Cell(PerRound(stream[v.Key], loopRuns), "F2") + "x")} | {(stream[v.Key].Any(r => double.IsNaN(r.WakesPer1000)) ? "" : Cell(stream[v.Key].Select(r => r.WakesPer1000).ToArray(), "F1"))} |"));
         }
 
+        if (loopRuns is null || !stream.TryGetValue(NewKey(cores), out List<Streaming.Result>? ours))
+        {
+            return;
+        }
+
+        // The goal is read at the median of the rounds, not in every round: the A/A row (the same single loop, a second instance in
+        // the same rounds) shows how far two rounds of identical code differ here, and a bound every round must meet would be
+        // missed by the single loop against itself.
+        double[] perRound = PerRound(ours, loopRuns);
+        string control = stream.TryGetValue(LoopAgainKey, out List<Streaming.Result>? again)
+            ? Invariant($"; A/A: the single loop against itself {Median(PerRound(again, loopRuns)):F2}x [{PerRound(again, loopRuns).Min():F2} .. {PerRound(again, loopRuns).Max():F2}]")
+            : "";
+        goals.Add(("producer post + run per item <= 2x the single-threaded context (at the median of rounds)", Invariant($"{Median(perRound):F2}x [{perRound.Min():F2} .. {perRound.Max():F2}] ({Median(ours.Select(r => r.NsPerItem)):F1} vs {loopNs:F1} ns){control}"), Median(perRound) <= 2.0));
+        double bytes = ours.Max(r => r.BytesPerItem);
+        goals.Add(("producer post + run: 0 B per item", Invariant($"{bytes:F3} B/item at most"), bytes < 0.5));
     }
 
+    private static double[] PerRound(List<Streaming.Result> subject, List<Streaming.Result> reference) =>
+        subject.Zip(reference, (a, b) => a.NsPerItem / b.NsPerItem).ToArray();
+
     private const string LoopKey = "loop";
+    private const string LoopAgainKey = "loop-again";
     private const string PoolKey = "pool";
 
     private static string NewKey(int threads) => $"new{threads}";
@@ -181,6 +193,9 @@ public static class ThreadsHarness
         variants.Add(new Variant(PoolKey, "Task.Run (thread pool)", cores, () => new ThreadPoolWorkers(), Flood: true, Streaming: true));
         variants.Add(new Variant("cesp", "ConcurrentExclusiveSchedulerPair.ConcurrentScheduler", cores, () => new ConcurrentSchedulerWorkers(cores), Flood: true, Streaming: true));
         variants.Add(new Variant(LoopKey, "PriorityContextThread (1 thread)", 1, () => new LoopWorkers(), Flood: true, Streaming: true));
+
+        // The streaming case's control (A/A): the same single loop again, measured in the same rounds as everything else.
+        variants.Add(new Variant(LoopAgainKey, "PriorityContextThread (1 thread), again: A/A control", 1, () => new LoopWorkers(), Flood: false, Streaming: true, Cpu: false));
         return variants;
     }
 
@@ -207,5 +222,5 @@ public static class ThreadsHarness
 
     private static string Invariant(FormattableString text) => text.ToString(CultureInfo.InvariantCulture);
 
-    private sealed record Variant(string Key, string Name, int Threads, Func<IWorkers> Create, bool Flood, bool Streaming);
+    private sealed record Variant(string Key, string Name, int Threads, Func<IWorkers> Create, bool Flood, bool Streaming, bool Cpu = true);
 }
