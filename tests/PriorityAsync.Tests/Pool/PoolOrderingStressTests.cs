@@ -45,18 +45,36 @@ public sealed class PoolOrderingStressTests
             }
         };
 
+        // The producers keep at most MaxBacklog items queued or running between them: the levels empty and fill again all the time
+        // (the non-empty bits' races of I1 and D-N, which a backlog of millions would never exercise), and the drain at the end stays
+        // short whatever the budget (unbounded, the CI budget queued millions of items and their drain took most of the time limit).
+        const long MaxBacklog = 2_048;
         var runs = new ConcurrentDictionary<(int, long), int>();
         long produced = 0;
+        long ran = 0;
         DateTime end = DateTime.UtcNow + StressSettings.Fraction(0.5);
         Task[] producers = Enumerable.Range(0, Producers).Select(p => Task.Run(() =>
         {
             var random = new Random(p);
+            SendOrPostCallback run = state =>
+            {
+                runs.AddOrUpdate((p, ((Item)state!).Sequence), 1, (_, n) => n + 1);
+                Interlocked.Increment(ref ran);
+            };
             long sequence = 0;
+            var wait = default(SpinWait);
             while (DateTime.UtcNow < end)
             {
+                if (Volatile.Read(ref produced) - Volatile.Read(ref ran) >= MaxBacklog)
+                {
+                    wait.SpinOnce(); // yields, then sleeps: a waiting producer does not keep a pool thread off its core
+                    continue;
+                }
+
+                wait.Reset();
                 int level = random.Next(Levels);
                 var item = new Item(p, level, sequence++);
-                pool.GetSynchronizationContext(level).Post(state => runs.AddOrUpdate((p, ((Item)state!).Sequence), 1, (_, n) => n + 1), item);
+                pool.GetSynchronizationContext(level).Post(run, item);
                 Interlocked.Increment(ref produced);
             }
         })).ToArray();
@@ -64,6 +82,7 @@ public sealed class PoolOrderingStressTests
         await pool.DisposeAsync().AsTask().WithinBudget("the pool to drain");
 
         violations.Should().BeEmpty();
+        produced.Should().BeGreaterThan(10 * MaxBacklog, "the producers filled and drained the queues many times over");
         runs.Count.Should().Be((int)produced, "every item ran");
         runs.Values.Should().OnlyContain(n => n == 1, "exactly once");
         pool.GetSnapshot().DroppedCount.Should().Be(0);
