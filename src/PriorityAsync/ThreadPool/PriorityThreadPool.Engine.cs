@@ -187,16 +187,47 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
             _workers[i] = new PoolWorker(this, i);
         }
 
-        for (int i = 0; i < ThreadCount; i++)
+        int started = 0;
+        try
         {
-            PoolWorker worker = _workers[i];
-            _watchdogs[i] = stallTimeout is { } timeout ? Watchdog.Start(worker, timeout) : null;
-            var thread = new Thread(static state => ((PoolWorker)state!).Pool.WorkerMain((PoolWorker)state!))
+            for (; started < ThreadCount; started++)
             {
-                IsBackground = true,
-                Name = $"{Name} #{i}",
-            };
-            thread.UnsafeStart(worker); // in the default context, as a thread-pool thread (E1), not in the creator's
+                PoolWorker worker = _workers[started];
+                _watchdogs[started] = stallTimeout is { } timeout ? Watchdog.Start(worker, timeout) : null;
+                var thread = new Thread(static state => ((PoolWorker)state!).Pool.WorkerMain((PoolWorker)state!))
+                {
+                    IsBackground = true,
+                    Name = $"{Name} #{started}",
+                };
+                ThreadStartingForTests?.Invoke(this, started);
+                thread.UnsafeStart(worker); // in the default context, as a thread-pool thread (E1), not in the creator's
+            }
+        }
+        catch (Exception ex)
+        {
+            AbandonStart(started, ex);
+            throw;
+        }
+    }
+
+    /// <summary>For tests: called on the constructing thread before each pool thread starts (a throw there stands for the OS
+    /// refusing a thread, as a process or container thread limit does). Thread-static, so tests running in parallel never see it.</summary>
+    [ThreadStatic]
+    internal static Action<PriorityThreadPool, int>? ThreadStartingForTests;
+
+    /// <summary>The constructor failed to start thread <paramref name="started"/> (the OS refused it): the threads already started
+    /// must leave, and the pool must leave the metrics registry and the watchdog, as at a normal end. The unstarted threads never
+    /// decrement _liveThreads, so they are taken off it first; then a fault makes every started thread leave its loop (E-N), the
+    /// last one running OnLastThreadEnded; with none started, this thread runs it. No item can be queued yet: the constructor has
+    /// not returned.</summary>
+    private void AbandonStart(int started, Exception failure)
+    {
+        int live = Interlocked.Add(ref _liveThreads, started - ThreadCount);
+        SetFault(ExceptionDispatchInfo.Capture(failure));
+        if (live == 0)
+        {
+            Interlocked.Exchange(ref _state, StateFaulted);
+            OnLastThreadEnded();
         }
     }
 

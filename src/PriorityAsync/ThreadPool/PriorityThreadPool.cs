@@ -23,6 +23,8 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
     /// <summary>Creates the pool and starts its threads.</summary>
     /// <param name="options">The settings, or <see langword="null"/> for the defaults.</param>
     /// <exception cref="ArgumentOutOfRangeException">An option is outside its allowed range.</exception>
+    /// <exception cref="OutOfMemoryException">The operating system refused to start one of the threads (a process or container
+    /// thread limit). The threads already started end, and nothing of the pool is left running or observed.</exception>
     public PriorityThreadPool(PriorityThreadPoolOptions? options = null)
     {
         options ??= new PriorityThreadPoolOptions();

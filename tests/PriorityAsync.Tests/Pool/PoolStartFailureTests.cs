@@ -1,0 +1,56 @@
+using PriorityAsync.Internal;
+using PriorityAsync.Tests.Infrastructure;
+
+namespace PriorityAsync.Tests.Pool;
+
+/// <summary>
+/// The OS may refuse a thread (a process or container thread limit): the constructor then throws what the start threw, and leaves
+/// nothing behind: the threads it had started leave, the pool leaves the metrics registry (whose instruments would otherwise report it
+/// for the life of the process) and its watchdogs stop. The failure is injected where the OS's would surface, before a thread starts.
+/// </summary>
+public sealed class PoolStartFailureTests
+{
+    [Theory]
+    [InlineData(0, false)]
+    [InlineData(1, false)]
+    [InlineData(2, true)]
+    [InlineData(1, true)]
+    public async Task Constructor_ThreadFailsToStart_ThrowsItsException_AndTheStartedThreadsLeaveAndTheRegistryForgetsThePool(int failingThread, bool lockFree)
+    {
+        var refused = new OutOfMemoryException("Thread failed to start.");
+        PriorityThreadPool? abandoned = null;
+        PriorityThreadPool.ThreadStartingForTests = (pool, index) =>
+        {
+            abandoned = pool;
+            if (index == failingThread)
+            {
+                throw refused;
+            }
+        };
+        try
+        {
+            var options = new PriorityThreadPoolOptions
+            {
+                ThreadCount = 3,
+                Levels = 2,
+                Name = $"start-failure-{failingThread}",
+                StallTimeout = TimeSpan.FromSeconds(1),
+                // Locked dispatch (a cap) or lock-free (strict, no cap): the started threads leave through either mode's path (D-N).
+                MaxConcurrencyPerLevel = lockFree ? null : [2, 3],
+            };
+            Action create = () => _ = new PriorityThreadPool(options);
+            create.Should().Throw<OutOfMemoryException>().Which.Should().BeSameAs(refused);
+        }
+        finally
+        {
+            PriorityThreadPool.ThreadStartingForTests = null;
+        }
+
+        abandoned.Should().NotBeNull();
+        // Completion ends when the last started thread has left (or at once, when none had started).
+        Func<Task> completion = () => abandoned!.Completion.WithTimeout("the started threads to leave");
+        (await completion.Should().ThrowAsync<OutOfMemoryException>()).Which.Should().BeSameAs(refused);
+        abandoned!.State.Should().Be(PriorityContextState.Faulted);
+        ContextRegistry.Live.Should().NotContain(abandoned);
+    }
+}
