@@ -37,7 +37,9 @@ namespace PriorityAsync;
 //   * Caps (K-N, locked mode only): _running[L] counts the items of level L that are running (accounted at their dequeue level,
 //     moved by an inline Prioritize that changes level); a level at its cap has its bit in _saturated and is not offered to the
 //     policy. A thread skips it and takes the best item of the other levels: a cap never idles a thread while runnable work of
-//     another level waits.
+//     another level waits. A slot freed while the item goes on running (an inline Prioritize to another level) wakes a parked
+//     thread for the freed level's queued items (P2), and the bit is cleared with a full fence (ReleaseSlotLocked). Test:
+//     PriorityThreadPoolTests.Cap_FreedByAnInlinePrioritize_WakesAParkedThreadForTheQueuedItemOfThatLevel.
 //
 // Parking and waking (P1): a thread that found nothing spins first (P3), then goes idle (Deactivate, E-N), then parks: it pushes
 // itself on the idle stack (under _idleLock) and publishes _idleCount, then issues a full fence and re-checks for runnable work
@@ -47,7 +49,8 @@ namespace PriorityAsync;
 // producer sees it in the stack and wakes it (or another parked thread). A popped worker that had already found work by itself
 // gets a stale Set: it costs one extra lap, never a lost wake-up; a worker removes itself from the stack whenever it leaves Park,
 // so the stack holds only threads that are really parked or about to.
-//   * Work conservation (P2): after every dequeue, if runnable work remains, a thread is parked and none spins, one more is woken.
+//   * Work conservation (P2): after every dequeue (and after an inline Prioritize that frees a capped level's slot), if runnable
+//     work remains, a thread is parked and none spins, one more is woken.
 //     So N items queued at once wake threads one after the other until all run, and an item of a level whose cap has just freed is
 //     picked up by a parked thread while the finishing thread takes something else.
 //   * A post from a thread of the pool wakes a parked thread too (it is busy with its own item until it ends).
@@ -503,10 +506,7 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
 
         worker.AccountedLevel = -1;
         _runningTotal--;
-        if (--_running[level] < _maxConcurrency[level])
-        {
-            _saturated &= ~(1L << level);
-        }
+        ReleaseSlotLocked(level); // P2 follows in Dispatch if this thread takes an item; if it takes none, nothing is runnable
 
         _shares?.Charge(level, _shares.Now() - worker.ItemStart);
     }
@@ -761,9 +761,12 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
         return false;
     }
 
-    /// <summary>K-N: an inline Prioritize that changes level moves the running item's slot, if the new level has room.</summary>
+    /// <summary>K-N: an inline Prioritize that changes level moves the running item's slot, if the new level has room. A slot freed
+    /// at a level that was at its cap makes that level's queued items runnable while this item goes on running: P2 applies (a parked
+    /// thread is woken for them), as after a dequeue; without it they would wait for this item's end with a thread parked.</summary>
     private bool TryMoveAccountedLevel(PoolWorker worker, int level)
     {
+        bool freed;
         lock (_dispatchLock)
         {
             if (_running[level] >= _maxConcurrency[level])
@@ -771,20 +774,38 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
                 return false; // queued instead: it runs when the level has room
             }
 
-            int previous = worker.AccountedLevel;
-            if (--_running[previous] < _maxConcurrency[previous])
-            {
-                _saturated &= ~(1L << previous);
-            }
-
+            freed = ReleaseSlotLocked(worker.AccountedLevel);
             if (++_running[level] >= _maxConcurrency[level])
             {
                 _saturated |= 1L << level;
             }
 
             worker.AccountedLevel = level;
+        }
+
+        // P2 (the bit was cleared with a full fence, so this read of _idleCount cannot pass it: see ReleaseSlotLocked).
+        if (freed && _idleCount != 0 && Volatile.Read(ref _spinning) == 0 && HasRunnableWorkAbove(-1))
+        {
+            WakeOne();
+        }
+
+        return true;
+    }
+
+    /// <summary>K-N, under the dispatch lock: one running item of <paramref name="level"/> ends or moves to another level. True if
+    /// that took the level off its cap. The bit is cleared with an interlocked And, a full fence: the caller reads _idleCount
+    /// afterwards for P2, and a thread parking meanwhile publishes itself in the idle stack, fences, then re-reads _saturated (P1),
+    /// so either that re-check sees the level runnable or the caller sees the parked thread (the store-buffer pattern needs a full
+    /// fence on both sides; the lock's release alone orders the clear only before later stores).</summary>
+    private bool ReleaseSlotLocked(int level)
+    {
+        if (--_running[level] < _maxConcurrency[level] && (_saturated & (1L << level)) != 0)
+        {
+            Interlocked.And(ref _saturated, ~(1L << level));
             return true;
         }
+
+        return false;
     }
 
     internal bool TryContinueInlineAt(int level)

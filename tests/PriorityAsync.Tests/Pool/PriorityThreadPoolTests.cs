@@ -172,6 +172,45 @@ public class PriorityThreadPoolTests
     }
 
     [Fact]
+    public async Task Cap_FreedByAnInlinePrioritize_WakesAParkedThreadForTheQueuedItemOfThatLevel()
+    {
+        // K-N with P2: an item of a capped level moves up with an inline Prioritize and keeps running. The slot it frees lets the
+        // queued item of its old level run now, on the parked thread, not only once the moved item ends (work conservation).
+        using var movedGate = new ManualResetEventSlim();
+        using var keepRunning = new ManualResetEventSlim();
+        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
+        {
+            ThreadCount = 2,
+            Levels = 2,
+            MaxConcurrencyPerLevel = [1, 2],
+            Name = "cap-freed-inline",
+        });
+        var started = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var moved = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Task first = pool.InvokeAsync(async () =>
+        {
+            started.SetResult();
+            movedGate.WaitOrFail("the test to let the first item move up");
+            int threadBefore = Environment.CurrentManagedThreadId;
+            await Prioritize(1); // inline: nothing waits above, level 1 has room
+            Environment.CurrentManagedThreadId.Should().Be(threadBefore, "the move is inline, on the same thread");
+            moved.SetResult();
+            keepRunning.WaitOrFail("the second item to run beside the moved one");
+        }, level: 0);
+        await started.Task.WithTimeout("the first item to start");
+
+        var secondRan = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        pool.GetSynchronizationContext(0).Post(_ => secondRan.SetResult(), null); // level 0 is at its cap: queued
+        WaitUntil(() => pool.IdleCount == 1, "the other thread to park (nothing it may run)");
+
+        movedGate.Set();
+        await moved.Task.WithTimeout("the first item to move to level 1");
+        await secondRan.Task.WithTimeout("the queued level-0 item to run while the moved item still runs");
+        keepRunning.Set();
+        await first.WithTimeout("the first item");
+    }
+
+    [Fact]
     public async Task Post_ToAnIdlePool_WakesOneThreadNotAll()
     {
         await using var pool = new PriorityThreadPool(Options(threads: 4));
