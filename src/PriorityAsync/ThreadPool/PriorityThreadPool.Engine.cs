@@ -220,16 +220,17 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
 
     /// <summary>The constructor failed to start thread <paramref name="started"/> (the OS refused it): the threads already started
     /// must leave, and the pool must leave the metrics registry and the watchdog, as at a normal end. The unstarted threads never
-    /// decrement _liveThreads, so they are taken off it first; then a fault makes every started thread leave its loop (E-N), the
-    /// last one running OnLastThreadEnded; with none started, this thread runs it. No item can be queued yet: the constructor has
-    /// not returned.</summary>
+    /// decrement _liveThreads, so they are taken off it first. Then this thread publishes the end itself (E-N: no item runs, so no
+    /// thread would reach Deactivate to publish it; a parked thread leaves through Activate, which does not) and the fault, whose
+    /// WakeAll makes every started thread leave its loop, the last one running OnLastThreadEnded; with none started, this thread
+    /// runs it. No item can be queued yet: the constructor has not returned.</summary>
     private void AbandonStart(int started, Exception failure)
     {
         int live = Interlocked.Add(ref _liveThreads, started - ThreadCount);
+        Interlocked.Exchange(ref _state, StateFaulted);
         SetFault(ExceptionDispatchInfo.Capture(failure));
         if (live == 0)
         {
-            Interlocked.Exchange(ref _state, StateFaulted);
             OnLastThreadEnded();
         }
     }

@@ -11,11 +11,13 @@ namespace PriorityAsync.Tests.Pool;
 public sealed class PoolStartFailureTests
 {
     [Theory]
-    [InlineData(0, false)]
-    [InlineData(1, false)]
-    [InlineData(2, true)]
-    [InlineData(1, true)]
-    public async Task Constructor_ThreadFailsToStart_ThrowsItsException_AndTheStartedThreadsLeaveAndTheRegistryForgetsThePool(int failingThread, bool lockFree)
+    [InlineData(0, false, false)]
+    [InlineData(1, false, false)]
+    [InlineData(2, true, false)]
+    [InlineData(1, true, false)]
+    [InlineData(2, true, true)]
+    [InlineData(2, false, true)]
+    public async Task Constructor_ThreadFailsToStart_ThrowsItsException_AndTheStartedThreadsLeaveAndTheRegistryForgetsThePool(int failingThread, bool lockFree, bool startedThreadsParkFirst)
     {
         var refused = new OutOfMemoryException("Thread failed to start.");
         PriorityThreadPool? abandoned = null;
@@ -24,6 +26,12 @@ public sealed class PoolStartFailureTests
             abandoned = pool;
             if (index == failingThread)
             {
+                if (startedThreadsParkFirst)
+                {
+                    // The threads started so far are parked when the fault comes (not spinning, which leaves another way).
+                    WaitUntilParked(pool, index);
+                }
+
                 throw refused;
             }
         };
@@ -52,5 +60,19 @@ public sealed class PoolStartFailureTests
         (await completion.Should().ThrowAsync<OutOfMemoryException>()).Which.Should().BeSameAs(refused);
         abandoned!.State.Should().Be(PriorityContextState.Faulted);
         ContextRegistry.Live.Should().NotContain(abandoned);
+    }
+
+    private static void WaitUntilParked(PriorityThreadPool pool, int threads)
+    {
+        var timeout = System.Diagnostics.Stopwatch.StartNew();
+        while (pool.IdleCount < threads)
+        {
+            if (timeout.Elapsed > TestTimeout.Unexpected)
+            {
+                throw new TimeoutException($"Only {pool.IdleCount} of {threads} started threads parked within {TestTimeout.Unexpected.TotalSeconds} s.");
+            }
+
+            Thread.Sleep(1);
+        }
     }
 }
