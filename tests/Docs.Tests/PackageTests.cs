@@ -36,7 +36,10 @@ public sealed class PackageTests : IDisposable
             { "solution": { "path": {{System.Text.Json.JsonSerializer.Serialize(Path.Combine(_root, "PriorityAsync.sln"))}},
                             "projects": [ "src/PriorityAsync/PriorityAsync.csproj", "src/PriorityAsync.Hosting/PriorityAsync.Hosting.csproj" ] } }
             """);
-        await Processes.RunAsync(_root, "dotnet", "pack", packages, "-c", "Release", $"-p:PackageOutputPath={output}", "--artifacts-path", artifacts, "-p:CI=true");
+        // RunAnalyzers=false: this build is here for what it packs, and analyzers add nothing to the package (source generators
+        // still run); the suite's own build and CI's Release build analyze the same code. Saves about a fifth of the pack's time.
+        await Processes.RunAsync(_root, "dotnet", "pack", packages, "-c", "Release", $"-p:PackageOutputPath={output}", "--artifacts-path", artifacts, "-p:CI=true",
+            "-p:RunAnalyzers=false");
 
         string commit = (await Processes.RunAsync(_root, "git", "rev-parse", "HEAD")).Trim();
         XElement props = XElement.Load(Path.Combine(_root, "Directory.Build.props"));

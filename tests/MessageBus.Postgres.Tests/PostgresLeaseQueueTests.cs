@@ -484,7 +484,9 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
         await using PostgresLeaseQueue queue = new(new PostgresLeaseQueueOptions
         {
             ConnectionString = $"Host=127.0.0.1;Port={port};Database=somedb;Username=someone",
-            ReconnectTimeout = TimeSpan.FromSeconds(5),
+            // Long enough for the first refused connection (milliseconds) and a retry after 10 ms, even on a loaded machine; every
+            // second here is a second of the suite's run, which waits out the whole timeout.
+            ReconnectTimeout = TimeSpan.FromSeconds(2),
             ReconnectInitialDelay = TimeSpan.FromMilliseconds(10),
             ReconnectMaxDelay = TimeSpan.FromMilliseconds(50),
         });
