@@ -27,7 +27,8 @@ public sealed class PriorityThreadPoolOptions
     public int ThreadCount { get; set; } = Environment.ProcessorCount;
 
     /// <summary>Gets or sets a name for diagnostics; the threads are called "<c>Name</c> #i".</summary>
-    /// <value>The default value is <see langword="null"/> (the pool is called "PriorityThreadPool").</value>
+    /// <value>The default value is <see langword="null"/> (the pool is called "PriorityThreadPool"). Any other string is used as given,
+    /// the empty string included (as <see cref="PriorityContextOptions.Name"/>; the threads are then called " #i").</value>
     public string? Name { get; set; }
 
     /// <summary>Gets or sets how many times an idle thread checks for work, spinning briefly between checks, before it parks.</summary>
