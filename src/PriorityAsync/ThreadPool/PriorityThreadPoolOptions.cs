@@ -63,6 +63,12 @@ public sealed class PriorityThreadPoolOptions
     /// <c>PriorityThreadPool.TickTimeSlice</c> with made-up timestamps.</summary>
     internal bool TimeSliceDrivenByTests { get; set; }
 
+    /// <summary>For tests: the clock the aging and weighted-shares policies read, or <see langword="null"/> for
+    /// <see cref="System.Diagnostics.Stopwatch"/>. The weighted-shares policy reads it only on the thread that runs the item (at the
+    /// dequeue and at the item's end), so a clock per thread measures each item's own run time. The aging policy compares it with the
+    /// enqueue stamps, which are Stopwatch's: a clock for it must run on Stopwatch's timestamps (a test may shift them).</summary>
+    internal TimeProvider? PolicyClock { get; set; }
+
     /// <summary>Gets or sets how the pool chooses between levels at each dequeue, across all its threads.</summary>
     /// <value>The default value is <see cref="PriorityPolicy.Strict"/>. A policy with values per level must give exactly
     /// <see cref="Levels"/> of them.</value>
