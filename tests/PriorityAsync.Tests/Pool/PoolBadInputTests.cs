@@ -125,6 +125,7 @@ public class PoolBadInputTests
             () => scheduler.GetTaskFactory(level),
             () => scheduler.GetTimeProvider(level),
             () => scheduler.InvokeAsync(() => Task.CompletedTask, level),
+            () => scheduler.InvokeAsync(() => Task.FromResult(1), level),
             () => pool.Yield(level),
             () => pool.GetSynchronizationContext(level),
             () => pool.GetScheduler(level),
@@ -181,7 +182,47 @@ public class PoolBadInputTests
         })).WithTimeout("the calls on a pool thread");
         caught[0].Should().BeOfType<ArgumentNullException>().Which.ParamName.Should().Be("child");
         caught[1].Should().BeOfType<ArgumentNullException>().Which.ParamName.Should().Be("child");
-        caught[2].Should().BeOfType<ArgumentOutOfRangeException>().Which.ParamName.Should().Be("delay");
+        ArgumentOutOfRangeException delay = caught[2].Should().BeOfType<ArgumentOutOfRangeException>().Subject;
+        delay.ParamName.Should().Be("delay");
+        delay.ActualValue.Should().Be(TimeSpan.FromMilliseconds(uint.MaxValue));
+        delay.Message.Should().Contain("PriorityThreadPool").And.Contain("between 0 and 4294967294 ms, or Timeout.InfiniteTimeSpan");
+    }
+
+    /// <summary>The pool's timers take what <see cref="TimeProvider.System"/> takes: a due time or period below -1 ms (other than
+    /// infinite) or above 4294967294 ms throws, naming the value, the range and the pool.</summary>
+    [Fact]
+    public async Task Timers_DueTimeOrPeriodOutOfRange_ThrowNamingTheValueAndTheRange()
+    {
+        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 2, Name = "timers" });
+        TimeSpan negative = TimeSpan.FromMilliseconds(-2);
+        TimeSpan tooLong = TimeSpan.FromMilliseconds(uint.MaxValue);
+        var calls = new (string Parameter, TimeSpan Value, Action Call)[]
+        {
+            ("dueTime", negative, () => pool.TimeProvider.CreateTimer(_ => { }, null, negative, Timeout.InfiniteTimeSpan)),
+            ("period", negative, () => pool.GetTimeProvider(1).CreateTimer(_ => { }, null, TimeSpan.Zero, negative)),
+            ("dueTime", tooLong, () => pool.GetTimeProvider(0).CreateTimer(_ => { }, null, tooLong, Timeout.InfiniteTimeSpan)),
+        };
+        foreach ((string parameter, TimeSpan value, Action call) in calls)
+        {
+            ArgumentOutOfRangeException ex = call.Should().Throw<ArgumentOutOfRangeException>().WithParameterName(parameter).Which;
+            ex.ActualValue.Should().Be(value);
+            ex.Message.Should().Contain("PriorityThreadPool 'timers'").And.Contain("between 0 and 4294967294 ms, or Timeout.InfiniteTimeSpan");
+        }
+
+        pool.ArmedTimerCount.Should().Be(0, "no timer was armed");
+    }
+
+    /// <summary>InvokeAsync on a finished pool does not throw: the returned task faults with ObjectDisposedException naming the pool,
+    /// and the work never runs (as on the single loop).</summary>
+    [Fact]
+    public async Task InvokeAsync_AfterTheEnd_FaultsTheTask_AndTheWorkNeverRuns()
+    {
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Name = "ended" });
+        await pool.DisposeAsync();
+        bool ran = false;
+        Task late = pool.InvokeAsync(() => Task.FromResult(ran = true));
+        await FluentActions.Awaiting(() => late.WithTimeout("the late work's task")).Should().ThrowAsync<ObjectDisposedException>().WithMessage("*ended*");
+        ran.Should().BeFalse();
     }
 
     [Theory]
@@ -251,6 +292,10 @@ public class PoolBadInputTests
         invoke.Should().Throw<ArgumentNullException>();
         Action invokeTyped = () => pool.InvokeAsync<int>(null!, 0);
         invokeTyped.Should().Throw<ArgumentNullException>();
+        Action invokeTypedAtDefault = () => pool.InvokeAsync<int>(null!);
+        invokeTypedAtDefault.Should().Throw<ArgumentNullException>();
+        Action invokeAtLevel = () => pool.InvokeAsync(null!, 0);
+        invokeAtLevel.Should().Throw<ArgumentNullException>();
         FluentActions.Invoking(() => pool.GetSynchronizationContext(0).Post(null!, null)).Should().Throw<ArgumentNullException>().WithParameterName("d");
         FluentActions.Invoking(() => pool.GetSynchronizationContext(0).Send(null!, null)).Should().Throw<ArgumentNullException>().WithParameterName("d");
         FluentActions.Invoking(() => pool.GetTimeProvider(0).CreateTimer(null!, null, TimeSpan.Zero, TimeSpan.Zero)).Should().Throw<ArgumentNullException>();
