@@ -54,18 +54,8 @@ public abstract class SchedulerHost : IAsyncDisposable
     /// <summary>Blocks every thread of the scheduler inside an item at the highest level every thread may run at (the top level unless
     /// it is capped); disposing releases them. While paused, what is queued from other threads waits, so the order it is dequeued in is
     /// decided by the scheduler alone.</summary>
-    public LoopHarness.Pause Pause()
-    {
-        int level = Enumerable.Range(0, Scheduler.Levels).Last(l => MaxConcurrency(l) == Concurrency);
-        var pause = new LoopHarness.Pause();
-        if (!TryHoldEveryThread(level, pause))
-        {
-            pause.Dispose();
-            throw new TimeoutException("The scheduler's threads never all entered the pause.");
-        }
-
-        return pause;
-    }
+    public LoopHarness.Pause Pause() =>
+        HoldEveryThread(Scheduler, Enumerable.Range(0, Scheduler.Levels).Last(l => MaxConcurrency(l) == Concurrency), "the pause");
 
     /// <summary>
     /// Everything queued before has run: one marker per thread at the lowest level every thread may run at, all of them inside at once,
@@ -80,14 +70,9 @@ public abstract class SchedulerHost : IAsyncDisposable
         DateTime deadline = DateTime.UtcNow + TestTimeout.Unexpected;
         while (true)
         {
-            bool empty = false;
-            using (var pause = new LoopHarness.Pause())
+            bool empty;
+            using (HoldEveryThread(Scheduler, level, "the drain markers"))
             {
-                if (!TryHoldEveryThread(level, pause))
-                {
-                    throw new TimeoutException("The scheduler never drained.");
-                }
-
                 empty = Scheduler.GetSnapshot().TotalPending == 0;
             }
 
@@ -108,15 +93,17 @@ public abstract class SchedulerHost : IAsyncDisposable
         }
     }
 
-    /// <summary>Posts one item per thread at <paramref name="level"/> that holds its thread in <paramref name="pause"/>, and waits
-    /// (bounded) until every thread is inside one.</summary>
-    private bool TryHoldEveryThread(int level, LoopHarness.Pause pause)
+    /// <summary>Posts one item per thread of <paramref name="scheduler"/> at <paramref name="level"/> that holds its thread until the
+    /// result is disposed, and returns once every thread is inside one (bounded: throws naming <paramref name="what"/>).</summary>
+    public static LoopHarness.Pause HoldEveryThread(IPriorityScheduler scheduler, int level, string what)
     {
+        var pause = new LoopHarness.Pause();
+
         // Not disposed: a thread may still be inside Signal when Wait returns here (on a pool, it was: an ObjectDisposedException on a
         // worker thread). It holds no handle unless a wait blocks long; the GC takes it.
-        var entered = new CountdownEvent(Concurrency);
-        SynchronizationContext sc = Scheduler.GetSynchronizationContext(level);
-        for (int i = 0; i < Concurrency; i++)
+        var entered = new CountdownEvent(scheduler.MaximumConcurrency);
+        SynchronizationContext sc = scheduler.GetSynchronizationContext(level);
+        for (int i = 0; i < scheduler.MaximumConcurrency; i++)
         {
             sc.Post(_ =>
             {
@@ -125,7 +112,13 @@ public abstract class SchedulerHost : IAsyncDisposable
             }, null);
         }
 
-        return entered.Wait(TestTimeout.Unexpected);
+        if (!entered.Wait(TestTimeout.Unexpected))
+        {
+            pause.Dispose();
+            throw new TimeoutException($"The scheduler's threads never all entered {what} ({entered.CurrentCount} of {entered.InitialCount} missing).");
+        }
+
+        return pause;
     }
 
     private sealed class LoopHost(PriorityContextThread loop) : SchedulerHost

@@ -119,13 +119,6 @@ public class PoolBadInputTests
         var calls = new Action[]
         {
             () => pool.Prioritize(level),
-            () => scheduler.Prioritize(level),
-            () => scheduler.GetSynchronizationContext(level),
-            () => scheduler.GetScheduler(level),
-            () => scheduler.GetTaskFactory(level),
-            () => scheduler.GetTimeProvider(level),
-            () => scheduler.InvokeAsync(() => Task.CompletedTask, level),
-            () => scheduler.InvokeAsync(() => Task.FromResult(1), level),
             () => pool.Yield(level),
             () => pool.GetSynchronizationContext(level),
             () => pool.GetScheduler(level),
@@ -134,6 +127,16 @@ public class PoolBadInputTests
             () => pool.GetMaxConcurrency(level),
             () => pool.InvokeAsync(() => Task.CompletedTask, level),
             () => pool.InvokeAsync(() => Task.FromResult(1), level),
+
+            // The same through the interface (two of its members are implemented explicitly).
+            () => scheduler.Prioritize(level),
+            () => scheduler.Yield(level),
+            () => scheduler.GetSynchronizationContext(level),
+            () => scheduler.GetScheduler(level),
+            () => scheduler.GetTaskFactory(level),
+            () => scheduler.GetTimeProvider(level),
+            () => scheduler.InvokeAsync(() => Task.CompletedTask, level),
+            () => scheduler.InvokeAsync(() => Task.FromResult(1), level),
         };
         foreach (Action call in calls)
         {

@@ -222,7 +222,7 @@ public sealed class PoolPolicyTests
 
         // Hold every thread while the chains are queued, so that every level is backlogged from the first dispatch (a level that
         // turned on later would be lifted to the floor, W2, and start above its share). The hold items move no clock: charged 0.
-        using (HoldAllThreads(pool))
+        using (SchedulerHost.HoldEveryThread(pool, level: 0, "the hold"))
         {
             for (int level = 0; level < 3; level++)
             {
@@ -273,24 +273,6 @@ public sealed class PoolPolicyTests
         pool.Complete();
         pool.Completion.Wait(TestTimeout.Unexpected).Should().BeTrue("the pool ends once the chains have");
         return (worstAbove, worstBelow, runTime.Sum());
-    }
-
-    /// <summary>Blocks every thread of <paramref name="pool"/> inside an item at level 0 until disposed.</summary>
-    private static LoopHarness.Pause HoldAllThreads(PriorityThreadPool pool)
-    {
-        var pause = new LoopHarness.Pause();
-        var entered = new CountdownEvent(pool.ThreadCount);
-        for (int i = 0; i < pool.ThreadCount; i++)
-        {
-            pool.GetSynchronizationContext(0).Post(_ =>
-            {
-                entered.Signal();
-                pause.Hold();
-            }, null);
-        }
-
-        entered.WaitOrFail("every thread to enter the hold");
-        return pause;
     }
 
     /// <summary>A clock per thread, moved only by <see cref="Advance"/> on that thread: the weighted-shares policy reads it on the
