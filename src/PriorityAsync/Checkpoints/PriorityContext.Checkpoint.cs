@@ -186,7 +186,9 @@ public sealed partial class PriorityContext : ISliceWatched
         CurrentLevelContext is { } other
             ? new($"{operation} was called on PriorityContext '{context.Name}' by code running in PriorityContext '{other.Context.Name}'. " +
                   "A checkpoint asks about the context the caller runs in: use Priority." + operation + ", or hop first with context.Prioritize(level).")
-            : NotInContext(operation);
+            : NotInContext(
+                $"context.{operation} (of the PriorityContext '{context.Name}')",
+                $"Priority.{operation} asks about the scheduler the caller runs on, a PriorityContext or a PriorityThreadPool.");
 
     /// <summary>Called on the loop thread as the loop starts, before any item: records the thread for the inline checks (Prioritize,
     /// Checkpoint), and the slice clock watches the loop when it has a quota (and tests do not drive it).</summary>

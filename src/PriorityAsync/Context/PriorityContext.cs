@@ -181,9 +181,13 @@ public sealed partial class PriorityContext : IPriorityScheduler, IItemDropper
     /// <summary>Gets the context the calling code runs in, or <see langword="null"/> outside any priority context.</summary>
     public static PriorityContext? Current => CurrentLevelContext?.Context;
 
-    /// <summary>Gets the level the calling code runs at.</summary>
-    /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/>.</exception>
-    public static int CurrentLevel => (CurrentLevelContext ?? throw NotInContext(nameof(CurrentLevel))).Level;
+    /// <summary>Gets the level the calling code runs at, inside a <see cref="PriorityContext"/>; <see cref="Priority.CurrentLevel"/> reads it
+    /// on either scheduler (a <see cref="PriorityContext"/> or a <see cref="PriorityThreadPool"/>).</summary>
+    /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/> (on a
+    /// <see cref="PriorityThreadPool"/> neither).</exception>
+    public static int CurrentLevel => (CurrentLevelContext ?? throw NotInContext(
+        "PriorityContext.CurrentLevel",
+        "Priority.CurrentLevel reads the level on either scheduler (a PriorityContext or a PriorityThreadPool), and PriorityContext.TryGetCurrentLevel asks without throwing.")).Level;
 
     /// <summary>Gets the level the calling code runs at, without throwing outside a context.</summary>
     /// <param name="level">The level, or 0 when the method returns <see langword="false"/>.</param>
@@ -710,10 +714,16 @@ public sealed partial class PriorityContext : IPriorityScheduler, IItemDropper
     private void ThrowLevelOutOfRange(int level) =>
         throw new ArgumentOutOfRangeException(nameof(level), level, $"Level must be between 0 and {Levels - 1} for the PriorityContext '{Name}' ({Levels} levels; higher runs first).");
 
-    internal static InvalidOperationException NotInContext(string operation) =>
-        new($"{operation} can only be used inside a PriorityContext, and the calling code is not running in one " +
-            $"(SynchronizationContext.Current is {SynchronizationContext.Current?.GetType().Name ?? "null"}). " +
-            "Start the work with PriorityContext.Run(...), or create a PriorityContextThread and use context.Prioritize(level) to hop onto it.");
+    /// <summary>A member only the single loop has (<paramref name="operation"/>) was called off any <see cref="PriorityContext"/>: the
+    /// message says what the caller runs on instead and, in <paramref name="elsewhere"/>, what to use on a <see cref="PriorityThreadPool"/>.
+    /// The members of <see cref="Priority"/>, which work on both schedulers, throw <see cref="SchedulerOperations.NotOnEitherScheduler"/>.</summary>
+    internal static InvalidOperationException NotInContext(string operation, string elsewhere) =>
+        new(SynchronizationContext.Current is PriorityThreadPoolSynchronizationContext pool
+            ? $"{operation} can only be used inside a PriorityContext, and the calling code runs on the PriorityThreadPool " +
+              $"'{pool.Pool.Name}' (at level {pool.Level}) instead. {elsewhere}"
+            : $"{operation} can only be used inside a PriorityContext, and the calling code runs on neither a PriorityContext nor a " +
+              $"PriorityThreadPool ({SchedulerOperations.DescribeCurrentSynchronizationContext()}). Start the work with PriorityContext.Run(...) " +
+              $"or on a PriorityContextThread, and use context.Prioritize(level) to hop onto it. {elsewhere}");
 
     private static void ThrowIfLoopRunningOnThisThread(string operation)
     {

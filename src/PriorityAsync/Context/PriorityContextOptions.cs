@@ -57,7 +57,8 @@ public sealed class PriorityContextOptions
     public int DefaultLevel { get; set; }
 
     /// <summary>Gets or sets a name for diagnostics; <see cref="PriorityContextThread"/> also names its thread with it.</summary>
-    /// <value>The default value is <see langword="null"/> (the context is called "PriorityContext").</value>
+    /// <value>The default value is <see langword="null"/> (the context is called "PriorityContext"). Any other string is used as
+    /// given, the empty string included.</value>
     public string? Name { get; set; }
 
     /// <summary>

@@ -36,6 +36,21 @@ internal static class SchedulerOperations
         }
     }
 
+    /// <summary>A member of <see cref="Priority"/> was called by code that runs on neither scheduler: the message names both, how to
+    /// get onto each, and what the caller runs on instead.</summary>
+    public static InvalidOperationException NotOnEitherScheduler(string operation) =>
+        new($"Priority.{operation} can only be used by code running on a PriorityContext or a PriorityThreadPool, and the calling code " +
+            $"runs on neither ({DescribeCurrentSynchronizationContext()}). Start the work on a PriorityContext with PriorityContext.Run(...) " +
+            "or a PriorityContextThread, or queue it on a PriorityThreadPool with pool.InvokeAsync(...); running code hops onto either " +
+            "with await context.Prioritize(level) or await pool.Prioritize(level).");
+
+    /// <summary>What the calling code runs on, for the messages of code that found no priority scheduler: the type of
+    /// <see cref="SynchronizationContext.Current"/>, or none.</summary>
+    public static string DescribeCurrentSynchronizationContext() =>
+        SynchronizationContext.Current is { } current
+            ? $"SynchronizationContext.Current is a {current.GetType().FullName}"
+            : "SynchronizationContext.Current is null: a thread-pool thread or a thread of its own";
+
     /// <summary>What a task scheduler of either scheduler throws from <c>QueueTask</c> once its scheduler has finished: the task
     /// then faults through <see cref="TaskSchedulerException"/>, rather than wait forever (a task has an owner that observes it;
     /// a late Post, which may come from a timer thread, is dropped and counted instead).</summary>

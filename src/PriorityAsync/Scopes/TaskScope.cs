@@ -372,7 +372,9 @@ public sealed class TaskScope
 
     private static void RunBody(Delegate body, ScopeCompletion completion, CancellationToken cancellationToken)
     {
-        PriorityContext context = PriorityContext.Current ?? throw PriorityContext.NotInContext("TaskScope.RunAsync");
+        PriorityContext context = PriorityContext.Current ?? throw PriorityContext.NotInContext(
+            "TaskScope.RunAsync",
+            "A PriorityThreadPool has no TaskScope: there, Priority.Start(child) starts work the pool owns, waits for and cancels.");
         if (!context.IsOnLoopThread)
         {
             throw new InvalidOperationException(

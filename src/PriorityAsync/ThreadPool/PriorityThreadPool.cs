@@ -45,6 +45,7 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
         }
 
         InitializePolicy(options.Policy);
+        UsePolicyClock(options.PolicyClock); // tests only (Policies/PriorityThreadPool.Policies.cs)
         _lockFree = !_capped && _policyKind == PolicyKind.Strict; // D-N in ThreadPool/PriorityThreadPool.Engine.cs
         SchedulerOperations.CreateLevelSurfaces(
             this,

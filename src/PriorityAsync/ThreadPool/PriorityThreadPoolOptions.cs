@@ -27,7 +27,8 @@ public sealed class PriorityThreadPoolOptions
     public int ThreadCount { get; set; } = Environment.ProcessorCount;
 
     /// <summary>Gets or sets a name for diagnostics; the threads are called "<c>Name</c> #i".</summary>
-    /// <value>The default value is <see langword="null"/> (the pool is called "PriorityThreadPool").</value>
+    /// <value>The default value is <see langword="null"/> (the pool is called "PriorityThreadPool"). Any other string is used as given,
+    /// the empty string included (as <see cref="PriorityContextOptions.Name"/>; the threads are then called " #i").</value>
     public string? Name { get; set; }
 
     /// <summary>Gets or sets how many times an idle thread checks for work, spinning briefly between checks, before it parks.</summary>
@@ -61,6 +62,12 @@ public sealed class PriorityThreadPoolOptions
     /// <summary>For tests: the time quota is not watched by the process-wide timer thread; tests drive it through
     /// <c>PriorityThreadPool.TickTimeSlice</c> with made-up timestamps.</summary>
     internal bool TimeSliceDrivenByTests { get; set; }
+
+    /// <summary>For tests: the clock the aging and weighted-shares policies read, or <see langword="null"/> for
+    /// <see cref="System.Diagnostics.Stopwatch"/>. The weighted-shares policy reads it only on the thread that runs the item (at the
+    /// dequeue and at the item's end), so a clock per thread measures each item's own run time. The aging policy compares it with the
+    /// enqueue stamps, which are Stopwatch's: a clock for it must run on Stopwatch's timestamps (a test may shift them).</summary>
+    internal TimeProvider? PolicyClock { get; set; }
 
     /// <summary>Gets or sets how the pool chooses between levels at each dequeue, across all its threads.</summary>
     /// <value>The default value is <see cref="PriorityPolicy.Strict"/>. A policy with values per level must give exactly

@@ -6,9 +6,10 @@ namespace PriorityAsync.Tests.Contracts;
 /// <summary>
 /// The contract every level's <see cref="SynchronizationContext"/> keeps (rules 3 and 6), written once and run against every level of a
 /// few shapes of each scheduler through <see cref="Threads"/> (0: a <see cref="PriorityContextThread"/>; N: a
-/// <see cref="PriorityThreadPool"/> of N threads), <see cref="Levels"/> and <see cref="Level"/> (as Channels' ChannelTestBase does).
-/// Where run order is asserted it is asserted only with one thread; with several, dequeue order is what holds (see the pool's
-/// ordering stress test), and these tests assert exactly once.
+/// <see cref="PriorityThreadPool"/> of N threads, in its lock-free mode or, with <see cref="Caps"/> or another <see cref="Policy"/>, its
+/// locked mode), <see cref="Levels"/> and <see cref="Level"/> (as Channels' ChannelTestBase does). Where run order is asserted it is
+/// asserted only with one thread and the strict policy; otherwise dequeue order is what holds (see the pool's ordering stress test and
+/// policy tests), and these tests assert exactly once.
 /// </summary>
 public abstract class SynchronizationContextContractTests : IAsyncLifetime
 {
@@ -18,6 +19,12 @@ public abstract class SynchronizationContextContractTests : IAsyncLifetime
     private SchedulerHost _host = null!;
 
     protected virtual int Threads => 0;
+
+    /// <summary>The pool's caps per level (<see cref="PriorityThreadPoolOptions.MaxConcurrencyPerLevel"/>), or null.</summary>
+    protected virtual IReadOnlyList<int>? Caps => null;
+
+    /// <summary>The pool's policy, or null for strict: with caps, aging or weighted shares the pool dequeues under its lock.</summary>
+    protected virtual PriorityPolicy? Policy => null;
 
     protected abstract int Levels { get; }
 
@@ -29,7 +36,7 @@ public abstract class SynchronizationContextContractTests : IAsyncLifetime
 
     public Task InitializeAsync()
     {
-        _host = SchedulerHost.Create(Threads, Levels, $"contract-{Threads}-{Levels}-{Level}");
+        _host = SchedulerHost.Create(Threads, Levels, $"contract-{Threads}-{Levels}-{Level}", Caps, Policy);
         return Task.CompletedTask;
     }
 
@@ -95,7 +102,7 @@ public abstract class SynchronizationContextContractTests : IAsyncLifetime
         }).WithTimeout("the body");
         _host.Drain();
         anyInline.Should().BeFalse("Post never runs inline");
-        if (_host.Concurrency == 1)
+        if (_host.RunOrderIsStrictOrder)
         {
             ran.Should().Equal(Enumerable.Range(0, 100));
         }
@@ -302,4 +309,59 @@ public sealed class SynchronizationContextContract_Pool4_Levels64_Level63 : Sync
     protected override int Levels => 64;
 
     protected override int Level => 63;
+}
+
+public sealed class SynchronizationContextContract_Pool3_Levels3_Capped313_Level1 : SynchronizationContextContractTests
+{
+    protected override int Threads => 3;
+
+    protected override int Levels => 3;
+
+    protected override int Level => 1;
+
+    protected override IReadOnlyList<int>? Caps => [3, 1, 3];
+}
+
+public sealed class SynchronizationContextContract_Pool2_Levels3_Capped122_Level0 : SynchronizationContextContractTests
+{
+    protected override int Threads => 2;
+
+    protected override int Levels => 3;
+
+    protected override int Level => 0;
+
+    protected override IReadOnlyList<int>? Caps => [1, 2, 2];
+}
+
+public sealed class SynchronizationContextContract_Pool2_Levels3_Aging_Level1 : SynchronizationContextContractTests
+{
+    protected override int Threads => 2;
+
+    protected override int Levels => 3;
+
+    protected override int Level => 1;
+
+    protected override PriorityPolicy? Policy => PriorityPolicy.Aging(TimeSpan.FromMilliseconds(5), TimeSpan.FromMilliseconds(5), TimeSpan.FromMilliseconds(5));
+}
+
+public sealed class SynchronizationContextContract_Pool1_Levels3_Shares_Level0 : SynchronizationContextContractTests
+{
+    protected override int Threads => 1;
+
+    protected override int Levels => 3;
+
+    protected override int Level => 0;
+
+    protected override PriorityPolicy? Policy => PriorityPolicy.WeightedShares(1, 2, 4);
+}
+
+public sealed class SynchronizationContextContract_Pool3_Levels3_Shares_Level2 : SynchronizationContextContractTests
+{
+    protected override int Threads => 3;
+
+    protected override int Levels => 3;
+
+    protected override int Level => 2;
+
+    protected override PriorityPolicy? Policy => PriorityPolicy.WeightedShares(1, 2, 4);
 }

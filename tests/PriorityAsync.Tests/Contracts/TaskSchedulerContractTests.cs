@@ -6,13 +6,20 @@ namespace PriorityAsync.Tests.Contracts;
 
 /// <summary>The contract every level's <see cref="TaskScheduler"/> keeps (rule 7), run against every level of a few shapes of each
 /// scheduler (<see cref="Threads"/> 0: a <see cref="PriorityContext"/>'s <see cref="PriorityTaskScheduler"/>; N: a
-/// <see cref="PriorityThreadPool"/>'s <see cref="PriorityThreadPoolTaskScheduler"/> with N threads). Run order is asserted only with
-/// one thread; with several, these tests assert exactly once and strict priority at dequeue.</summary>
+/// <see cref="PriorityThreadPool"/>'s <see cref="PriorityThreadPoolTaskScheduler"/> with N threads, in its lock-free mode or, with
+/// <see cref="Caps"/> or another <see cref="Policy"/>, its locked mode). Run order is asserted only with one thread and the strict
+/// policy; otherwise these tests assert exactly once.</summary>
 public abstract class TaskSchedulerContractTests : IAsyncLifetime
 {
     private SchedulerHost _host = null!;
 
     protected virtual int Threads => 0;
+
+    /// <summary>The pool's caps per level (<see cref="PriorityThreadPoolOptions.MaxConcurrencyPerLevel"/>), or null.</summary>
+    protected virtual IReadOnlyList<int>? Caps => null;
+
+    /// <summary>The pool's policy, or null for strict: with caps, aging or weighted shares the pool dequeues under its lock.</summary>
+    protected virtual PriorityPolicy? Policy => null;
 
     protected abstract int Levels { get; }
 
@@ -24,18 +31,18 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
 
     public Task InitializeAsync()
     {
-        _host = SchedulerHost.Create(Threads, Levels, $"scheduler-contract-{Threads}-{Levels}-{Level}");
+        _host = SchedulerHost.Create(Threads, Levels, $"scheduler-contract-{Threads}-{Levels}-{Level}", Caps, Policy);
         return Task.CompletedTask;
     }
 
     public async Task DisposeAsync() => await _host.DisposeAsync().AsTask().WithTimeout("the scheduler to finish");
 
     [Fact]
-    public void Identity_IsCachedPerLevel_WithConcurrencyOne()
+    public void Identity_IsCachedPerLevel_WithTheLevelsConcurrency()
     {
         Sut.Should().BeSameAs(Scheduler.GetScheduler(Level));
         (Sut is PriorityTaskScheduler loop ? loop.Level : ((PriorityThreadPoolTaskScheduler)Sut).Level).Should().Be(Level);
-        Sut.MaximumConcurrencyLevel.Should().Be(Scheduler.MaximumConcurrency);
+        Sut.MaximumConcurrencyLevel.Should().Be(_host.MaxConcurrency(Level), "1 on the loop; on a pool, the level's cap (the thread count without one)");
         Scheduler.GetTaskFactory(Level).Scheduler.Should().BeSameAs(Sut);
         Scheduler.GetTaskFactory(Level).Should().BeSameAs(Scheduler.GetTaskFactory(Level));
     }
@@ -93,7 +100,7 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
             expected.Insert(0, "urgent");
         }
 
-        if (_host.Concurrency == 1)
+        if (_host.RunOrderIsStrictOrder)
         {
             ran.Should().Equal(expected);
         }
@@ -172,7 +179,7 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
         inlined.Should().BeFalse("inlining would let the task overtake the urgent item");
         others?.Dispose();
         await queued.WithTimeout("the task, run from the queue");
-        if (_host.Concurrency == 1)
+        if (_host.RunOrderIsStrictOrder)
         {
             ran.Should().Equal("urgent", "task");
         }
@@ -298,4 +305,70 @@ public sealed class TaskSchedulerContract_Pool4_Levels64_Level63 : TaskScheduler
     protected override int Levels => 64;
 
     protected override int Level => 63;
+}
+
+public sealed class TaskSchedulerContract_Pool3_Levels3_Capped313_Level1 : TaskSchedulerContractTests
+{
+    protected override int Threads => 3;
+
+    protected override int Levels => 3;
+
+    protected override int Level => 1;
+
+    protected override IReadOnlyList<int>? Caps => [3, 1, 3];
+}
+
+public sealed class TaskSchedulerContract_Pool3_Levels3_Capped313_Level2 : TaskSchedulerContractTests
+{
+    protected override int Threads => 3;
+
+    protected override int Levels => 3;
+
+    protected override int Level => 2;
+
+    protected override IReadOnlyList<int>? Caps => [3, 1, 3];
+}
+
+public sealed class TaskSchedulerContract_Pool2_Levels3_Capped122_Level0 : TaskSchedulerContractTests
+{
+    protected override int Threads => 2;
+
+    protected override int Levels => 3;
+
+    protected override int Level => 0;
+
+    protected override IReadOnlyList<int>? Caps => [1, 2, 2];
+}
+
+public sealed class TaskSchedulerContract_Pool2_Levels3_Aging_Level1 : TaskSchedulerContractTests
+{
+    protected override int Threads => 2;
+
+    protected override int Levels => 3;
+
+    protected override int Level => 1;
+
+    protected override PriorityPolicy? Policy => PriorityPolicy.Aging(TimeSpan.FromMilliseconds(5), TimeSpan.FromMilliseconds(5), TimeSpan.FromMilliseconds(5));
+}
+
+public sealed class TaskSchedulerContract_Pool1_Levels3_Shares_Level0 : TaskSchedulerContractTests
+{
+    protected override int Threads => 1;
+
+    protected override int Levels => 3;
+
+    protected override int Level => 0;
+
+    protected override PriorityPolicy? Policy => PriorityPolicy.WeightedShares(1, 2, 4);
+}
+
+public sealed class TaskSchedulerContract_Pool3_Levels3_Shares_Level2 : TaskSchedulerContractTests
+{
+    protected override int Threads => 3;
+
+    protected override int Levels => 3;
+
+    protected override int Level => 2;
+
+    protected override PriorityPolicy? Policy => PriorityPolicy.WeightedShares(1, 2, 4);
 }

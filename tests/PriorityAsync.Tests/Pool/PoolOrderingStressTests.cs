@@ -113,7 +113,8 @@ public sealed class PoolOrderingStressTests
                 host[l] = new Queue<int>();
             }
 
-            // The model: what is queued per level, mirrored at each dequeue (under the pool's lock).
+            // The model: what is queued per level, mirrored at each dequeue (serialised with it by the pool: under the dispatch lock in
+            // locked mode, under the observer's own lock in lock-free mode).
             var violations = new ConcurrentQueue<string>();
             var running = new int[levels];
             var lastLevel = new Dictionary<int, int>(); // thread id -> level of the tracked item it dequeued last
@@ -136,7 +137,7 @@ public sealed class PoolOrderingStressTests
                     }
 
                     lastLevel[Environment.CurrentManagedThreadId] = level;
-                    int expected = host[level].Dequeue(); // no assertion here: this runs on a pool thread, under its lock
+                    int expected = host[level].Dequeue(); // no assertion here: this runs on a pool thread, inside the pool's dequeue
                     if (expected != id)
                     {
                         violations.Enqueue($"round {round}: level {level} dequeued {id}, FIFO says {expected}");

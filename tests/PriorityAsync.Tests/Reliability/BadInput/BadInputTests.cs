@@ -258,8 +258,10 @@ public sealed class BadInputTests
     {
         Exception? caught = null;
         TestTimeout.OnOwnThread(() => caught = Record(() => act()), operation);
+        // Both schedulers named, how to get onto each, and what the caller runs on instead (a thread of its own: none).
         caught.Should().BeOfType<InvalidOperationException>().Which.Message.Should()
-            .Contain(operation).And.Contain("PriorityContext.Run").And.Contain("PriorityContextThread");
+            .Contain(operation).And.Contain("PriorityContext.Run").And.Contain("PriorityContextThread").And.Contain("PriorityThreadPool")
+            .And.Contain("SynchronizationContext.Current is null");
     }
 
     private static void AssertNull(Action act, string parameter) =>
