@@ -38,6 +38,29 @@ public sealed class SnippetTests : IDisposable
     }
 
     [Fact]
+    public async Task Docs_AddPackageCommands_NameNoVersionAndTakePreReleasesUntilAReleaseIsTagged()
+    {
+        string root = Repository.FindRoot(AppContext.BaseDirectory);
+        // Before the first release tag every package is a pre-release, which `dotnet add package` finds only with --prerelease.
+        bool released = (await Processes.RunAsync(root, "git", "tag", "--list", "v*")).Trim().Length > 0;
+
+        var commands = Repository.AllDocuments(root)
+            .SelectMany(document => File.ReadAllLines(Path.Combine(root, document)).Select((line, i) => (document, line, i)))
+            .Where(l => l.line.Contains("dotnet add package PriorityAsync", StringComparison.Ordinal))
+            .Select(l => (Where: $"{l.document}:{l.i + 1}: {l.line.Trim()}", l.line))
+            .ToList();
+
+        commands.Should().NotBeEmpty();
+        commands.Where(c => c.line.Contains("--version", StringComparison.Ordinal) || c.line.Contains(" -v ", StringComparison.Ordinal))
+            .Select(c => c.Where).Should().BeEmpty("every commit packs its own version: a number in the docs goes stale");
+        if (!released)
+        {
+            commands.Where(c => !c.line.Contains("--prerelease", StringComparison.Ordinal)).Select(c => c.Where)
+                .Should().BeEmpty("no release is tagged yet: without --prerelease the command finds no version");
+        }
+    }
+
+    [Fact]
     public void Render_SourceChangedAfterCopy_ReportsTheDocumentAsStaleAndRewritesIt()
     {
         Write("samples/A/Code.cs", "class A\n{\n    void M()\n    {\n        // begin-snippet: m\n        int x = 1;\n        // end-snippet\n    }\n}\n");
