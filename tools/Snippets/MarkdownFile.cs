@@ -31,7 +31,7 @@ internal static partial class MarkdownFile
             Match start = SnippetStart().Match(line);
             if (!blocks.InFence && start.Success)
             {
-                blocks.Interrupt(i);
+                blocks.Interrupt();
                 string name = start.Groups["name"].Value;
                 int end = Array.FindIndex(lines, i + 1, l => SnippetEnd().IsMatch(l));
                 if (end < 0)
@@ -69,7 +69,7 @@ internal static partial class MarkdownFile
             }
         }
 
-        blocks.Interrupt(lines.Length);
+        blocks.Interrupt();
         return output.ToString();
     }
 
@@ -233,8 +233,8 @@ internal static partial class MarkdownFile
             _afterBlank = blank;
         }
 
-        /// <summary>Ends an open block (at a snippet marker, or at the end of the file, <paramref name="index"/>).</summary>
-        public void Interrupt(int index)
+        /// <summary>Ends an open block: at a snippet marker, or at the end of the file.</summary>
+        public void Interrupt()
         {
             if (InFence || _indentedBlock)
             {
