@@ -15,6 +15,7 @@ internal static class RequestHandler
     [RunsOnPriorityLoop] // in the loop experiment; the pool experiment calls it on pool threads
     public static async Task HandleAsync(Backend backend, Style style, CancellationToken release = default)
     {
+        // begin-snippet: sync-over-async-handler
         if (style == Style.Await)
         {
             await backend.CallAsync();
@@ -25,5 +26,6 @@ internal static class RequestHandler
             backend.CallAsync().Wait(release); // sync over async: this thread blocks until the call is back
 #pragma warning restore PA0002
         }
+        // end-snippet
     }
 }

@@ -15,6 +15,9 @@ namespace PriorityAsync.Hosting;
 /// <para>Register it with <see cref="PriorityWorkerServiceCollectionExtensions.AddPriorityWorker{TWorker}(Microsoft.Extensions.DependencyInjection.IServiceCollection, Action{PriorityWorkerOptions}?)"/>
 /// to get options from configuration, validation at start-up and logging; registered with plain <c>AddHostedService</c> it runs with the
 /// default <see cref="PriorityWorkerOptions"/> and logs nothing.</para>
+/// <para>The loop's timers (<see cref="Priority.Delay(TimeSpan, CancellationToken)"/>, <c>Context.TimeProvider</c>) run on the
+/// <see cref="TimeProvider"/> registered in the host's services, or on <see cref="TimeProvider.System"/> when none is (or when the worker
+/// was registered with plain <c>AddHostedService</c>): a test registers a <c>FakeTimeProvider</c> and advances it.</para>
 /// <para><see cref="StartAsync"/> returns once the loop runs and <c>ExecuteAsync</c> was started on it. <see cref="StopAsync"/> cancels
 /// the stopping token and waits, within the host's shutdown timeout, for <c>ExecuteAsync</c> to return and for the loop to finish the
 /// work still queued (including <c>async void</c> work); if the timeout ends first it logs what is still waiting, per level.</para>

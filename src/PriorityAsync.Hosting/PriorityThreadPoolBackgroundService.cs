@@ -19,6 +19,9 @@ namespace PriorityAsync.Hosting;
 /// to get options from configuration (the same <see cref="PriorityWorkerOptions"/> as the single-threaded worker), validation at
 /// start-up, logging and the health check (<see cref="PriorityWorkersHealthCheck"/>); registered with plain <c>AddHostedService</c> it
 /// runs with the default options and logs nothing.</para>
+/// <para>The pool's timers (<see cref="Priority.Delay(TimeSpan, CancellationToken)"/>, <c>Pool.TimeProvider</c>) run on the
+/// <see cref="TimeProvider"/> registered in the host's services, or on <see cref="TimeProvider.System"/> when none is (or when the worker
+/// was registered with plain <c>AddHostedService</c>): a test registers a <c>FakeTimeProvider</c> and advances it.</para>
 /// <para><see cref="StartAsync"/> returns once the pool runs and <c>ExecuteAsync</c> was started on it. <see cref="StopAsync"/> cancels
 /// the stopping token and waits, within the host's shutdown timeout, for <c>ExecuteAsync</c> to return and for the pool to finish the
 /// work still queued and its outstanding operations (<c>async void</c> work, <c>Priority.Start</c> children); if the timeout ends

@@ -102,7 +102,10 @@ public static class PriorityWorkerServiceCollectionExtensions
         {
             TWorker worker = ActivatorUtilities.CreateInstance<TWorker>(provider);
             ILogger logger = provider.GetService<ILoggerFactory>()?.CreateLogger(LogCategory) ?? NullLogger.Instance;
-            worker.Core.Configure(name, provider.GetRequiredService<IOptionsMonitor<PriorityWorkerOptions>>().Get(name), logger);
+            // The host's clock, as other Microsoft.Extensions components take it: a TimeProvider registered in the container
+            // (a test's FakeTimeProvider), else the system's.
+            TimeProvider timeProvider = provider.GetService<TimeProvider>() ?? TimeProvider.System;
+            worker.Core.Configure(name, provider.GetRequiredService<IOptionsMonitor<PriorityWorkerOptions>>().Get(name), timeProvider, logger);
             return worker;
         });
         return services;

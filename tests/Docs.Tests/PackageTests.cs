@@ -7,9 +7,11 @@ using Snippets;
 namespace Docs.Tests;
 
 /// <summary>
-/// The packages as a user gets them: packed as CI packs them (CI=true), then opened. The nuspec leads back to the source (repository
-/// URL and commit, project URL), the icon and readme are in, the symbols package holds a PDB with every source embedded and no
-/// build-machine path, and the version comes from git: distinct for each commit, also in a shallow clone.
+/// The packages as a user gets them: packed as CI packs them (CI=true), and as a developer packs a local change (a plain
+/// <c>dotnet pack</c>: no CI variable, the default configuration), then opened. The nuspec leads back to the source (repository URL
+/// and commit, project URL), the icon and readme are in, the DLLs and the symbols package's PDBs hold no build-machine path, every
+/// source is embedded in the PDB byte for byte, the docs' command adds a local pack to a project, and the version comes from git:
+/// distinct for each commit, also in a shallow clone.
 /// </summary>
 [Collection(PackCollection.Name)]
 public sealed class PackageTests : IDisposable
@@ -17,15 +19,20 @@ public sealed class PackageTests : IDisposable
     // The custom debug information kind of an embedded source (Portable PDB specification).
     private static readonly Guid s_embeddedSource = new("0E8A571B-6926-466E-B4AD-8AB04611F5FE");
 
+    // The variables that make a build a CI build (Directory.Build.props); a developer's pack has none of them.
+    private static readonly string[] s_ciVariables = ["CI", "TF_BUILD", "GITHUB_ACTIONS"];
+
     private readonly string _root = Repository.FindRoot(AppContext.BaseDirectory);
     private readonly string _scratch = Directory.CreateTempSubdirectory("priorityasync-pack-").FullName;
     private readonly List<string> _cleanUp = [];
 
-    [Fact]
-    public async Task Pack_BothPackages_CarryTheirSourceIconReadmeAndAPortableSymbolsPackage()
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task Pack_BothPackages_CarryTheirSourceIconReadmeAndAPortableSymbolsPackage(bool ci)
     {
         string output = Path.Combine(_scratch, "packages");
-        // Inside the repository (artifacts/ is ignored by git): CI maps the paths below the repository root, and the build's
+        // Inside the repository (artifacts/ is ignored by git): the paths are mapped below the repository root, and the build's
         // generated files (obj) must be below it too, as they are in a normal build.
         string artifacts = Path.Combine(_root, "artifacts", "docs-tests", Path.GetFileName(_scratch));
         _cleanUp.Add(artifacts);
@@ -38,8 +45,17 @@ public sealed class PackageTests : IDisposable
             """);
         // RunAnalyzers=false: this build is here for what it packs, and analyzers add nothing to the package (source generators
         // still run); the suite's own build and CI's Release build analyze the same code. Saves about a fifth of the pack's time.
-        await Processes.RunAsync(_root, "dotnet", "pack", packages, "-c", "Release", $"-p:PackageOutputPath={output}", "--artifacts-path", artifacts, "-p:CI=true",
-            "-p:RunAnalyzers=false");
+        string[] pack = ["pack", packages, $"-p:PackageOutputPath={output}", "--artifacts-path", artifacts, "-p:RunAnalyzers=false"];
+        if (ci)
+        {
+            await Processes.RunAsync(_root, "dotnet", [.. pack, "-c", "Release", "-p:CI=true"]);
+        }
+        else
+        {
+            // The README's flow for trying a local change: no configuration given (pack's default, Release) and no CI variable, also
+            // when this test itself runs on CI.
+            await Processes.RunAsync(_root, s_ciVariables, "dotnet", pack);
+        }
 
         string commit = (await Processes.RunAsync(_root, "git", "rev-parse", "HEAD")).Trim();
         XElement props = XElement.Load(Path.Combine(_root, "Directory.Build.props"));
@@ -86,6 +102,16 @@ public sealed class PackageTests : IDisposable
             File.Exists(snupkg).Should().BeTrue();
             using ZipArchive symbols = ZipFile.OpenRead(snupkg);
             CheckPdb(symbols.GetEntry($"lib/net10.0/{id}.pdb")!, id);
+            foreach (ZipArchiveEntry assembly in package.Entries.Where(e => e.FullName.EndsWith(".dll", StringComparison.Ordinal)))
+            {
+                // The DLLs name their PDB (the debug directory): mapped too, for the library and for the analyzers it carries.
+                CheckNoLocalPath(Read(assembly), assembly.FullName);
+            }
+        }
+
+        if (!ci)
+        {
+            await AddAsTheDocsSayAsync(output);
         }
     }
 
@@ -127,6 +153,26 @@ public sealed class PackageTests : IDisposable
         }
     }
 
+    // docs/getting-started.md's command for a build of this repository, run as written (but for the folder) in a new project: it
+    // finds the pre-release that a plain pack made and writes its version into the project file.
+    private async Task AddAsTheDocsSayAsync(string packages)
+    {
+        const string Folder = "~/priorityasync-packages";
+        string add = File.ReadLines(Path.Combine(_root, "docs", "getting-started.md"))
+            .Single(line => line.StartsWith("dotnet add package PriorityAsync ", StringComparison.Ordinal) && line.Contains(Folder, StringComparison.Ordinal));
+        string consumer = Path.Combine(_scratch, "consumer");
+        Directory.CreateDirectory(consumer);
+        string project = Path.Combine(consumer, "Consumer.csproj");
+        File.WriteAllText(project, "<Project Sdk=\"Microsoft.NET.Sdk\">\n  <PropertyGroup>\n    <TargetFramework>net10.0</TargetFramework>\n  </PropertyGroup>\n</Project>\n");
+
+        // Restored into the scratch folder, so the machine's package cache never holds these pre-releases.
+        string[] words = add.Replace(Folder, packages, StringComparison.Ordinal).Split(' ', StringSplitOptions.RemoveEmptyEntries);
+        await Processes.RunAsync(consumer, s_ciVariables, words[0], [.. words[1..], "--package-directory", Path.Combine(_scratch, "consumer-packages")]);
+
+        string version = Path.GetFileNameWithoutExtension(Directory.GetFiles(packages, "PriorityAsync.0*.nupkg").Single())["PriorityAsync.".Length..];
+        File.ReadAllText(project).Should().Contain($"<PackageReference Include=\"PriorityAsync\" Version=\"{version}\" />");
+    }
+
     private static async Task<string> PackageVersionAsync(string repository)
     {
         string output = await Processes.RunAsync(repository, "dotnet", "msbuild", "-restore", "-nologo", "src/PriorityAsync/PriorityAsync.csproj",
@@ -144,8 +190,42 @@ public sealed class PackageTests : IDisposable
         return nuspec.Element(nuspec.Name.Namespace + "metadata")!;
     }
 
-    // Every document is under /_/ (the CI path map), its source is embedded, and no string in the PDB is a path of this machine.
+    // Every document is under /_/ (the path map), its source is embedded (the same bytes as the file in the repository, which is
+    // what a debugger shows for it), and no string in the PDB is a path of this machine.
     private void CheckPdb(ZipArchiveEntry entry, string id)
+    {
+        byte[] bytes = Read(entry);
+        CheckNoLocalPath(bytes, entry.FullName);
+        using MetadataReaderProvider provider = MetadataReaderProvider.FromPortablePdbStream(new MemoryStream(bytes));
+        MetadataReader pdb = provider.GetMetadataReader();
+        var documents = pdb.Documents.Select(handle => (Handle: handle, Name: pdb.GetString(pdb.GetDocument(handle).Name))).ToList();
+        documents.Should().NotBeEmpty();
+        documents.Select(d => d.Name).Should().OnlyContain(name => name.StartsWith("/_/", StringComparison.Ordinal), "every path is mapped to /_/");
+        documents.Where(d => d.Name.EndsWith(".cs", StringComparison.Ordinal) && d.Name.Contains($"/_/src/{id}/", StringComparison.Ordinal))
+            .Should().NotBeEmpty();
+        foreach ((DocumentHandle handle, string name) in documents)
+        {
+            BlobHandle source = pdb.GetCustomDebugInformation(handle).Select(pdb.GetCustomDebugInformation)
+                .Where(information => pdb.GetGuid(information.Kind) == s_embeddedSource).Select(information => information.Value).SingleOrDefault();
+            source.IsNil.Should().BeFalse($"{name}'s source is embedded in the PDB");
+            if (name.StartsWith("/_/src/", StringComparison.Ordinal))
+            {
+                // (Generated files, under the artifacts folder, need not be on disk.)
+                EmbeddedSource(pdb.GetBlobBytes(source)).Should().Equal(File.ReadAllBytes(Path.Combine(_root, name["/_/".Length..])),
+                    $"{name} is embedded as the file the package was built from");
+            }
+        }
+    }
+
+    private void CheckNoLocalPath(byte[] bytes, string file)
+    {
+        string raw = System.Text.Encoding.UTF8.GetString(bytes);
+        raw.Should().NotContain(_root, $"{file} holds no path of the build machine");
+        raw.Should().NotContain(_scratch, file);
+        raw.Should().NotContain(Environment.GetFolderPath(Environment.SpecialFolder.UserProfile) + "/", file);
+    }
+
+    private static byte[] Read(ZipArchiveEntry entry)
     {
         using var bytes = new MemoryStream();
         using (Stream stream = entry.Open())
@@ -153,22 +233,22 @@ public sealed class PackageTests : IDisposable
             stream.CopyTo(bytes);
         }
 
-        string raw = System.Text.Encoding.UTF8.GetString(bytes.ToArray());
-        raw.Should().NotContain(_root, "the PDB holds no path of the build machine");
-        raw.Should().NotContain(_scratch);
-        raw.Should().NotContain(Environment.GetFolderPath(Environment.SpecialFolder.UserProfile) + "/");
-        bytes.Position = 0;
-        using MetadataReaderProvider provider = MetadataReaderProvider.FromPortablePdbStream(bytes);
-        MetadataReader pdb = provider.GetMetadataReader();
-        var documents = pdb.Documents.Select(handle => (Handle: handle, Name: pdb.GetString(pdb.GetDocument(handle).Name))).ToList();
-        documents.Should().NotBeEmpty();
-        documents.Select(d => d.Name).Should().OnlyContain(name => name.StartsWith("/_/", StringComparison.Ordinal), "CI maps every path to /_/");
-        documents.Where(d => d.Name.EndsWith(".cs", StringComparison.Ordinal) && d.Name.Contains($"/_/src/{id}/", StringComparison.Ordinal))
-            .Should().NotBeEmpty();
-        foreach ((DocumentHandle handle, string name) in documents)
+        return bytes.ToArray();
+    }
+
+    // An embedded source blob (Portable PDB specification): the uncompressed size as an int32, 0 when the text follows as is,
+    // otherwise the text deflated.
+    private static byte[] EmbeddedSource(byte[] blob)
+    {
+        int size = BitConverter.ToInt32(blob, 0);
+        if (size == 0)
         {
-            pdb.GetCustomDebugInformation(handle).Select(h => pdb.GetGuid(pdb.GetCustomDebugInformation(h).Kind))
-                .Should().Contain(s_embeddedSource, $"{name}'s source is embedded in the PDB");
+            return blob[4..];
         }
+
+        using var deflate = new DeflateStream(new MemoryStream(blob, 4, blob.Length - 4), CompressionMode.Decompress);
+        var text = new byte[size];
+        deflate.ReadExactly(text);
+        return text;
     }
 }

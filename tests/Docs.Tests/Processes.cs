@@ -7,7 +7,11 @@ internal static class Processes
 {
     private static readonly TimeSpan s_limit = TimeSpan.FromMinutes(5);
 
-    public static async Task<string> RunAsync(string workingDirectory, string fileName, params string[] arguments)
+    public static Task<string> RunAsync(string workingDirectory, string fileName, params string[] arguments)
+        => RunAsync(workingDirectory, [], fileName, arguments);
+
+    /// <summary>Runs the tool without the environment variables <paramref name="unset"/> (which the test host may have).</summary>
+    public static async Task<string> RunAsync(string workingDirectory, IReadOnlyList<string> unset, string fileName, params string[] arguments)
     {
         var start = new ProcessStartInfo(fileName)
         {
@@ -20,8 +24,13 @@ internal static class Processes
             start.ArgumentList.Add(argument);
         }
 
-        // A pack here must not inherit the test host's MSBuild node settings, and builds as CI does (paths mapped).
+        // A pack here must not inherit the test host's MSBuild node settings.
         start.Environment["MSBUILDNOINPROCNODE"] = null;
+        foreach (string variable in unset)
+        {
+            start.Environment.Remove(variable);
+        }
+
         start.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";
         start.Environment["DOTNET_NOLOGO"] = "1";
 

@@ -4,8 +4,8 @@ using Snippets;
 namespace Docs.Tests;
 
 /// <summary>
-/// Every C#, XML and JSON block of README.md, src/*/PACKAGE.md and docs/*.md is a copy of compiled code (tools/Snippets), and the
-/// copy is current; the engine's own rules are checked on a scratch repository.
+/// Every C#, XML and JSON block of README.md, src/*/PACKAGE.md, docs/*.md and samples/*/README.md is a copy of compiled code
+/// (tools/Snippets), and the copy is current; the engine's own rules are checked on a scratch repository.
 /// </summary>
 public sealed class SnippetTests : IDisposable
 {
@@ -21,7 +21,8 @@ public sealed class SnippetTests : IDisposable
 
         problems.AddRange(stale.Select(s => $"{s.Path}: a snippet block differs from its source; run 'dotnet run --project tools/Snippets' to copy the code in."));
         problems.Should().BeEmpty();
-        Repository.SnippetDocuments(root).Should().Contain(["README.md", "src/PriorityAsync/PACKAGE.md", "src/PriorityAsync.Hosting/PACKAGE.md", "docs/hosting.md"]);
+        Repository.SnippetDocuments(root).Should().Contain(["README.md", "src/PriorityAsync/PACKAGE.md", "src/PriorityAsync.Hosting/PACKAGE.md", "docs/hosting.md",
+            "samples/MessageBus.Postgres/README.md", "samples/SyncOverAsync/README.md"]);
     }
 
     [Fact]
@@ -35,6 +36,29 @@ public sealed class SnippetTests : IDisposable
             .Select(l => $"{l.document}:{l.i + 1}: {l.line.Trim()}");
 
         pinned.Should().BeEmpty("every commit packs its own version: the docs say 'dotnet add package', never a number that goes stale");
+    }
+
+    [Fact]
+    public async Task Docs_AddPackageCommands_NameNoVersionAndTakePreReleasesUntilAReleaseIsTagged()
+    {
+        string root = Repository.FindRoot(AppContext.BaseDirectory);
+        // Before the first release tag every package is a pre-release, which `dotnet add package` finds only with --prerelease.
+        bool released = (await Processes.RunAsync(root, "git", "tag", "--list", "v*")).Trim().Length > 0;
+
+        var commands = Repository.AllDocuments(root)
+            .SelectMany(document => File.ReadAllLines(Path.Combine(root, document)).Select((line, i) => (document, line, i)))
+            .Where(l => l.line.Contains("dotnet add package PriorityAsync", StringComparison.Ordinal))
+            .Select(l => (Where: $"{l.document}:{l.i + 1}: {l.line.Trim()}", l.line))
+            .ToList();
+
+        commands.Should().NotBeEmpty();
+        commands.Where(c => c.line.Contains("--version", StringComparison.Ordinal) || c.line.Contains(" -v ", StringComparison.Ordinal))
+            .Select(c => c.Where).Should().BeEmpty("every commit packs its own version: a number in the docs goes stale");
+        if (!released)
+        {
+            commands.Where(c => !c.line.Contains("--prerelease", StringComparison.Ordinal)).Select(c => c.Where)
+                .Should().BeEmpty("no release is tagged yet: without --prerelease the command finds no version");
+        }
     }
 
     [Fact]
@@ -82,6 +106,47 @@ public sealed class SnippetTests : IDisposable
         problems.Should().ContainMatch("docs/guide.md:1: a csharp block that nothing compiles*");
         problems.Should().ContainMatch("docs/guide.md:7: '--project samples/Gone' names no project*");
         problems.Should().ContainMatch("docs/guide.md:10: snippet 'nowhere' is not defined*");
+    }
+
+    [Fact]
+    public void Render_CSharpInATildeFenceWithAnInfoStringIndentedOrUnlabelled_IsAProblem()
+    {
+        Write("samples/A/README.md",
+            "~~~csharp\nvar a = 1;\n~~~\n\n" +
+            "```csharp title=\"Program.cs\"\nvar b = 2;\n```\n\n" +
+            "Text:\n\n    var c = Compute(3);\n    c++;\n\n" +
+            "```\nConsole.WriteLine(\"d\");\n```\n\n" +
+            "* a step:\n\n      using System;\n");
+        Write("README.md", "# A\n");
+        var problems = new List<string>();
+
+        Repository.Render(_scratch, problems);
+
+        problems.Should().HaveCount(5);
+        problems.Should().ContainMatch("samples/A/README.md:1: a csharp block that nothing compiles*");
+        problems.Should().ContainMatch("samples/A/README.md:5: a csharp block that nothing compiles*");
+        problems.Should().ContainMatch("samples/A/README.md:11: an indented code block that looks like C#*");
+        problems.Should().ContainMatch("samples/A/README.md:14: a code block without a language that looks like C#*");
+        problems.Should().ContainMatch("samples/A/README.md:20: an indented code block that looks like C#*");
+    }
+
+    [Fact]
+    public void Render_OutputOtherLanguagesListTextAndContinuationLines_AreNoProblem()
+    {
+        Write("docs/guide.md",
+            "```\nserved 3 requests; the loop ended: yes (2 of 3 ran);\n```\n\n" +
+            "```sql\nSELECT count(*) FROM queue;\n```\n\n" +
+            "~~~bash\ndotnet run --project samples/A;\n~~~\n\n" +
+            "* a step:\n\n    then call Run();\n\n" +
+            "A paragraph\n    x = Run();\n\n" +
+            "```csharp\n");
+        Write("samples/A/A.csproj", "<Project />\n");
+        Write("README.md", "<!-- snippet: samples/A/A.csproj -->\n<!-- endSnippet -->\n````markdown\n```csharp\nvar inside = 1;\n```\n````\n");
+        var problems = new List<string>();
+
+        Repository.Render(_scratch, problems);
+
+        problems.Should().ContainSingle().Which.Should().Match("docs/guide.md:20: a csharp block that nothing compiles*", "an unclosed fence runs to the end of the file");
     }
 
     [Fact]

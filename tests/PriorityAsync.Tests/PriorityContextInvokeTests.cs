@@ -327,7 +327,7 @@ public class PriorityContextInvokeTests
     private static async void StartAsyncVoid(List<string> order)
     {
         await Task.Yield();
-        await Task.Delay(1);
+        await Task.Delay(1); // still pending after the entry's end, and completed on the thread pool: Run must wait for it
         order.Add("async void finished");
     }
 }

@@ -1,5 +1,6 @@
 // PA0001, PA0003: these tests await tasks that complete on the thread pool (Task.Delay), and leave a task unowned on purpose, to pin what Run does with them.
 #pragma warning disable PA0001, PA0003
+using Microsoft.Extensions.Time.Testing;
 using PriorityAsync.Tests.Infrastructure;
 using static PriorityAsync.Priority;
 
@@ -36,6 +37,15 @@ public class PriorityContextRunTests
     public void Run_WaitsForAsyncVoidWork() => TestTimeout.OnOwnThread(() =>
     {
         var finished = new List<int>();
+        var clock = new FakeTimeProvider();
+        using var armed = new CountdownEvent(3);
+        // The async void work ends after the entry, completed off the loop: once all three wait, another thread moves the clock on,
+        // and its Advance completes their delays there.
+        Task advance = Task.Run(() =>
+        {
+            armed.WaitOrFail("the async void work to start its delays");
+            clock.Advance(TimeSpan.FromMilliseconds(15));
+        });
         PriorityContext.Run(() =>
         {
             for (int i = 0; i < 3; i++)
@@ -46,10 +56,13 @@ public class PriorityContextRunTests
             return Task.CompletedTask;
         });
         finished.Should().BeEquivalentTo([0, 1, 2], "Run returns only when every async void operation is done");
+        advance.IsCompletedSuccessfully.Should().BeTrue();
 
         async void FireAndForget(int n)
         {
-            await Task.Delay(5 * (n + 1));
+            Task delay = Task.Delay(TimeSpan.FromMilliseconds(5 * (n + 1)), clock);
+            armed.Signal();
+            await delay;
             await Prioritize(2);
             finished.Add(n);
         }
@@ -117,11 +130,11 @@ public class PriorityContextRunTests
             Explode("first");
             await Prioritize(2);
             Explode("second");
-            await Task.Delay(10);
+            await Prioritize(0); // behind both throws, queued at levels 1 and 2
             return 7;
         });
         result.Should().Be(7);
-        // Both throws were queued before the entry's Delay; the level-2 one runs first.
+        // Both throws were queued before the entry moved to level 0; the level-2 one runs first.
         seen.Should().Equal(("second", 2), ("first", 1));
 
         static async void Explode(string message)

@@ -22,11 +22,14 @@ internal static class Repository
         throw new DirectoryNotFoundException($"No PriorityAsync.sln in '{start}' or any folder above it.");
     }
 
-    /// <summary>The files whose C#, XML and JSON blocks must be snippets: README.md, src/*/PACKAGE.md, docs/*.md.</summary>
+    /// <summary>The files whose C#, XML and JSON blocks must be snippets: README.md, src/*/PACKAGE.md, docs/*.md, samples/*/README.md.</summary>
     public static IReadOnlyList<string> SnippetDocuments(string root) =>
         new[] { "README.md" }
             .Concat(Directory.EnumerateFiles(Path.Combine(root, "src"), "PACKAGE.md", SearchOption.AllDirectories).Select(f => Path.GetRelativePath(root, f)))
             .Concat(Directory.EnumerateFiles(Path.Combine(root, "docs"), "*.md").Select(f => Path.GetRelativePath(root, f)))
+            .Concat(Directory.Exists(Path.Combine(root, "samples"))
+                ? Directory.EnumerateDirectories(Path.Combine(root, "samples")).Select(d => Path.Combine(d, "README.md")).Where(File.Exists).Select(f => Path.GetRelativePath(root, f))
+                : [])
             .Select(f => f.Replace('\\', '/'))
             .Where(f => !IsBuildOutput(f))
             .Order(StringComparer.Ordinal)

@@ -52,7 +52,8 @@ internal static partial class SnippetSources
         return new Snippet(relativePath, Dedent(lines), Language(file), relativePath);
     }
 
-    /// <summary>Removes the indentation common to every non-blank line and trailing blank lines; joins with '\n'.</summary>
+    /// <summary>Removes the indentation common to every non-blank line and trailing blank lines; joins with '\n'. A preprocessor line
+    /// (<c>#pragma</c>, <c>#if</c>), which C# code writes at the margin, does not count and stays at the margin.</summary>
     public static string Dedent(IReadOnlyList<string> lines)
     {
         int start = 0;
@@ -70,16 +71,20 @@ internal static partial class SnippetSources
         int indent = int.MaxValue;
         for (int i = start; i < end; i++)
         {
-            if (!string.IsNullOrWhiteSpace(lines[i]))
+            if (!string.IsNullOrWhiteSpace(lines[i]) && !IsPreprocessor(lines[i]))
             {
                 indent = Math.Min(indent, lines[i].Length - lines[i].TrimStart(' ').Length);
             }
         }
 
         IEnumerable<string> body = lines.Skip(start).Take(end - start)
-            .Select(line => string.IsNullOrWhiteSpace(line) ? string.Empty : line[Math.Min(indent, line.Length)..].TrimEnd());
+            .Select(line => string.IsNullOrWhiteSpace(line) ? string.Empty
+                : IsPreprocessor(line) ? line.Trim()
+                : line[Math.Min(indent, line.Length)..].TrimEnd());
         return string.Join('\n', body);
     }
+
+    private static bool IsPreprocessor(string line) => line.TrimStart().StartsWith('#');
 
     private static bool IsSource(string file)
     {

@@ -32,6 +32,7 @@ internal sealed class ContextWorkerCore : WorkerCore
             StallTimeout = options.StallTimeout,
             TimeSlice = options.TimeSlice,
             Policy = options.Policy,
+            TimeProvider = TimeProvider,
         });
         return _thread.Context;
     }

@@ -34,6 +34,7 @@ internal sealed class PoolWorkerCore : WorkerCore
             StallTimeout = options.StallTimeout,
             TimeSlice = options.TimeSlice,
             Policy = options.Policy,
+            TimeProvider = TimeProvider,
         });
         return _pool;
     }

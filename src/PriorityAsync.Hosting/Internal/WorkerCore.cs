@@ -39,6 +39,7 @@ internal abstract class WorkerCore : IDisposable
     private readonly Type _workerType;
     private readonly Func<CancellationToken, Task> _executeAsync;
     private PriorityWorkerOptions _options = new();
+    private TimeProvider _timeProvider = TimeProvider.System;
     private ILogger _logger = NullLogger.Instance;
     private string? _name;
     private IPriorityScheduler? _scheduler;
@@ -64,6 +65,10 @@ internal abstract class WorkerCore : IDisposable
     public Task? ExecuteTask => Volatile.Read(ref _started) == 0 ? null : _execute.Task;
 
     public PriorityWorkerOptions Options => _options;
+
+    /// <summary>The clock of the scheduler's loop timers (<c>Priority.Delay</c>, its <c>TimeProvider</c>): the host's registered
+    /// <see cref="System.TimeProvider"/>, or <see cref="TimeProvider.System"/>.</summary>
+    public TimeProvider TimeProvider => _timeProvider;
 
     /// <summary>The scheduler, once <see cref="StartAsync"/> created it; <see langword="null"/> before.</summary>
     public IPriorityScheduler? SchedulerOrNull => _scheduler;
@@ -106,7 +111,7 @@ internal abstract class WorkerCore : IDisposable
     }
 
     /// <summary>Called by the registration before the host starts the worker.</summary>
-    public void Configure(string name, PriorityWorkerOptions options, ILogger logger)
+    public void Configure(string name, PriorityWorkerOptions options, TimeProvider timeProvider, ILogger logger)
     {
         if (_scheduler is not null)
         {
@@ -115,6 +120,7 @@ internal abstract class WorkerCore : IDisposable
 
         _name = name;
         _options = options;
+        _timeProvider = timeProvider;
         _logger = logger;
     }
 
@@ -195,7 +201,8 @@ internal abstract class WorkerCore : IDisposable
         _drops?.Dispose();
     }
 
-    /// <summary>Creates the scheduler from the worker's options; called once, by <see cref="StartAsync"/>.</summary>
+    /// <summary>Creates the scheduler from the worker's options, its loop timers on <see cref="TimeProvider"/>; called once, by
+    /// <see cref="StartAsync"/>.</summary>
     protected abstract IPriorityScheduler CreateScheduler(PriorityWorkerOptions options, string name);
 
     /// <summary>Gets the task that completes when the scheduler has stopped (faulted if it faulted).</summary>

@@ -38,7 +38,7 @@ public class MigrationDifferenceTests
         int loopThread = await thread.Run(() => Environment.CurrentManagedThreadId).WithTimeout("the loop thread id");
         Task<int> resumedOn = await thread.Run<Task<int>>(async () =>
         {
-            await Task.Delay(1);
+            await Task.Delay(1); // completes on the thread pool (no clock to fake): the point is the resumption through the context
             return Environment.CurrentManagedThreadId;
         }).WithTimeout("the outer task");
         (await resumedOn.WithTimeout("the awaiting task")).Should().Be(loopThread);
@@ -195,11 +195,9 @@ public class MigrationDifferenceTests
         {
             WaitThenRecord(gate.Task, order);
             await Task.Yield();
-            _ = Task.Run(async () =>
-            {
-                await Task.Delay(50); // long enough for an early return of Run to show up in the order below; not a timing assertion
-                gate.SetResult();
-            });
+            // Opens the gate from the loop's own queue, behind the failing entry: only a Run that goes on looping after the entry
+            // failed gets there. One that returns early leaves the async void waiting, and the order below without it.
+            SynchronizationContext.Current!.Post(_ => gate.SetResult(), null);
             throw new InvalidOperationException("entry failed");
         });
         run.Should().ThrowExactly<InvalidOperationException>().WithMessage("entry failed");
@@ -283,7 +281,7 @@ public class MigrationDifferenceTests
         {
             bool insideRun = library.Current is not null;
             bool inPool = await Task.Run(() => library.Current is not null);
-            await Task.Delay(1).ConfigureAwait(false);
+            await Task.Delay(1).ConfigureAwait(false); // completes on the thread pool, so the rest runs there (not a wait for time)
             bool afterFalse = library.Current is not null;
             return (insideRun, inPool, afterFalse);
         });

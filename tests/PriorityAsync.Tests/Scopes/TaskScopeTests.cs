@@ -1,3 +1,4 @@
+using Microsoft.Extensions.Time.Testing;
 using PriorityAsync.Tests.Infrastructure;
 
 namespace PriorityAsync.Tests.Scopes;
@@ -28,7 +29,7 @@ public sealed class TaskScopeTests
             })),
             0).WithTimeout("opening the scope");
 
-        await Task.Delay(50); // not a timing assertion: gives a wrong implementation the chance to complete early
+        loop.Context.Drain(); // whatever the body's end queued has run: a scope that completes with its body has completed by now
         scope.IsCompleted.Should().BeFalse("the child is still running");
         gate.SetResult();
         await scope.WithTimeout("the scope");
@@ -153,7 +154,8 @@ public sealed class TaskScopeTests
     public async Task Cancel_StopsAKeeper_ScopeSucceeds_WithTheBodysResult()
     {
         int renewals = 0;
-        await using var loop = new PriorityContextThread(ThreeLevels);
+        // A clock that never moves: the renewal interval never ends, so the keeper renews exactly once before the body cancels it.
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, TimeProvider = new FakeTimeProvider() });
         int result = await loop.Context.InvokeAsync(
             () => TaskScope.RunAsync(async scope =>
             {
@@ -181,7 +183,7 @@ public sealed class TaskScopeTests
             0).WithTimeout("the scope");
 
         result.Should().Be(42);
-        renewals.Should().BeGreaterThan(0);
+        renewals.Should().Be(1);
     }
 
     [Fact]
@@ -238,6 +240,14 @@ public sealed class TaskScopeTests
     public void Run_RootChildren_RunReturnsOnlyWhenTheyEnded()
     {
         var ended = new List<int>();
+        var clock = new FakeTimeProvider();
+        using var armed = new CountdownEvent(3);
+        // Moves the clock on once every child waits on it, from outside the loop (which Run blocks in).
+        Task advance = Task.Run(() =>
+        {
+            armed.WaitOrFail("the children to arm their delays");
+            clock.Advance(TimeSpan.FromMilliseconds(5));
+        });
         TestTimeout.OnOwnThread(
             () => PriorityContext.Run(
                 () =>
@@ -248,7 +258,9 @@ public sealed class TaskScopeTests
                         Priority.Start(
                             async token =>
                             {
-                                await Priority.Delay(TimeSpan.FromMilliseconds(5), token);
+                                ValueTask delay = Priority.Delay(TimeSpan.FromMilliseconds(5), token);
+                                armed.Signal();
+                                await delay;
                                 ended.Add(id);
                             },
                             1);
@@ -256,8 +268,10 @@ public sealed class TaskScopeTests
 
                     return Task.CompletedTask; // the entry ends at once; the loop waits for its children
                 },
-                ThreeLevels),
+                new PriorityContextOptions { Levels = 3, TimeProvider = clock }),
             "Run");
+
+        advance.IsCompletedSuccessfully.Should().BeTrue();
 
         ended.Should().BeEquivalentTo([0, 1, 2]);
     }
@@ -369,7 +383,7 @@ public sealed class TaskScopeTests
             0).WithTimeout("starting the children");
 
         thread.Complete();
-        await Task.Delay(50); // not a timing assertion: gives a wrong implementation the chance to complete early
+        thread.Context.WaitUntilParked(); // idle, and still there: a loop that stopped with its children outstanding never parks
         thread.Completion.IsCompleted.Should().BeFalse("the children are still running");
         gate.SetResult();
         Func<Task> completion = () => thread.Completion.WithTimeout("the thread");

@@ -1,6 +1,7 @@
 // These tests inspect and misuse the ValueTask of Priority.Delay on purpose.
 #pragma warning disable CA2012
 
+using Microsoft.Extensions.Time.Testing;
 using PriorityAsync.Tests.Infrastructure;
 using static PriorityAsync.Priority;
 
@@ -12,6 +13,8 @@ public class PriorityDelayTests
     [Fact]
     public async Task Delay_OnTheLoop_ResumesOnTheLoopAtTheAwaitingLevel()
     {
+        // The system clock on purpose (the default): the loop's own timed wait and the alarm thread fire these; the tests below
+        // drive a FakeTimeProvider.
         await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
         var result = await loop.Context.RunOn(2, async () =>
         {
@@ -28,20 +31,21 @@ public class PriorityDelayTests
     [Fact]
     public async Task Delay_SeveralAtOneLevel_CompleteInDueOrder()
     {
-        await using var loop = new PriorityContextThread();
+        var clock = new FakeTimeProvider();
+        await using var loop = new PriorityContextThread(new PriorityContextOptions { TimeProvider = clock });
         var log = new TimerTestHelpers.Log();
-        await loop.Context.RunOn(0, async () =>
-        {
-            await Task.WhenAll(Wait(30), Wait(10), Wait(20));
+        Task all = await loop.Context.RunOn(0, () => Task.FromResult(Task.WhenAll(Wait(30), Wait(10), Wait(20)))).WithTimeout("arming the delays");
 
-            async Task Wait(int ms)
-            {
-                await Delay(TimeSpan.FromMilliseconds(ms));
-                log.Add(ms.ToString(System.Globalization.CultureInfo.InvariantCulture));
-            }
-        }).WithTimeout("the delays");
+        clock.Advance(TimeSpan.FromMilliseconds(30)); // all three due at once: the loop fires them in due order, not in arming order
+        await all.WithTimeout("the delays");
 
         log.Entries.Should().Equal("10", "20", "30");
+
+        async Task Wait(int ms)
+        {
+            await Delay(TimeSpan.FromMilliseconds(ms));
+            log.Add(ms.ToString(System.Globalization.CultureInfo.InvariantCulture));
+        }
     }
 
     [Fact]

@@ -11,6 +11,7 @@ public class TimeProviderConsumersTests
         await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
         var result = await loop.Context.RunOn(2, async () =>
         {
+            // The system clock on purpose (the default): the loop's own timers fire it, not a provider's timer.
             await Task.Delay(TimeSpan.FromMilliseconds(5), loop.Context.TimeProvider);
             return (Environment.CurrentManagedThreadId == loop.ManagedThreadId, PriorityContext.CurrentLevel);
         }).WithTimeout("the delay");
