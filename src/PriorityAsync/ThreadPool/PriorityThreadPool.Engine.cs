@@ -428,14 +428,15 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
     }
 
     /// <summary>D-N, lock-free mode (strict policy, no caps): the oldest item of the highest level that holds work, taken without
-    /// the dispatch lock. The caller is active (counted in _runningTotal), so the end cannot be found while it holds an item.</summary>
+    /// the dispatch lock (LevelQueues' M1). The caller is active (counted in _runningTotal), so the end cannot be found while it holds
+    /// an item.</summary>
     private bool TryTakeLockFree(PoolWorker worker, out WorkItem item, out int level)
     {
         if (Volatile.Read(ref _fault) is not null || Volatile.Read(ref _state) != StateRunning)
         {
             item = default;
             level = -1;
-            return false; // a fault: no thread dequeues any more (the items already running finish)
+            return false; // a fault: no dequeue starts after it is seen (check-then-act: one begun just before may still take an item)
         }
 
         bool got;
@@ -444,7 +445,7 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
             // Tests only: the dequeue and its observation in one critical section, so that the observed order is the dequeue order.
             lock (_observerLock)
             {
-                got = StrictPriorityPolicy.TryDequeue(_queues, ~0UL, out item, out level);
+                got = _queues.TryDequeueHighestShared(out item, out level);
                 if (got)
                 {
                     observer(level, item.State);
@@ -453,7 +454,7 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
         }
         else
         {
-            got = StrictPriorityPolicy.TryDequeue(_queues, ~0UL, out item, out level);
+            got = _queues.TryDequeueHighestShared(out item, out level);
         }
 
         if (got)
