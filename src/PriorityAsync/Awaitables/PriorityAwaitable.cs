@@ -53,7 +53,8 @@ public readonly struct PriorityAwaitable
 
         /// <summary>
         /// Gets whether the method can go on at once: on the loop thread, when nothing is queued at a level above the target level
-        /// (a <c>Yield</c> never completes at once). A finished context also completes at once, and <see cref="GetResult"/> then throws.
+        /// (a <c>Yield</c> never completes at once). A finished context also completes at once, and <see cref="GetResult"/> then throws;
+        /// so does a <see cref="PriorityThreadPool"/> that has faulted, while its last running items finish.
         /// </summary>
         /// <remarks>When it returns <see langword="true"/> on the loop thread, the target level is already current.</remarks>
         public bool IsCompleted => _scheduler is PriorityContext context
@@ -69,7 +70,8 @@ public readonly struct PriorityAwaitable
         public void UnsafeOnCompleted(Action continuation) => QueueContinuation(continuation, flowExecutionContext: false);
 
         /// <summary>Ends the await (the target level is current: made so by <see cref="IsCompleted"/>, or by the loop that ran the
-        /// queued continuation). Throws <see cref="ObjectDisposedException"/> if the context finished before the continuation could run.</summary>
+        /// queued continuation). Throws <see cref="ObjectDisposedException"/> if the context finished before the continuation could run
+        /// (a <see cref="PriorityThreadPool"/>: if it has faulted or finished, on any thread).</summary>
         public void GetResult()
         {
             if (_scheduler is PriorityContext context)
@@ -85,7 +87,7 @@ public readonly struct PriorityAwaitable
         private bool PoolIsCompleted()
         {
             var pool = (PriorityThreadPool)_scheduler;
-            return (!_alwaysQueue && pool.TryContinueInlineAt(_level)) || pool.IsFinished;
+            return (!_alwaysQueue && pool.TryContinueInlineAt(_level)) || pool.HasStopped; // stopped: GetResult throws
         }
 
         private void QueueContinuation(Action continuation, bool flowExecutionContext)

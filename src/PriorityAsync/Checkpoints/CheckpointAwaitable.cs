@@ -46,7 +46,8 @@ public readonly struct CheckpointAwaitable
         /// <param name="continuation">The continuation (the async state machine's cached delegate, queued as is).</param>
         public void UnsafeOnCompleted(Action continuation) => QueueContinuation(continuation, flowExecutionContext: false);
 
-        /// <summary>Ends the await. Throws <see cref="ObjectDisposedException"/> if the context finished before the continuation could run.</summary>
+        /// <summary>Ends the await. Throws <see cref="ObjectDisposedException"/> if the context finished before the continuation could run
+        /// (a <see cref="PriorityThreadPool"/>: if it has faulted or finished, on any thread).</summary>
         public void GetResult()
         {
             if (_level is PriorityThreadPoolSynchronizationContext pool)
