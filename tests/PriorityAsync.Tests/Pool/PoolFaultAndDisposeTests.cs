@@ -47,6 +47,31 @@ public sealed class PoolFaultAndDisposeTests
 
     private static bool IsCompletedAtOnce(ValueTask disposal) => disposal.IsCompleted;
 
+    /// <summary>Starts a root child that registers a callback throwing <paramref name="failure"/> on its token, then waits until the
+    /// token is cancelled (and ends quietly then); returns once the callback is registered.</summary>
+    private static async Task StartChildWithAThrowingTokenCallback(PriorityThreadPool pool, Exception failure)
+    {
+        var registered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        await pool.InvokeAsync(() =>
+        {
+            Start(async token =>
+            {
+                token.Register(() => throw failure);
+                registered.SetResult();
+                try
+                {
+                    await Delay(Timeout.InfiniteTimeSpan, token);
+                }
+                catch (OperationCanceledException)
+                {
+                    // Cancelled: the child ends quietly.
+                }
+            });
+            return Task.CompletedTask;
+        }).WithTimeout("starting the child");
+        await registered.Task.WithTimeout("the child to register its callback");
+    }
+
     [Fact]
     public async Task Fault_WhenARootChildsTokenCallbackThrows_CompletionReportsTheFaultAndTheCallbacksException()
     {
@@ -55,18 +80,7 @@ public sealed class PoolFaultAndDisposeTests
         var pool = new PriorityThreadPool(Options("fault-token-callback"));
         var boom = new InvalidOperationException("an item faults the pool");
         var callbackFailure = new ApplicationException("a root child's token callback throws");
-        var registered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        await pool.InvokeAsync(() =>
-        {
-            Start(async token =>
-            {
-                token.Register(() => throw callbackFailure);
-                registered.SetResult();
-                await Delay(Timeout.InfiniteTimeSpan, token);
-            });
-            return Task.CompletedTask;
-        }).WithTimeout("starting the child");
-        await registered.Task.WithTimeout("the child to register its callback");
+        await StartChildWithAThrowingTokenCallback(pool, callbackFailure);
 
         pool.GetSynchronizationContext(0).Post(_ => throw boom, null);
 
@@ -85,18 +99,7 @@ public sealed class PoolFaultAndDisposeTests
         var pool = new PriorityThreadPool(Options("child-token-callback"));
         var childFailure = new InvalidOperationException("a root child fails");
         var callbackFailure = new ApplicationException("a sibling's token callback throws");
-        var registered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        await pool.InvokeAsync(() =>
-        {
-            Start(async token =>
-            {
-                token.Register(() => throw callbackFailure);
-                registered.SetResult();
-                await Delay(Timeout.InfiniteTimeSpan, token);
-            });
-            return Task.CompletedTask;
-        }).WithTimeout("starting the sibling");
-        await registered.Task.WithTimeout("the sibling to register its callback");
+        await StartChildWithAThrowingTokenCallback(pool, callbackFailure);
 
         await pool.InvokeAsync(() =>
         {
@@ -116,25 +119,7 @@ public sealed class PoolFaultAndDisposeTests
         // As a root scope's Cancel() on a PriorityContext: the callback's exception is a failure of the root children.
         var pool = new PriorityThreadPool(Options("cancel-token-callback"));
         var callbackFailure = new ApplicationException("a root child's token callback throws");
-        var registered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        await pool.InvokeAsync(() =>
-        {
-            Start(async token =>
-            {
-                token.Register(() => throw callbackFailure);
-                registered.SetResult();
-                try
-                {
-                    await Delay(Timeout.InfiniteTimeSpan, token);
-                }
-                catch (OperationCanceledException)
-                {
-                    // Cancelled: the child ends normally.
-                }
-            });
-            return Task.CompletedTask;
-        }).WithTimeout("starting the child");
-        await registered.Task.WithTimeout("the child to register its callback");
+        await StartChildWithAThrowingTokenCallback(pool, callbackFailure);
 
         FluentActions.Invoking(pool.CancelRootChildren).Should().NotThrow();
         pool.Complete();
