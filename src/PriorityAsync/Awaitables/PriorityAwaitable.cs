@@ -52,11 +52,11 @@ public readonly struct PriorityAwaitable
         }
 
         /// <summary>
-        /// Gets whether the method can go on at once: on the loop thread, when nothing is queued at a level above the target level
-        /// (a <c>Yield</c> never completes at once). A finished context also completes at once, and <see cref="GetResult"/> then throws;
-        /// so does a <see cref="PriorityThreadPool"/> that has faulted, while its last running items finish.
+        /// Gets whether the method can go on at once: on the loop thread (on a pool, on one of its threads), when nothing is queued at a
+        /// level above the target level (on a pool: nothing this thread may run, and with caps the target level has room; a <c>Yield</c>
+        /// never completes at once). A finished scheduler also completes at once, and <see cref="GetResult"/> then throws.
         /// </summary>
-        /// <remarks>When it returns <see langword="true"/> on the loop thread, the target level is already current.</remarks>
+        /// <remarks>When it returns <see langword="true"/> on the scheduler's thread, the target level is already current.</remarks>
         public bool IsCompleted => _scheduler is PriorityContext context
             ? (!_alwaysQueue && context.TryContinueInlineAt(_level)) || context.IsFinished
             : PoolIsCompleted();
@@ -69,9 +69,8 @@ public readonly struct PriorityAwaitable
         /// <param name="continuation">The continuation (the async state machine's cached delegate, queued as is).</param>
         public void UnsafeOnCompleted(Action continuation) => QueueContinuation(continuation, flowExecutionContext: false);
 
-        /// <summary>Ends the await (the target level is current: made so by <see cref="IsCompleted"/>, or by the loop that ran the
-        /// queued continuation). Throws <see cref="ObjectDisposedException"/> if the context finished before the continuation could run
-        /// (a <see cref="PriorityThreadPool"/>: if it has faulted or finished, on any thread).</summary>
+        /// <summary>Ends the await (the target level is current: made so by <see cref="IsCompleted"/>, or by the scheduler that ran the
+        /// queued continuation). Throws <see cref="ObjectDisposedException"/> if the scheduler finished before the continuation could run.</summary>
         public void GetResult()
         {
             if (_scheduler is PriorityContext context)
@@ -87,7 +86,7 @@ public readonly struct PriorityAwaitable
         private bool PoolIsCompleted()
         {
             var pool = (PriorityThreadPool)_scheduler;
-            return (!_alwaysQueue && pool.TryContinueInlineAt(_level)) || pool.HasStopped; // stopped: GetResult throws
+            return (!_alwaysQueue && pool.TryContinueInlineAt(_level)) || pool.HasStopped; // faulted or finished: GetResult throws
         }
 
         private void QueueContinuation(Action continuation, bool flowExecutionContext)

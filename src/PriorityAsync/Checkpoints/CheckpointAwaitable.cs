@@ -32,8 +32,9 @@ public readonly struct CheckpointAwaitable
 
         internal Awaiter(SynchronizationContext level) => _level = level;
 
-        /// <summary>Gets whether the method can go on at once: on the loop thread, with nothing to yield to (see
-        /// <see cref="Priority.ShouldYield"/>). A finished context also completes at once, and <see cref="GetResult"/> then throws.</summary>
+        /// <summary>Gets whether the method can go on at once: on the scheduler's thread (the loop's, or one of a pool's), with nothing to
+        /// yield to (see <see cref="Priority.ShouldYield"/>). A finished scheduler also completes at once, and <see cref="GetResult"/> then
+        /// throws.</summary>
         public bool IsCompleted => _level is PriorityThreadPoolSynchronizationContext pool
             ? !pool.Pool.ShouldYieldAt(pool.Level)
             : !Loop.Context.ShouldYieldAt(Loop.Level);
@@ -46,8 +47,7 @@ public readonly struct CheckpointAwaitable
         /// <param name="continuation">The continuation (the async state machine's cached delegate, queued as is).</param>
         public void UnsafeOnCompleted(Action continuation) => QueueContinuation(continuation, flowExecutionContext: false);
 
-        /// <summary>Ends the await. Throws <see cref="ObjectDisposedException"/> if the context finished before the continuation could run
-        /// (a <see cref="PriorityThreadPool"/>: if it has faulted or finished, on any thread).</summary>
+        /// <summary>Ends the await. Throws <see cref="ObjectDisposedException"/> if the scheduler finished before the continuation could run.</summary>
         public void GetResult()
         {
             if (_level is PriorityThreadPoolSynchronizationContext pool)

@@ -1091,8 +1091,9 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
                     (_rootFailures ??= []).AddRange(task.Exception!.InnerExceptions);
                 }
 
-                // A failure cancels the other children, as a TaskScope's does. Before this child's hold is released, so always before
-                // the failures are closed.
+                // A failure cancels the other children, as a TaskScope's does. Before this child's hold is released, so before the
+                // failures are closed (after a fault, which does not wait for the children, the fault has cancelled the token already
+                // and this runs no callback).
                 if (CancelRootChildrenCore() is { } callbackFailure)
                 {
                     TryAddRootFailures(callbackFailure);
