@@ -109,6 +109,40 @@ public class PriorityContextThreadTests
         await loop.Completion.WithTimeout("the loop to finish after disposing itself");
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task Dispose_FromAWorkDroppedHandlerOnTheLoopThreadAsItEnds_OnlyCompletes(bool disposeAsync)
+    {
+        // The loop thread raises WorkDropped for the timer still armed at the end after it stopped counting itself as the loop thread;
+        // it completes Completion afterwards, so waiting for it there would never end.
+        var loop = new PriorityContextThread(new PriorityContextOptions { Name = $"dispose-in-drop-{disposeAsync}" });
+        var handled = new TaskCompletionSource<(bool OnLoopThread, bool ReturnedCompleted)>(TaskCreationOptions.RunContinuationsAsynchronously);
+        loop.Context.WorkDropped += (_, _) =>
+        {
+            bool returnedCompleted = true;
+            if (disposeAsync)
+            {
+                returnedCompleted = IsCompletedAtOnce(loop.DisposeAsync());
+            }
+            else
+            {
+                loop.Dispose();
+            }
+
+            handled.TrySetResult((Environment.CurrentManagedThreadId == loop.ManagedThreadId, returnedCompleted));
+        };
+        using ITimer timer = loop.Context.TimeProvider.CreateTimer(_ => { }, null, TimeSpan.FromHours(1), Timeout.InfiniteTimeSpan);
+
+        loop.Complete();
+        (bool onLoopThread, bool returnedCompleted) = await handled.Task.WithTimeout("the WorkDropped handler to return from the disposal");
+        await loop.Completion.WithTimeout("the loop to end");
+        onLoopThread.Should().BeTrue("the armed timer is dropped by the loop thread as the loop ends");
+        returnedCompleted.Should().BeTrue("from the loop thread DisposeAsync only completes: its task is already completed");
+    }
+
+    private static bool IsCompletedAtOnce(ValueTask disposal) => disposal.IsCompleted;
+
     [Fact]
     public async Task IdleLoop_Parks_AndAPostFromAnotherThreadWakesIt()
     {

@@ -86,7 +86,7 @@ public readonly struct PriorityAwaitable
         private bool PoolIsCompleted()
         {
             var pool = (PriorityThreadPool)_scheduler;
-            return (!_alwaysQueue && pool.TryContinueInlineAt(_level)) || pool.IsFinished;
+            return (!_alwaysQueue && pool.TryContinueInlineAt(_level)) || pool.HasStopped; // faulted or finished: GetResult throws
         }
 
         private void QueueContinuation(Action continuation, bool flowExecutionContext)

@@ -30,9 +30,9 @@ namespace PriorityAsync;
 // waits at the item's own level while that level is at its cap (only a slot of that level frees it, and this item holds one). A
 // checkpoint that finds neither clears the flag, so the ones that follow take the fast path; the clock raises it again at its next
 // tick while the item runs on and work may wait. Work waiting above the caller's level makes a checkpoint yield whatever the quota.
-// Unlike the loop's, a pool checkpoint does not clear stale mask bits (only the dispatching thread does, under the lock: I1), so while
-// a stale bit lasts (typically the running item's own level, until the next dequeue) the clock may raise the flag at each tick, and
-// each raise costs one slow checkpoint: a few field reads, a quarter slice apart.
+// Unlike the loop's, a pool checkpoint does not clear stale mask bits (only a dequeuing thread does: I1, and LevelQueues' M1 in
+// lock-free mode), so while a stale bit lasts (typically the running item's own level, until the next dequeue) the clock may raise
+// the flag at each tick, and each raise costs one slow checkpoint: a few field reads, a quarter slice apart.
 //
 // S1-N. The clock sleeps only when every thread of every watched scheduler is parked. Before it sleeps it writes the sentinel into
 // every thread's flag (then checks the parked flags), so whichever thread wakes and reaches a checkpoint first wakes the clock.

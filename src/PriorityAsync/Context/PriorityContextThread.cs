@@ -63,23 +63,31 @@ public sealed class PriorityContextThread : IAsyncDisposable, IDisposable
 
     /// <summary>Completes the loop and waits for it to stop. Rethrows the exception that faulted the loop, if any.</summary>
     /// <returns>A task that completes when the loop has stopped.</returns>
-    /// <remarks>Called from the loop thread itself it only completes: the loop cannot wait for itself.</remarks>
+    /// <remarks>Called from the loop thread itself it only completes, and returns a completed task: the loop cannot wait for itself.
+    /// That holds whatever the thread runs: an item, or a handler raised there as the loop ends (a
+    /// <see cref="PriorityContext.WorkDropped"/> handler for what is left).</remarks>
     public ValueTask DisposeAsync()
     {
         Complete();
-        return Context.IsOnLoopThread ? default : new ValueTask(Completion);
+        return IsOwnThread ? default : new ValueTask(Completion);
     }
 
     /// <summary>Completes the loop and blocks until it has stopped. Rethrows the exception that faulted the loop, if any.</summary>
-    /// <remarks>Called from the loop thread itself it only completes: the loop cannot wait for itself.</remarks>
+    /// <remarks>Called from the loop thread itself it only completes, whatever the thread runs (an item, or a handler raised there as
+    /// the loop ends): the loop cannot wait for itself.</remarks>
     public void Dispose()
     {
         Complete();
-        if (!Context.IsOnLoopThread)
+        if (!IsOwnThread)
         {
             Completion.GetAwaiter().GetResult();
         }
     }
+
+    /// <summary>Whether the caller runs on this object's thread, in any phase: Completion is completed there after the loop ends, and the
+    /// loop stops counting its thread as the loop thread (PriorityContext.IsOnLoopThread) before it drops what is left and raises
+    /// WorkDropped, so only the thread's identity tells.</summary>
+    private bool IsOwnThread => Thread.CurrentThread == _thread;
 
     private void ThreadMain()
     {

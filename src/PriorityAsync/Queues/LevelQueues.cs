@@ -11,9 +11,10 @@ namespace PriorityAsync.Internal;
 
 /// <summary>
 /// The set of per-level FIFO queues plus a bitmask of the levels that may hold work.
-/// Any number of producers; exactly one consumer at a time (the thread that runs the loop). One exception, on the strict path only:
-/// the PriorityThreadPool's lock-free mode has several threads call <see cref="TryDequeue"/> at once (why I1 still holds then: D-N in
-/// ThreadPool/PriorityThreadPool.Engine.cs).
+/// Any number of producers. One consumer at a time on every path but one: the single loop's thread, or the PriorityThreadPool thread
+/// holding the dispatch lock. The exception is the pool's lock-free mode, whose threads all dequeue at once through
+/// <see cref="TryDequeueHighestShared"/> (M1 below; D-N in ThreadPool/PriorityThreadPool.Engine.cs); the single-consumer members are
+/// not called there while they dequeue.
 /// </summary>
 /// <remarks>
 /// <para>
@@ -28,6 +29,24 @@ namespace PriorityAsync.Internal;
 /// to decide whether to set the bit; the consumer's clear is an interlocked operation (a full fence) before its
 /// second look. That is the store-buffer pattern with fences on both sides: either the producer sees the cleared bit
 /// and sets it, or the consumer's second look sees the item.
+/// </para>
+/// <para>
+/// Several consumers (M1, <see cref="TryDequeueHighestShared"/>, the pool's lock-free mode only). I1's argument holds with several
+/// clearers: a producer either sees a cleared bit and sets it, or that clearer's second look sees the item; an item the second look saw
+/// may be taken by another consumer first, which leaves a stale bit for the next dequeue to clear. But a clear opens a window: between
+/// its And and its second look (and the Or that follows when the look finds an item), the bit is clear while the level may hold an item
+/// whose enqueue has returned (its producer saw the bit still set and did not set it). A second consumer reading the mask in that window
+/// would take a lower item while that one waits. The rule M1 keeps: <em>an item whose enqueue returned before a dequeue began is not
+/// overtaken by it</em> (the dequeue takes an item of that level or a higher one). How: the shared clear counts itself in
+/// <c>_clearsStarted</c> (an interlocked increment before the And) and <c>_clearsEnded</c> (after the second look and its Or); the
+/// shared dequeue reads <c>_clearsEnded</c>, then the mask, then <c>_clearsStarted</c> (volatile reads, in that order). If the two
+/// counts differ, a clear may have overlapped the mask read, and the levels above the chosen one are looked at (their queues, not their
+/// bits); the highest that holds an item is taken instead. If they are equal, no clear overlapped: a clear whose window held the mask
+/// read started before it (so the later read of <c>_clearsStarted</c> counts it) and ended after it (so the earlier read of
+/// <c>_clearsEnded</c>, which would otherwise make the mask read see its Or, does not). So the common dequeue pays two more volatile
+/// reads (plain loads on x64) and the clear two interlocked increments; the levels are looked at only when clears overlap, and the
+/// single loop, which never calls the shared members, pays nothing. A dequeue that reads an empty mask takes nothing and overtakes
+/// nothing; the clearing thread's second look finds the item and takes it (or another dequeue does).
 /// </para>
 /// <para>
 /// FIFO: each level is one <see cref="ConcurrentQueue{T}"/>, which is linearizable, so items of one level come
@@ -48,6 +67,10 @@ internal sealed class LevelQueues
 
     // Bit L set: level L may be non-empty (I1). Written by producers (Or) and the consumer (And).
     private long _nonEmptyMask;
+
+    // M1: the shared clears begun and ended (the pool's lock-free mode only; the single loop never writes them).
+    private long _clearsStarted;
+    private long _clearsEnded;
 
     // The peek slot of each level (see "Peeking"): _peeked[L] holds the front item of level L while _hasPeeked[L] is 1. Filled and
     // emptied by the consumer; after the loop finished, TryDrain empties it from any thread (an interlocked exchange of the flag hands
@@ -157,8 +180,95 @@ internal sealed class LevelQueues
             return true;
         }
 
-        // Empty: clear the bit, unless an item was published meanwhile; then take it (we are the only consumer, so it is still there).
+        // Empty: clear the bit, unless an item was published meanwhile; then take it (the only consumer, so it is still there;
+        // TryDequeueShared is the several-consumer form).
         return !TryClearBit(level) && queue.TryDequeue(out item);
+    }
+
+    /// <summary>
+    /// Several consumers at once (M1; the pool's lock-free mode): the oldest item of the highest level that holds one. An item whose
+    /// enqueue returned before this call began is not overtaken: the item taken is of its level or a higher one.
+    /// </summary>
+    public bool TryDequeueHighestShared(out WorkItem item, out int level)
+    {
+        while (true)
+        {
+            // M1: the ended count, then the mask, then the started count; volatile reads keep that order.
+            long ended = Volatile.Read(ref _clearsEnded);
+            ulong mask = NonEmptyMask;
+            if (mask == 0)
+            {
+                item = default;
+                level = -1;
+                return false;
+            }
+
+            level = HighestLevel(mask);
+            if (Volatile.Read(ref _clearsStarted) != ended)
+            {
+                level = HighestHoldingFrom(level); // a clear may have overlapped the mask read: a bit above may be clear over an item
+            }
+
+            if (TryDequeueShared(level, out item))
+            {
+                return true;
+            }
+
+            // Empty (the bit was stale and is cleared now, or another consumer took the item): look again. Lock-free: a round fails
+            // only when another consumer took an item or a stale bit was cleared.
+        }
+    }
+
+    /// <summary>M1: the highest level above <paramref name="level"/> whose queue holds an item, else <paramref name="level"/>.</summary>
+    private int HighestHoldingFrom(int level)
+    {
+        for (int above = Levels - 1; above > level; above--)
+        {
+            if (!IsEmpty(above))
+            {
+                return above;
+            }
+        }
+
+        return level;
+    }
+
+    /// <summary><see cref="TryDequeue"/> with several consumers (M1): the clear is counted, and an item its second look saw may have
+    /// been taken by another consumer by the time this one dequeues (then false, with the bit set: stale).</summary>
+    private bool TryDequeueShared(int level, out WorkItem item)
+    {
+        ConcurrentQueue<WorkItem> queue = _queues[level];
+        if (queue.TryDequeue(out item))
+        {
+            return true;
+        }
+
+        Interlocked.Increment(ref _clearsStarted); // a full fence before the clear's And (M1)
+        bool cleared = TryClearBit(level);
+        Interlocked.Increment(ref _clearsEnded); // after the second look and its Or
+        return !cleared && queue.TryDequeue(out item);
+    }
+
+    /// <summary>For tests only: runs <paramref name="during"/> inside the window of a shared clear of <paramref name="level"/> (M1), as
+    /// if another consumer were between its And and its second look: the bit is clear and the clear is counted as begun.</summary>
+    internal void InSharedClearWindowForTests(int level, Action during)
+    {
+        Interlocked.Increment(ref _clearsStarted);
+        long bit = 1L << level;
+        Interlocked.And(ref _nonEmptyMask, ~bit);
+        try
+        {
+            during();
+        }
+        finally
+        {
+            if (!IsEmpty(level))
+            {
+                Interlocked.Or(ref _nonEmptyMask, bit); // the second look, as TryClearBit's
+            }
+
+            Interlocked.Increment(ref _clearsEnded);
+        }
     }
 
     /// <summary>Consumer only: the oldest item of <paramref name="level"/> without taking it: it moves to the level's peek slot, and the

@@ -26,15 +26,25 @@ internal sealed class PoolWorker : IWatchdogTarget
 
     public int Index { get; }
 
+    /// <summary>The thread this worker runs on, set before it starts: the pool recognises its own threads by it, also after
+    /// <see cref="Unbind"/> (PriorityThreadPool.IsOwnThread).</summary>
+    public Thread? Thread { get; set; }
+
     /// <summary>Signalled by the producer that pops this worker from the idle stack (P1 in PriorityThreadPool.Engine.cs).</summary>
     public ManualResetEventSlim Event { get; } = new(false, spinCount: 0);
 
     /// <summary>Under the pool's idle lock: whether this worker is in the idle stack.</summary>
     public bool InIdleStack { get; set; }
 
-    /// <summary>This thread only (read by its watchdog and the running gauge): the level the running item is accounted at, or -1 once
-    /// the thread has found no more work (in locked mode: until its next take, which ends the previous item's accounting).</summary>
+    /// <summary>This thread only (read by its watchdog and the running gauge): the level of the slot the running code holds (its item's
+    /// dequeue level, moved by an inline Prioritize; a nested run's while it runs: K-N in PriorityThreadPool.Engine.cs), or -1 once the
+    /// thread has found no more work (in locked mode: until its next take, which ends the previous item's accounting).</summary>
     public int AccountedLevel { get; set; } = -1;
+
+    /// <summary>This thread only (K-N): true while the code running is nested in the thread's item (an inlined task, an inline
+    /// <c>Send</c>) and holds no slot of its own: it runs on the slot <see cref="AccountedLevel"/> names, which belongs to the code it is
+    /// nested in. An inline <c>Prioritize</c> then takes a slot at its new level instead of moving that one.</summary>
+    public bool OnOuterSlot { get; set; }
 
     /// <summary>This thread only: when the running item started, for the weighted-shares charge.</summary>
     public long ItemStart { get; set; }

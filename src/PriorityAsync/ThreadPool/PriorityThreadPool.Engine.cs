@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using System.Runtime.ExceptionServices;
 using System.Threading;
@@ -14,32 +15,47 @@ namespace PriorityAsync;
 // ---- Protocols (read before changing anything below) -----------------------------------------------------------------------
 //
 // Dispatch (D-N): the pool has two modes, fixed at construction.
-//   * Lock-free mode (the strict policy and no level capped: the default): every thread dequeues with StrictPriorityPolicy.TryDequeue
-//     straight from the shared LevelQueues, without any lock; per item a thread writes only its own fields (PoolWorker's counts and
-//     accounted level). This is LevelQueues with several consumers, which its I1 permits on the strict path only: the strict
-//     dequeue uses ConcurrentQueue.TryDequeue (multi-consumer safe) and TryClearBit, which clears a bit and then looks at the queue
-//     again; with several consumers that is still the store-buffer argument of I1 (a producer either sees the cleared bit and sets it,
-//     or the clearing thread's second look sees the item and sets it back), and an item a second look saw may be taken by another
-//     consumer first (TryDequeue then returns false with the bit set: a stale bit, which the next dequeue clears). Nothing else a
-//     consumer does is used in this mode: the peek slot is the aging policy's, and the single loop never runs this code, so its hot
-//     path pays nothing (LevelQueues is unchanged). Test: PoolOrderingStressTests (exactly once, per-producer FIFO, strict priority at
-//     each dequeue, with DequeueObserver serialised with the dequeue), the contract suites and the shutdown races.
+//   * Lock-free mode (the strict policy and no level capped: the default): every thread dequeues with
+//     LevelQueues.TryDequeueHighestShared straight from the shared queues, without any lock; per item a thread writes only its own
+//     fields (PoolWorker's counts and accounted level). This is LevelQueues with several consumers (its M1): ConcurrentQueue.TryDequeue
+//     is multi-consumer safe, and I1's bit clear (clear, then look at the queue again) keeps the store-buffer argument with several
+//     clearers (a producer either sees the cleared bit and sets it, or the clearing thread's second look sees the item and sets it
+//     back); an item a second look saw may be taken by another consumer first (a stale bit, which the next dequeue clears). What
+//     several clearers add is a window: between a clear and its second look the bit is clear while the level may hold an item whose
+//     enqueue returned; M1 counts the clears, and a dequeue whose mask read a clear may have overlapped looks at the queues above the
+//     level it chose. So the rule below holds exactly: an item whose enqueue returned before a dequeue began is not overtaken by it.
+//     Nothing else a consumer does is used in this mode: the peek slot is the aging policy's, and the single loop never calls the
+//     shared dequeue, so its hot path pays nothing. Tests: PoolSharedDequeueTests (the window, deterministically; and raced, Stress),
+//     PoolOrderingStressTests (exactly once, per-producer FIFO, strict priority at each dequeue, with DequeueObserver serialised with
+//     the dequeue), the contract suites and the shutdown races.
 //   * Locked mode (a cap, aging or weighted shares): the consumer of LevelQueues is whichever thread holds _dispatchLock: every
 //     dequeue, every policy decision and every update of the per-level running counts happens under it, once per item (the end of the
 //     previous item and the dequeue of the next share one acquisition). So the policies run unchanged (the struct-generic pattern,
 //     the same code as the single loop's, with the mask of levels below their cap).
 //   Producers never take the lock, in either mode: they enqueue with the fence of LevelQueues.Enqueue, from any thread.
 //   * Strict priority at each dequeue: the item taken is the oldest item of the highest level that holds work and is below its cap
-//     (StrictPriorityPolicy.TryDequeue with the allowed mask: all levels in lock-free mode); other policies choose as on the single
-//     loop among the same levels.
+//     (StrictPriorityPolicy.TryDequeue with the allowed mask under the lock; LevelQueues.TryDequeueHighestShared in lock-free mode);
+//     other policies choose as on the single loop among the same levels. Precisely: an item whose enqueue returned before a dequeue
+//     began, at a level that dequeue may take, is not overtaken by it (that dequeue takes an item of its level or a higher one).
 //   * FIFO per producer within a level: each level is one linearizable queue. Items dequeued one after the other may run at the
 //     same time on two threads: "dequeued first" is not "finished first".
-//   * Caps (K-N, locked mode only): _running[L] counts the items of level L that are running (accounted at their dequeue level,
-//     moved by an inline Prioritize that changes level); a level at its cap has its bit in _saturated and is not offered to the
-//     policy. A thread skips it and takes the best item of the other levels: a cap never idles a thread while runnable work of
-//     another level waits. A slot freed while the item goes on running (an inline Prioritize to another level) wakes a parked
-//     thread for the freed level's queued items (P2), and the bit is cleared with a full fence (ReleaseSlotLocked). Test:
-//     PriorityThreadPoolTests.Cap_FreedByAnInlinePrioritize_WakesAParkedThreadForTheQueuedItemOfThatLevel.
+//   * Caps (K-N, locked mode only): _running[L] counts the slots of level L in use: one per running item, accounted at its dequeue
+//     level (PoolWorker.AccountedLevel), plus one per nested run that borrowed one. A level at its cap has its bit in _saturated and is
+//     not offered to the policy. A thread skips it and takes the best item of the other levels: a cap never idles a thread while
+//     runnable work of another level waits. What moves or borrows a slot:
+//       - an inline Prioritize that changes level moves the running code's slot to the new level (only if it has room; else the
+//         continuation is queued): the method goes on at the new level for good;
+//       - a nested run (a task inlined by TaskScheduler.TryExecuteTaskInline: RunSynchronously, Wait, an ExecuteSynchronously
+//         continuation; and an inline Send) borrows a slot at its level for its run only and gives it back at its end; the item it is
+//         nested in keeps its own. A task is inlined only if its level has room (else it is queued, and a Wait waits for it); a nested
+//         run at the running code's own level shares that slot (a Wait on a task of the caller's level must not need a second slot
+//         of a level capped at 1); an inline Send whose level is full still runs inline on the caller's slot (queueing it and blocking
+//         could deadlock: the slot it waits for may be its caller's), so while it runs its level may be one over its cap. An inline
+//         Prioritize inside a nested run that holds no slot of its own (PoolWorker.OnOuterSlot) takes a slot at its new level rather
+//         than move the outer code's, and the nested run's end gives it back.
+//     A slot freed while code goes on running (a move, the end of a nested run) wakes a parked thread for the freed level's queued
+//     items (P2), and the bit is cleared with a full fence (ReleaseSlotLocked). Tests:
+//     PriorityThreadPoolTests.Cap_FreedByAnInlinePrioritize_WakesAParkedThreadForTheQueuedItemOfThatLevel, PoolNestedRunTests.
 //
 // Parking and waking (P1): a thread that found nothing spins first (P3), then goes idle (Deactivate, E-N), then parks: it pushes
 // itself on the idle stack (under _idleLock) and publishes _idleCount, then issues a full fence and re-checks for runnable work
@@ -62,7 +78,11 @@ namespace PriorityAsync;
 //     re-check): a producer that read _spinning != 0 read it before that decrement, so that look sees its item (store-buffer again).
 //     Test: PoolWakeUpStressTests (posts at random moments of run/spin/park each run, pairs that must run at once both get a
 //     thread; no timer armed, so a lost wake-up fails a bounded wait instead of being rescued by a timer's timeout).
-//   The end, a fault and the timers' flag do not rely on P3: WakeAll pops every parked thread whatever _spinning says.
+//   The end and a fault do not rely on P3: WakeAll pops every parked thread whatever _spinning says. The timers' flag
+//   (RaiseTimersDue) and the release of the last outstanding operation (OperationCompleted) do: they call WakeOne, which skips the
+//   wake while a thread spins. That is correct because a spinner looks at both between laps (SpinForWork leaves on _timersDue != 0,
+//   then fires the timers; and on _outstanding <= 0, then checks the end under the lock in Deactivate), and Park's re-check reads both
+//   after its fence: the same store-buffer argument as for an item (the flag and the count are written with interlocked operations).
 //
 // Ending (E-N): the pool ends when no operation is outstanding (the pool's own hold is released by Complete), no item runs on any
 // thread and no work is queued, or on a fault. The check runs under _dispatchLock in Deactivate, when a thread has found nothing
@@ -76,8 +96,15 @@ namespace PriorityAsync;
 // each item to one taker). Test: PoolShutdownRaceTests.
 //
 // Faults: an exception escaping an item raises UnhandledException on the thread that ran it; unless a handler sets Handled, the
-// first such exception becomes the pool's fault: no thread dequeues any more, items already running finish, what is queued is
-// dropped (AbandonedAfterFault), and Completion faults with it.
+// first such exception becomes the pool's fault: no dequeue starts after the fault is seen (locked mode checks it under the lock,
+// with the dequeue; lock-free mode's check in TryTakeLockFree is check-then-act, so a thread whose check came just before the fault
+// was set may dequeue and run one more item), items already running finish, what is queued is dropped (AbandonedAfterFault), and
+// Completion faults with it. The fault cancels the root children's token from inside the faulting thread's dispatch: what a token
+// callback throws is caught (CancelRootChildrenCore, as TaskScope.CancelChildren catches it), never thrown into the thread's loop,
+// and reported after the fault in Completion; the parked threads are woken whatever happens. (A child's failure cancels the token
+// too: there a callback's exception becomes a root failure.) From then on an await of Prioritize, Yield or Checkpoint on the pool
+// does not go on: GetResult throws ObjectDisposedException on any thread, as for a finished pool (the single loop runs nothing more
+// after its fault; here the running items are told at their next await). An await that races the fault may go on or throw.
 //
 // Timers: the flag _timersDue is read between items by every thread; the one whose interlocked exchange clears it fires the due
 // timers (LoopTimers.FireDue), queueing each firing at its level (a producer's enqueue; the next dequeue orders it). T0-T3 hold
@@ -132,6 +159,8 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
     private long _wakeCount;
     private ExceptionDispatchInfo? _fault;
     private List<Exception>? _rootFailures; // under _rootFailuresLock
+    private bool _rootFailuresClosed; // under _rootFailuresLock: Completion is being completed (CloseRootFailures)
+    private IReadOnlyCollection<Exception>? _faultCallbackFailures; // what the token's callbacks threw when the fault cancelled it
     private readonly object _rootFailuresLock = new();
 
     private PolicyKind _policyKind;
@@ -142,6 +171,23 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
     internal LevelQueues Queues => _queues;
 
     internal bool IsFinished => Volatile.Read(ref _state) >= StateCompleted;
+
+    /// <summary>Whether the calling thread is one of the pool's own, whatever it runs: an item, or (on the last thread, after it left
+    /// its loop and unbound its worker) the drop handlers as the pool ends. Completion is completed by one of these threads, so none
+    /// of them may wait for it (Dispose). By thread identity: a scan of at most ThreadCount references, off the hot path.</summary>
+    internal bool IsOwnThread()
+    {
+        Thread current = Thread.CurrentThread;
+        foreach (PoolWorker worker in _workers)
+        {
+            if (ReferenceEquals(worker.Thread, current))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
 
     internal CancellationToken RootCancellation => _rootCancellation.Token;
 
@@ -202,6 +248,7 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
                     IsBackground = true,
                     Name = $"{Name} #{started}",
                 };
+                worker.Thread = thread;
                 ThreadStartingForTests?.Invoke(this, started);
                 thread.UnsafeStart(worker); // in the default context, as a thread-pool thread (E1), not in the creator's
             }
@@ -268,10 +315,26 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
 
     internal void Send(int level, SendOrPostCallback callback, object? state)
     {
-        if (PoolWorker.Current?.Pool == this)
+        if (PoolWorker.Current is { } worker && worker.Pool == this)
         {
-            // On a pool thread: run inline (queueing and waiting could deadlock a pool whose threads all wait), at the target level.
-            InlineAt.Run(_syncContexts[level], callback, state);
+            // On a pool thread: run inline (queueing and waiting could deadlock a pool whose threads all wait), at the target level,
+            // as a nested run (K-N): on a slot borrowed at the level if it has room, else on the caller's.
+            if (!_capped)
+            {
+                InlineAt.Run(_syncContexts[level], callback, state);
+                return;
+            }
+
+            TryEnterNested(worker, level, shareWhenFull: true, out NestedSlot outer);
+            try
+            {
+                InlineAt.Run(_syncContexts[level], callback, state);
+            }
+            finally
+            {
+                ExitNested(worker, outer);
+            }
+
             return;
         }
 
@@ -428,14 +491,15 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
     }
 
     /// <summary>D-N, lock-free mode (strict policy, no caps): the oldest item of the highest level that holds work, taken without
-    /// the dispatch lock. The caller is active (counted in _runningTotal), so the end cannot be found while it holds an item.</summary>
+    /// the dispatch lock (LevelQueues' M1). The caller is active (counted in _runningTotal), so the end cannot be found while it holds
+    /// an item.</summary>
     private bool TryTakeLockFree(PoolWorker worker, out WorkItem item, out int level)
     {
         if (Volatile.Read(ref _fault) is not null || Volatile.Read(ref _state) != StateRunning)
         {
             item = default;
             level = -1;
-            return false; // a fault: no thread dequeues any more (the items already running finish)
+            return false; // a fault: no dequeue starts after it is seen (check-then-act: one begun just before may still take an item)
         }
 
         bool got;
@@ -444,7 +508,7 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
             // Tests only: the dequeue and its observation in one critical section, so that the observed order is the dequeue order.
             lock (_observerLock)
             {
-                got = StrictPriorityPolicy.TryDequeue(_queues, ~0UL, out item, out level);
+                got = _queues.TryDequeueHighestShared(out item, out level);
                 if (got)
                 {
                     observer(level, item.State);
@@ -453,7 +517,7 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
         }
         else
         {
-            got = StrictPriorityPolicy.TryDequeue(_queues, ~0UL, out item, out level);
+            got = _queues.TryDequeueHighestShared(out item, out level);
         }
 
         if (got)
@@ -478,13 +542,8 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
                 return false;
             }
 
-            _running[level]++;
+            TakeSlotLocked(level);
             _runningTotal++;
-            if (_running[level] >= _maxConcurrency[level])
-            {
-                _saturated |= 1L << level;
-            }
-
             worker.AccountedLevel = level;
             DequeueObserver?.Invoke(level, item.State); // tests only: the dequeue order, seen under the lock
             if (_shares is not null)
@@ -676,8 +735,16 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
     {
         if (Interlocked.CompareExchange(ref _fault, fault, null) is null)
         {
-            _rootCancellation.Cancel(); // the root children of Priority.Start end with the pool
-            WakeAll(); // parked threads see the fault and leave (E-N)
+            try
+            {
+                // The root children of Priority.Start end with the pool. Their token's callbacks run here, inside this thread's
+                // dispatch: what they throw is reported with the fault (OnLastThreadEnded reads it after every thread left).
+                _faultCallbackFailures = CancelRootChildrenCore()?.InnerExceptions;
+            }
+            finally
+            {
+                WakeAll(); // parked threads see the fault and leave (E-N)
+            }
         }
     }
 
@@ -698,17 +765,18 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
         // The workers' events are not disposed: a poster that popped a worker just before the end may still set its event (a
         // ManualResetEventSlim that never blocked in the kernel holds nothing to release; one that did is finalized).
 
+        Exception[]? rootFailures = CloseRootFailures();
         if (_fault is { } fault)
         {
-            _completion.TrySetException(fault.SourceException);
+            _completion.TrySetException([fault.SourceException, .. _faultCallbackFailures ?? []]);
         }
         else if (handlerFailure is not null)
         {
             _completion.TrySetException(handlerFailure.SourceException);
         }
-        else if (RootFailures() is { } failures)
+        else if (rootFailures is not null)
         {
-            _completion.TrySetException(failures);
+            _completion.TrySetException(rootFailures);
         }
         else
         {
@@ -720,11 +788,11 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
 
     // ---- Inline checks (Prioritize, Checkpoint, inlined tasks) ------------------------------------------------------------------
 
-    /// <summary>Whether code on a pool thread may go on at <paramref name="level"/> at once: nothing it may run waits above, and
-    /// (with caps) the level has room. Fires due timers first, so a due timer above runs first.</summary>
-    internal bool CanRunInlineAt(int level)
+    /// <summary>Whether code on one of this pool's threads may go on at <paramref name="level"/> at once, as far as priority goes: the
+    /// pool runs and nothing this thread may run waits above. Fires due timers first, so a due timer above runs first.</summary>
+    private bool MayGoOnAt(int level, [NotNullWhen(true)] out PoolWorker? worker)
     {
-        PoolWorker? worker = PoolWorker.Current;
+        worker = PoolWorker.Current;
         if (worker is null || worker.Pool != this || Volatile.Read(ref _state) != StateRunning)
         {
             return false;
@@ -735,16 +803,16 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
             FireDueTimers();
         }
 
-        if (HasRunnableWorkAbove(level))
-        {
-            return false;
-        }
-
-        return !_capped || worker.AccountedLevel == level || worker.AccountedLevel < 0 || TryMoveAccountedLevel(worker, level);
+        return !HasRunnableWorkAbove(level);
     }
 
     /// <summary>A moment's look (no lock): a level above <paramref name="level"/> (-1: any level), below its cap, holds an item. Stale bits are
-    /// skipped by looking at the queue; nothing is cleared (only the dispatching thread clears bits, under the lock: I1).</summary>
+    /// skipped by looking at the queue; nothing is cleared (only a dequeuing thread clears bits: I1, M1).</summary>
+    /// <remarks>M1's window is left open here on purpose: the mask alone is read, so a bit cleared by a dequeuing thread between its
+    /// clear and its second look hides an item whose enqueue returned. That look finds the item, and that thread takes it at once (or
+    /// another dequeue does first, M1): the item already has a taker, so an inline Prioritize or a checkpoint that goes on meanwhile
+    /// keeps nothing waiting that yielding would have let run sooner. Closing it would put M1's two reads (and now and then a look at
+    /// every level above) on every inline Prioritize and Checkpoint, and P2's check after every dequeue.</remarks>
     private bool HasRunnableWorkAbove(int level)
     {
         ulong above = _queues.NonEmptyMask & ~(ulong)Volatile.Read(ref _saturated) & (level < 0 ? ~0UL : ~0UL << level << 1);
@@ -762,58 +830,18 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
         return false;
     }
 
-    /// <summary>K-N: an inline Prioritize that changes level moves the running item's slot, if the new level has room. A slot freed
-    /// at a level that was at its cap makes that level's queued items runnable while this item goes on running: P2 applies (a parked
-    /// thread is woken for them), as after a dequeue; without it they would wait for this item's end with a thread parked.</summary>
-    private bool TryMoveAccountedLevel(PoolWorker worker, int level)
-    {
-        bool freed;
-        lock (_dispatchLock)
-        {
-            if (_running[level] >= _maxConcurrency[level])
-            {
-                return false; // queued instead: it runs when the level has room
-            }
-
-            freed = ReleaseSlotLocked(worker.AccountedLevel);
-            if (++_running[level] >= _maxConcurrency[level])
-            {
-                _saturated |= 1L << level;
-            }
-
-            worker.AccountedLevel = level;
-        }
-
-        // P2 (the bit was cleared with a full fence, so this read of _idleCount cannot pass it: see ReleaseSlotLocked).
-        if (freed && _idleCount != 0 && Volatile.Read(ref _spinning) == 0 && HasRunnableWorkAbove(-1))
-        {
-            WakeOne();
-        }
-
-        return true;
-    }
-
-    /// <summary>K-N, under the dispatch lock: one running item of <paramref name="level"/> ends or moves to another level. True if
-    /// that took the level off its cap. The bit is cleared with an interlocked And, a full fence: the caller reads _idleCount
-    /// afterwards for P2, and a thread parking meanwhile publishes itself in the idle stack, fences, then re-reads _saturated (P1),
-    /// so either that re-check sees the level runnable or the caller sees the parked thread (the store-buffer pattern needs a full
-    /// fence on both sides; the lock's release alone orders the clear only before later stores).</summary>
-    private bool ReleaseSlotLocked(int level)
-    {
-        if (--_running[level] < _maxConcurrency[level] && (_saturated & (1L << level)) != 0)
-        {
-            Interlocked.And(ref _saturated, ~(1L << level));
-            return true;
-        }
-
-        return false;
-    }
-
+    /// <summary>The inline end of an <c>await Prioritize</c> on a pool thread: the method goes on at <paramref name="level"/> for good,
+    /// so its slot moves there (K-N). Never after a fault: the awaiter's GetResult then throws (see "Faults").</summary>
     internal bool TryContinueInlineAt(int level)
     {
-        if (!CanRunInlineAt(level))
+        if (Volatile.Read(ref _fault) is not null || !MayGoOnAt(level, out PoolWorker? worker))
         {
             return false;
+        }
+
+        if (_capped && worker.AccountedLevel != level && worker.AccountedLevel >= 0 && !TryMoveAccountedLevel(worker, level))
+        {
+            return false; // queued instead: it runs when the level has room
         }
 
         PriorityThreadPoolSynchronizationContext target = _syncContexts[level];
@@ -825,15 +853,164 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
         return true;
     }
 
-    /// <summary>The checkpoint decision at <paramref name="level"/>: off the pool's threads always queue (hop on); on them, yield
-    /// when work this thread may run waits above, or when this thread's item has used up its time quota and its yield is what lets
-    /// waiting work run (C1-N in Checkpoints/PriorityThreadPool.Checkpoint.cs).</summary>
+    /// <summary>K-N: an inline Prioritize that changes level moves the running code's slot, if the new level has room; code nested on
+    /// its outer code's slot (<see cref="PoolWorker.OnOuterSlot"/>) takes one of its own instead, which its nested run's end gives
+    /// back. A slot freed at a level that was at its cap makes that level's queued items runnable while this code goes on running: P2
+    /// applies (a parked thread is woken for them), as after a dequeue; without it they would wait for this item's end with a thread
+    /// parked.</summary>
+    private bool TryMoveAccountedLevel(PoolWorker worker, int level)
+    {
+        bool freed;
+        lock (_dispatchLock)
+        {
+            if (_running[level] >= _maxConcurrency[level])
+            {
+                return false;
+            }
+
+            freed = !worker.OnOuterSlot && ReleaseSlotLocked(worker.AccountedLevel);
+            TakeSlotLocked(level);
+            worker.AccountedLevel = level;
+            worker.OnOuterSlot = false;
+        }
+
+        if (freed)
+        {
+            WakeForFreedSlot();
+        }
+
+        return true;
+    }
+
+    /// <summary>A task inlined on a pool thread (TaskScheduler.TryExecuteTaskInline: RunSynchronously, Wait, an ExecuteSynchronously
+    /// continuation): only when nothing this thread may run waits above <paramref name="level"/> and, with caps, the level has room for
+    /// the task's run (a nested run, K-N); the item it is nested in keeps its slot. False: not run (the task stays queued).</summary>
+    internal bool TryRunTaskInline(int level, Func<Task, bool> tryExecuteTask, Task task)
+    {
+        if (!MayGoOnAt(level, out PoolWorker? worker))
+        {
+            return false;
+        }
+
+        if (!_capped)
+        {
+            return InlineAt.RunTask(_syncContexts[level], tryExecuteTask, task);
+        }
+
+        if (!TryEnterNested(worker, level, shareWhenFull: false, out NestedSlot outer))
+        {
+            return false;
+        }
+
+        try
+        {
+            return InlineAt.RunTask(_syncContexts[level], tryExecuteTask, task);
+        }
+        finally
+        {
+            ExitNested(worker, outer);
+        }
+    }
+
+    /// <summary>What a nested run saved of the accounting of the code it is nested in (K-N), given back at its end.</summary>
+    private readonly record struct NestedSlot(int Level, bool OnOuterSlot);
+
+    /// <summary>K-N, capped pools: code nested in the running code at <paramref name="level"/> starts. At the running code's own level it
+    /// shares that slot; else it borrows one at <paramref name="level"/> if the level has room, or, with
+    /// <paramref name="shareWhenFull"/> (an inline Send), runs on the running code's slot all the same. False: no room, nothing
+    /// changed.</summary>
+    private bool TryEnterNested(PoolWorker worker, int level, bool shareWhenFull, out NestedSlot outer)
+    {
+        outer = new NestedSlot(worker.AccountedLevel, worker.OnOuterSlot);
+        if (worker.AccountedLevel != level)
+        {
+            lock (_dispatchLock)
+            {
+                if (_running[level] < _maxConcurrency[level])
+                {
+                    TakeSlotLocked(level);
+                    worker.AccountedLevel = level;
+                    worker.OnOuterSlot = false;
+                    return true;
+                }
+            }
+
+            if (!shareWhenFull)
+            {
+                return false;
+            }
+        }
+
+        worker.OnOuterSlot = true;
+        return true;
+    }
+
+    /// <summary>K-N: the nested run ends: the slot it holds of its own (borrowed at its start, or taken by an inline Prioritize inside
+    /// it) is given back, with P2 if that frees a level at its cap, and the outer code's accounting is restored.</summary>
+    private void ExitNested(PoolWorker worker, NestedSlot outer)
+    {
+        bool freed = false;
+        if (!worker.OnOuterSlot)
+        {
+            lock (_dispatchLock)
+            {
+                freed = ReleaseSlotLocked(worker.AccountedLevel);
+            }
+        }
+
+        worker.AccountedLevel = outer.Level;
+        worker.OnOuterSlot = outer.OnOuterSlot;
+        if (freed)
+        {
+            WakeForFreedSlot();
+        }
+    }
+
+    /// <summary>K-N, under the dispatch lock: one more slot of <paramref name="level"/> in use.</summary>
+    private void TakeSlotLocked(int level)
+    {
+        if (++_running[level] >= _maxConcurrency[level])
+        {
+            _saturated |= 1L << level;
+        }
+    }
+
+    /// <summary>K-N, under the dispatch lock: one slot of <paramref name="level"/> is given back (an item ends, a slot moves, a nested
+    /// run ends). True if that took the level off its cap. The bit is cleared with an interlocked And, a full fence: the caller reads
+    /// _idleCount afterwards for P2, and a thread parking meanwhile publishes itself in the idle stack, fences, then re-reads
+    /// _saturated (P1), so either that re-check sees the level runnable or the caller sees the parked thread (the store-buffer pattern
+    /// needs a full fence on both sides; the lock's release alone orders the clear only before later stores).</summary>
+    private bool ReleaseSlotLocked(int level)
+    {
+        if (--_running[level] < _maxConcurrency[level] && (_saturated & (1L << level)) != 0)
+        {
+            Interlocked.And(ref _saturated, ~(1L << level));
+            return true;
+        }
+
+        return false;
+    }
+
+    /// <summary>P2 after a slot was freed while code goes on running (the bit was cleared with a full fence, so this read of
+    /// _idleCount cannot pass it: see ReleaseSlotLocked).</summary>
+    private void WakeForFreedSlot()
+    {
+        if (_idleCount != 0 && Volatile.Read(ref _spinning) == 0 && HasRunnableWorkAbove(-1))
+        {
+            WakeOne();
+        }
+    }
+
+    /// <summary>The checkpoint decision at <paramref name="level"/>: off the pool's threads always queue (hop on), unless the pool
+    /// has stopped (the awaiter's GetResult then throws); on them, yield when work this thread may run waits above, or when this
+    /// thread's item has used up its time quota and its yield is what lets waiting work run (C1-N in
+    /// Checkpoints/PriorityThreadPool.Checkpoint.cs).</summary>
     internal bool ShouldYieldAt(int level)
     {
         PoolWorker? worker = PoolWorker.Current;
         if (worker is null || worker.Pool != this)
         {
-            return !IsFinished;
+            return !HasStopped;
         }
 
         if (Volatile.Read(ref _timersDue) != 0)
@@ -844,11 +1021,18 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
         return HasRunnableWorkAbove(level) || (Volatile.Read(ref worker.SliceExpired) != 0 && QuotaUsedUp(worker));
     }
 
+    /// <summary>Whether the pool has faulted or finished: its awaitables no longer go on (see "Faults").</summary>
+    internal bool HasStopped => Volatile.Read(ref _fault) is not null || IsFinished;
+
+    /// <summary>The end of an <c>await</c> of the pool's Prioritize, Yield or Checkpoint, on any thread: once the pool has faulted or
+    /// finished, the method does not go on (on a pool thread, the awaiter completed at once without moving it; elsewhere, its
+    /// continuation was dropped and resumed on the thread pool).</summary>
     internal void ThrowIfResumedAfterFinish(int level)
     {
-        if (IsFinished && PoolWorker.Current?.Pool != this)
+        if (HasStopped)
         {
-            throw new ObjectDisposedException(Name, $"The PriorityThreadPool '{Name}' finished before the awaiting method could resume at level {level}.");
+            string what = Volatile.Read(ref _fault) is not null ? "faulted" : "finished";
+            throw new ObjectDisposedException(Name, $"The PriorityThreadPool '{Name}' {what} before the awaiting method could resume at level {level}.");
         }
     }
 
@@ -898,30 +1082,73 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
 
     internal void OnRootChildEnded(Task task)
     {
-        if (task.IsFaulted)
+        try
         {
-            lock (_rootFailuresLock)
+            if (task.IsFaulted)
             {
-                (_rootFailures ??= []).AddRange(task.Exception!.InnerExceptions);
-            }
+                lock (_rootFailuresLock)
+                {
+                    (_rootFailures ??= []).AddRange(task.Exception!.InnerExceptions);
+                }
 
-            try
-            {
-                _rootCancellation.Cancel(); // a failure cancels the other children, as a TaskScope's does
-            }
-            catch (ObjectDisposedException)
-            {
-                // The pool already ended.
+                // A failure cancels the other children, as a TaskScope's does. Before this child's hold is released, so before the
+                // failures are closed (after a fault, which does not wait for the children, the fault has cancelled the token already
+                // and this runs no callback).
+                if (CancelRootChildrenCore() is { } callbackFailure)
+                {
+                    TryAddRootFailures(callbackFailure);
+                }
             }
         }
-
-        OperationCompleted();
+        finally
+        {
+            OperationCompleted(); // the child's hold, after its failure was counted, whatever happened
+        }
     }
 
-    private Exception[]? RootFailures()
+    /// <summary>Cancels the root children's token, catching what TaskScope.CancelChildren catches for a scope's: the exceptions of the
+    /// token's callbacks (returned, for the caller to record) never escape into whatever cancelled (a pool thread's dispatch at a
+    /// fault, a child's end, a caller of <see cref="CancelRootChildren"/>).</summary>
+    /// <returns>The callbacks' exceptions, or null.</returns>
+    private AggregateException? CancelRootChildrenCore()
+    {
+        try
+        {
+            _rootCancellation.Cancel();
+        }
+        catch (ObjectDisposedException)
+        {
+            // The pool already ended: every root child had ended before it could (they hold it open).
+        }
+        catch (AggregateException ex)
+        {
+            return ex;
+        }
+
+        return null;
+    }
+
+    /// <summary>Adds to the root failures, unless the last thread is completing Completion with them already (false).</summary>
+    private bool TryAddRootFailures(AggregateException failures)
     {
         lock (_rootFailuresLock)
         {
+            if (_rootFailuresClosed)
+            {
+                return false;
+            }
+
+            (_rootFailures ??= []).AddRange(failures.InnerExceptions);
+            return true;
+        }
+    }
+
+    /// <summary>As the last thread ends: no more root failures are recorded; those there are, in the order they happened, or null.</summary>
+    private Exception[]? CloseRootFailures()
+    {
+        lock (_rootFailuresLock)
+        {
+            _rootFailuresClosed = true;
             return _rootFailures is { Count: > 0 } failures ? failures.ToArray() : null;
         }
     }

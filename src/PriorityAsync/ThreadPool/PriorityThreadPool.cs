@@ -1,4 +1,5 @@
 using System;
+using System.Runtime.ExceptionServices;
 using System.Threading;
 using System.Threading.Tasks;
 using PriorityAsync.Internal;
@@ -108,7 +109,10 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
         _ => PriorityContextState.Faulted,
     };
 
-    /// <summary>Gets a task that completes when every thread has stopped, and faults with the exception that stopped the pool, if any.</summary>
+    /// <summary>Gets a task that completes when every thread has stopped. It faults with the exception that stopped the pool, if any
+    /// (followed by what the callbacks registered on the root children's token threw when the fault cancelled it); else with the
+    /// failures of the root children (<see cref="Priority.Start(Func{CancellationToken, Task})"/>, and what those callbacks threw when
+    /// the token was cancelled), if any.</summary>
     public Task Completion => _completion.Task;
 
     /// <summary>Gets a <see cref="System.TimeProvider"/> whose timers fire on the pool at <see cref="DefaultLevel"/>.</summary>
@@ -146,15 +150,18 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
     public TimeProvider GetTimeProvider(int level) => LoopTimeProvider.GetOrCreate(_levelTimeProviders, _loopTimers, ValidateLevel(level));
 
     /// <summary>Moves the rest of the calling method onto the pool at <paramref name="level"/>. On one of its threads it completes at once
-    /// when nothing this thread may run waits above <paramref name="level"/>; from any other thread it always hops onto the pool.</summary>
+    /// when nothing this thread may run waits above <paramref name="level"/> (and, if the level is capped, it has room); from any other
+    /// thread it always hops onto the pool.</summary>
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>; higher runs first.</param>
-    /// <returns>An awaitable.</returns>
+    /// <returns>An awaitable. Once the pool has faulted or finished, the <c>await</c> throws <see cref="ObjectDisposedException"/>, on any
+    /// thread: the method never goes on at its old level as if it had moved.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
     public PriorityAwaitable Prioritize(int level) => new(this, ValidateLevel(level), alwaysQueue: false);
 
     /// <summary>Queues the rest of the calling method at the back of <paramref name="level"/>, always.</summary>
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
-    /// <returns>An awaitable.</returns>
+    /// <returns>An awaitable. Once the pool has faulted or finished, the <c>await</c> throws <see cref="ObjectDisposedException"/>, on any
+    /// thread.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the pool's levels.</exception>
     public PriorityAwaitable Yield(int level) => new(this, ValidateLevel(level), alwaysQueue: true);
 
@@ -252,34 +259,37 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
     /// root scope. Idempotent; never blocks; from any thread, also after the pool ended.</summary>
     /// <remarks>The children still run to their end, and the pool waits for them before <see cref="Completion"/> completes; a child
     /// started after this call gets the cancelled token. A child's fault, and the pool's, cancel the same token by themselves.
-    /// Call it before <see cref="Complete"/> when the children run until cancelled.</remarks>
+    /// Call it before <see cref="Complete"/> when the children run until cancelled. An exception thrown by a callback registered on
+    /// the token becomes one of the root failures (<see cref="Completion"/> faults with it, as a root scope's failures do on a
+    /// <see cref="PriorityContext"/>) instead of escaping from here; only while the pool is completing <see cref="Completion"/>, too
+    /// late for that, is it thrown here (an <see cref="AggregateException"/>, as from
+    /// <see cref="CancellationTokenSource.Cancel()"/>).</remarks>
     public void CancelRootChildren()
     {
-        try
+        if (CancelRootChildrenCore() is { } callbackFailures && !TryAddRootFailures(callbackFailures))
         {
-            _rootCancellation.Cancel();
-        }
-        catch (ObjectDisposedException)
-        {
-            // The pool already ended: every root child had ended before it could (they hold it open).
+            ExceptionDispatchInfo.Throw(callbackFailures); // too late to be a root failure: to the caller, as from Cancel
         }
     }
 
     /// <summary>Completes the pool and waits for its threads to stop (queued work runs first). Rethrows the fault that stopped it, if any.</summary>
     /// <returns>A task that completes when the threads have stopped.</returns>
-    /// <remarks>Called from one of the pool's own threads it only completes: the pool cannot wait for itself.</remarks>
+    /// <remarks>Called from one of the pool's own threads it only completes, and returns a completed task: the pool cannot wait for
+    /// itself. That holds whatever the thread runs: an item, or a handler the pool raises there, also as its last thread ends (a
+    /// <see cref="WorkDropped"/> handler for what is left).</remarks>
     public ValueTask DisposeAsync()
     {
         Complete();
-        return PoolWorker.Current?.Pool == this ? default : new ValueTask(Completion);
+        return IsOwnThread() ? default : new ValueTask(Completion);
     }
 
     /// <summary>Completes the pool and blocks until its threads have stopped. Rethrows the fault that stopped it, if any.</summary>
-    /// <remarks>Called from one of the pool's own threads it only completes.</remarks>
+    /// <remarks>Called from one of the pool's own threads it only completes, whatever the thread runs (an item, or a handler the pool
+    /// raises there, also as its last thread ends): the pool cannot wait for itself.</remarks>
     public void Dispose()
     {
         Complete();
-        if (PoolWorker.Current?.Pool != this)
+        if (!IsOwnThread())
         {
             Completion.GetAwaiter().GetResult();
         }

@@ -37,7 +37,13 @@ public sealed class PriorityThreadPoolSynchronizationContext : SynchronizationCo
     /// <summary>Runs <paramref name="d"/> at this level and returns when it has run: inline on a pool thread, else queued while the caller blocks.</summary>
     /// <param name="d">The callback.</param>
     /// <param name="state">The state passed to the callback.</param>
-    /// <remarks>Throws <see cref="ObjectDisposedException"/> if the pool has finished, or finishes before the callback could run.</remarks>
+    /// <remarks>
+    /// <para>Throws <see cref="ObjectDisposedException"/> if the pool has finished, or finishes before the callback could run.</para>
+    /// <para>On a pool thread the callback always runs inline, at once, whatever waits above this level: queueing it and blocking the
+    /// thread could deadlock the pool. With <see cref="PriorityThreadPoolOptions.MaxConcurrencyPerLevel"/>, the callback uses a slot of
+    /// this level while it runs if the level has room (the caller keeps its own); if the level is at its cap, it runs all the same on
+    /// the caller's slot, so the level may run one more callback than its cap while it does.</para>
+    /// </remarks>
     public override void Send(SendOrPostCallback d, object? state)
     {
         ArgumentNullException.ThrowIfNull(d);

@@ -9,7 +9,9 @@ namespace PriorityAsync;
 /// <summary>A <see cref="TaskScheduler"/> that runs tasks on a <see cref="PriorityThreadPool"/> at one level. One cached instance per level.</summary>
 /// <remarks>Tasks are queued FIFO with everything else posted at the level and run with that level's
 /// <see cref="PriorityThreadPoolSynchronizationContext"/> current. Inlining on a pool thread is allowed only when nothing this thread
-/// may run waits above the level. <see cref="MaximumConcurrencyLevel"/> is the level's cap (<see cref="PriorityThreadPool.GetMaxConcurrency(int)"/>).</remarks>
+/// may run waits above the level and, on a capped level, the level has room for the inlined task, which uses a slot of the level for
+/// its run only (the caller keeps its own; at the caller's own level the task shares the caller's). <see cref="MaximumConcurrencyLevel"/>
+/// is the level's cap (<see cref="PriorityThreadPool.GetMaxConcurrency(int)"/>).</remarks>
 public sealed class PriorityThreadPoolTaskScheduler : TaskScheduler
 {
     private readonly SendOrPostCallback _executeTask;
@@ -47,19 +49,13 @@ public sealed class PriorityThreadPoolTaskScheduler : TaskScheduler
         Pool.Enqueue(Level, _executeTask, task, executionContext: null); // a task runs in its own ExecutionContext (E1)
     }
 
-    /// <summary>Runs <paramref name="task"/> inline on a pool thread when nothing this thread may run waits above the level.</summary>
+    /// <summary>Runs <paramref name="task"/> inline on a pool thread when nothing this thread may run waits above the level and, if
+    /// the level is capped, it has room for the task's run (which holds a slot of the level until the task returns; the caller keeps
+    /// its own).</summary>
     /// <param name="task">The task.</param>
     /// <param name="taskWasPreviouslyQueued">Whether the task is also queued.</param>
     /// <returns>Whether the task ran.</returns>
-    protected override bool TryExecuteTaskInline(Task task, bool taskWasPreviouslyQueued)
-    {
-        if (!Pool.CanRunInlineAt(Level))
-        {
-            return false;
-        }
-
-        return InlineAt.RunTask(Pool.GetSynchronizationContext(Level), _tryExecuteTask, task);
-    }
+    protected override bool TryExecuteTaskInline(Task task, bool taskWasPreviouslyQueued) => Pool.TryRunTaskInline(Level, _tryExecuteTask, task);
 
     /// <summary>For debuggers: the tasks waiting at this level, oldest first.</summary>
     /// <returns>A snapshot of the queued tasks.</returns>
