@@ -23,6 +23,10 @@ public sealed class PoolPolicyTests
     /// A1-N says: before the shift no lowest-level item is taken (strict); after it, a lowest-level item queued before a dequeue started
     /// is taken by that dequeue, on whichever thread. "Queued before the dequeue started": its Post returned before the dequeuing
     /// thread ended its previous item (a thread ends its item before it dequeues the next), both stamped on one counter.
+    /// The top level stays non-empty until the lowest level has run <see cref="LowTarget"/> items after the shift (not for a fixed
+    /// number of top items: a thread the OS parks between two items of the low chain must not let the top chains run out first), and
+    /// the top chains start only once the first lowest-level item is queued (a test thread descheduled before its first Post would
+    /// let every top item run before it).
     /// </summary>
     [Fact]
     public void Aging_TopLevelNeverEmpty_AnExpiredLowItemIsTakenByTheNextDequeueOnAnyThread()
@@ -36,7 +40,7 @@ public sealed class PoolPolicyTests
             AgingRun run = RunStarvation(c.Threads, c.ShiftAt, aging: true);
             run.LowBeforeShift.Should().Be(0, "before the deadline the policy is strict, and the top level never empties");
             run.Violations.Should().BeEmpty($"{c.Threads} threads, shift at dequeue {c.ShiftAt}");
-            run.LowAfterShift.Should().BeGreaterThan(20, "once expired, the lowest level runs under a top level that never empties");
+            run.LowAfterShift.Should().BeGreaterThanOrEqualTo(LowTarget, "once expired, the lowest level runs under a top level that never empties");
         }));
     }
 
@@ -50,11 +54,15 @@ public sealed class PoolPolicyTests
         run.Violations.Should().NotBeEmpty();
     }
 
+    /// <summary>How many lowest-level items must run after the shift before the top chains stop.</summary>
+    private const int LowTarget = 40;
+
     private sealed record AgingRun(int LowBeforeShift, int LowAfterShift, IReadOnlyList<string> Violations);
 
     private static AgingRun RunStarvation(int threads, int shiftAt, bool aging)
     {
-        const int TopItems = 600;
+        // Under strict priority the lowest level never runs while the top chains go on: they stop after TopItemsWithoutAging.
+        const int TopItemsWithoutAging = 2_000;
         const int MaxLow = 4_000;
         var clock = new ShiftedStopwatch();
         long counter = 0;
@@ -69,6 +77,8 @@ public sealed class PoolPolicyTests
         bool stop = false;
         var topDone = new CountdownEvent(threads + 1);
         var lowStopped = new ManualResetEventSlim();
+        var firstLowQueued = new ManualResetEventSlim();
+        bool abandoned = false; // a failed wait below stops the chains, so that the pool's Dispose does not wait for them forever
 
         using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
         {
@@ -108,7 +118,11 @@ public sealed class PoolPolicyTests
         SendOrPostCallback? topItem = null;
         topItem = _ =>
         {
-            if (Interlocked.Increment(ref topRuns) < TopItems)
+            firstLowQueued.WaitOrFail("the first lowest-level item");
+            bool goOn = !Volatile.Read(ref abandoned) && (aging
+                ? Volatile.Read(ref lowAfterShift) < LowTarget
+                : Interlocked.Increment(ref topRuns) < TopItemsWithoutAging);
+            if (goOn)
             {
                 top.Post(topItem!, topMarker);
             }
@@ -142,8 +156,17 @@ public sealed class PoolPolicyTests
         }
 
         PostLow(0);
-        topDone.WaitOrFail("the top-level chains");
-        lowStopped.WaitOrFail("the lowest-level chain");
+        firstLowQueued.Set();
+        try
+        {
+            topDone.WaitOrFail("the top-level chains");
+            lowStopped.WaitOrFail("the lowest-level chain");
+        }
+        finally
+        {
+            Volatile.Write(ref abandoned, true);
+        }
+
         pool.Complete();
         pool.Completion.Wait(TestTimeout.Unexpected).Should().BeTrue("the pool ends once the chains have");
         return new AgingRun(lowBeforeShift, lowAfterShift, violations);
