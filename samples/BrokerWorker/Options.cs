@@ -23,9 +23,10 @@ public sealed record Options
 
     public int Workers { get; init; } = 1;
 
-    public int Messages { get; init; } = 12;
+    /// <summary>Messages per run: 8 (with <see cref="Steps"/> 5, the runs measured in the README, a few seconds per mode).</summary>
+    public int Messages { get; init; } = 8;
 
-    public int Steps { get; init; } = 10;
+    public int Steps { get; init; } = 5;
 
     /// <summary>Messages in flight per worker process.</summary>
     public int Concurrency { get; init; } = 4;
@@ -59,7 +60,7 @@ public sealed record Options
 
     public TimeSpan ConnectTimeout { get; init; } = TimeSpan.FromSeconds(5);
 
-    /// <summary>The coordinator ends a run with no completion for this long (real time) as stalled; null: 8 leases.</summary>
+    /// <summary>The coordinator ends a run with no completion or delivery for this long (real time) as stalled; null: <see cref="DefaultStallAfter"/>.</summary>
     public TimeSpan? StallAfter { get; init; }
 
     /// <summary>The coordinator ends a run that has not completed by then (real time); null: 3 times the CPU bound plus the stall time.</summary>
@@ -100,7 +101,38 @@ public sealed record Options
 
     public TimeSpan ScaledProgressTimeout => Scaled(ProgressTimeout ?? Lease * 2);
 
-    public TimeSpan ScaledStallAfter => StallAfter ?? (Scaled(Lease) * 8 > TimeSpan.FromSeconds(3) ? Scaled(Lease) * 8 : TimeSpan.FromSeconds(3));
+    public TimeSpan ScaledStallAfter => StallAfter ?? DefaultStallAfter;
+
+    /// <summary>
+    /// The longest a healthy message may take from its delivery to its completion (as it runs): each of its steps' CPU parts waits
+    /// behind the CPU part of every other message in flight on its core. In the single-thread modes a worker's messages share one
+    /// thread, and worker processes beyond the cores share cores.
+    /// </summary>
+    public TimeSpan SlowestMessage
+    {
+        get
+        {
+            int processesPerCore = (Workers + Environment.ProcessorCount - 1) / Environment.ProcessorCount;
+            return Steps * ((Concurrency * processesPerCore * ScaledCpu) + Scaled(Io));
+        }
+    }
+
+    /// <summary>
+    /// The stall limit without --stall-after: the longest of 8 leases, 3 times <see cref="SlowestMessage"/> and 3 s. The only
+    /// progress the coordinator sees is a delivery or a completion, and once the first messages are delivered the next one is the
+    /// first completion, a whole message later. 8 leases alone (4 s at the default time scale) was shorter than 4 messages of 10
+    /// steps interleaved on one thread (4 s of CPU parts before the first completes) and ended healthy runs as stalled. Three
+    /// times the slowest message leaves room for a machine whose cores are busy with something else.
+    /// </summary>
+    public TimeSpan DefaultStallAfter
+    {
+        get
+        {
+            TimeSpan limit = Scaled(Lease) * 8;
+            limit = SlowestMessage * 3 > limit ? SlowestMessage * 3 : limit;
+            return limit > TimeSpan.FromSeconds(3) ? limit : TimeSpan.FromSeconds(3);
+        }
+    }
 
     /// <summary>Checks the settings; returns one line when they cannot make a meaningful run.</summary>
     public string? Validate()
@@ -208,8 +240,9 @@ public sealed record Options
 
     public string Describe() =>
         $"{Messages} messages x {Steps} steps of CPU {Format.Seed(Cpu * CpuFactor)} + I/O {Format.Seed(Io)}; renew every {Format.Seed(RenewEvery)}, " +
-        $"lease {Format.Seed(Lease)}; checkpoints " +
-        (SlicesPerCpuPart > 1 ? $"every {Format.Seed(Checkpoint!.Value)} ({SlicesPerCpuPart} slices per CPU part)" : "off") +
-        $"; {Concurrency} in flight per worker; time scale {TimeScale.ToString(CultureInfo.InvariantCulture)} " +
-        $"(lease {Format.Ms(Scaled(Lease))} as it runs)" + (HangMessage > 0 ? $"; message {HangMessage} hangs on its first delivery" : "");
+        $"lease {Format.Seed(Lease)}; " +
+        (SlicesPerCpuPart > 1 ? $"CPU parts cut into {SlicesPerCpuPart} slices of {Format.Seed(Checkpoint!.Value)} with a checkpoint between them" : "CPU parts run whole (no checkpoints)") +
+        $"; {Concurrency} messages in flight per worker; time scale {TimeScale.ToString(CultureInfo.InvariantCulture)}: every duration runs " +
+        $"{TimeScale.ToString(CultureInfo.InvariantCulture)} times as long (a lease: {Format.Ms(Scaled(Lease))})" +
+        (HangMessage > 0 ? $"; message {HangMessage} hangs on its first delivery" : "");
 }

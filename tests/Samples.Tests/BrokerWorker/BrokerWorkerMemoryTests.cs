@@ -140,16 +140,40 @@ public sealed class BrokerWorkerMemoryTests
     }
 
     [Fact]
-    public async Task Report_Default_FitsIn120ColumnsAndSaysWhatTheExperimentIs_WideHasEveryColumn()
+    public async Task DefaultRun_EveryModeCompletes_ReportFitsIn120ColumnsAndDefinesEveryColumn()
     {
-        (int exit, string stdout, _) = await RunAppAsync([.. Quick, "--mode", "priority"]);
-        (int wideExit, string wide, _) = await RunAppAsync([.. Quick, "--mode", "priority", "--wide"]);
+        // The run a newcomer starts first (no arguments: the five modes, in memory), once; the reports are written from its results.
+        CommandLine.TryParse([], out Options options, out string? error).Should().BeTrue(error);
+        IReadOnlyList<RunResult> results = await new Coordinator(options, TextWriter.Null).RunMemoryAsync();
+        var table = new StringWriter();
+        var wide = new StringWriter();
+        Table.Write(table, options, results);
+        Table.Write(wide, options with { Wide = true }, results);
 
-        (exit, wideExit).Should().Be((0, 0));
-        stdout.ReplaceLineEndings("\n").Split('\n').Should().OnlyContain(l => l.Length <= 120);
-        stdout.Should().Contain("The lease-worker experiment of the article \"Async Wandering, part 15\"")
-            .And.Contain("| priority | ").And.Contain("renewals refused").And.Contain("longest without renewal");
-        wide.Should().Contain("rejected completes").And.Contain("work stopped (lease lost / no progress)").And.Contain("peak threads");
+        results.Select(r => r.Mode).Should().Equal(Options.AllModes);
+        results.Where(r => r.Mode != "single").Should().OnlyContain(r => r.End == RunEnd.Completed && r.AtEnd.Completed == options.Messages,
+            "every mode but single keeps its leases, or loses a few and completes the message on its next delivery: {0}", Describe(results));
+        results.Single(r => r.Mode == "single").End.Should().BeOneOf([RunEnd.Completed, RunEnd.Deadline],
+            "single loses lease after lease, but every loss is a delivery again: it is never stopped for lack of progress: {0}", Describe(results));
+
+        string[] lines = table.ToString().ReplaceLineEndings("\n").Split('\n');
+        lines.Should().OnlyContain(l => l.Length <= 120);
+        table.ToString().Should().Contain("The lease-worker experiment of the article \"Async Wandering, part 15\"");
+        ShouldDefineEveryColumn(lines);
+        string modes = string.Join(' ', lines.SkipWhile(l => !l.StartsWith("  The modes.", StringComparison.Ordinal)));
+        Options.AllModes.Should().OnlyContain(m => modes.Contains($" {m}: "), "the paragraph below the table says what each mode is");
+        ShouldDefineEveryColumn(wide.ToString().ReplaceLineEndings("\n").Split('\n'));
+    }
+
+    [Fact]
+    public void DefaultStallLimit_OutlastsMessagesInterleavedOnOneThread()
+    {
+        // 4 messages in flight on one thread, 10 steps of 100 ms CPU parts each: the first completes after 4 s of CPU parts, and
+        // until then the broker sees no delivery and no completion. The stall limit of 8 leases (4 s) ended such runs as stalled.
+        CommandLine.TryParse(["--messages", "12", "--steps", "10"], out Options options, out string? error).Should().BeTrue(error);
+
+        options.SlowestMessage.Should().Be(TimeSpan.FromSeconds(5), "10 steps x (4 CPU parts of 100 ms + 100 ms of I/O)");
+        options.ScaledStallAfter.Should().BeGreaterThanOrEqualTo(options.SlowestMessage * 2, "a loaded machine stretches the CPU parts");
     }
 
     [Fact]
@@ -162,6 +186,20 @@ public sealed class BrokerWorkerMemoryTests
         stderr.TrimEnd().Split('\n').Should().ContainSingle();
         stderr.Should().Contain("127.0.0.1:1").And.Contain("queue_db").And.NotContain("hunter2");
     }
+
+    // Every column of a report's table (its header line) is defined in the legend below it: a line of two spaces, the column's name
+    // padded to 25 characters, and what it means.
+    private static void ShouldDefineEveryColumn(string[] lines)
+    {
+        string header = lines.First(l => l.StartsWith("| mode |", StringComparison.Ordinal));
+        string[] columns = header.Split('|', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)[1..];
+        string[] defined = [.. lines.Where(l => l.Length > 27 && l.StartsWith("  ", StringComparison.Ordinal) && l[2] != ' ' && l[2..27].EndsWith("  ", StringComparison.Ordinal))
+            .Select(l => l[2..27].TrimEnd())];
+        columns.Should().OnlyContain(c => defined.Any(d => c.StartsWith(d, StringComparison.Ordinal)), "every column is defined below the table");
+    }
+
+    private static string Describe(IReadOnlyList<RunResult> results) =>
+        string.Join("; ", results.Select(r => $"{r.Mode}: {r.End}, {r.AtEnd.Completed} of {r.AtEnd.Enqueued} completed in {r.Makespan.TotalSeconds:0.00} s, {r.AtEnd.Redelivered} delivered again"));
 
     private static async Task<RunResult> RunAsync(string[] args)
     {
