@@ -32,7 +32,7 @@ public static class CommandLine
     private static readonly Option<double> s_timeScale = s_line.Add(SampleCommandLine.Number("--time-scale", s_defaults.TimeScale, "run every duration of the article times X"));
     private static readonly Option<int> s_hangMessage = s_line.Add(SampleCommandLine.WholeNumber("--hang-message", 0, "message K's first delivery never finishes processing (0: none)"));
     private static readonly Option<TimeSpan?> s_latency = s_line.Add(SampleCommandLine.Duration("--latency", s_defaults.MemoryLatency, "the in-memory bus's reply time, in the article's time"));
-    private static readonly Option<TimeSpan?> s_connectTimeout = s_line.Add(SampleCommandLine.Duration("--connect-timeout", s_defaults.ConnectTimeout, "PostgreSQL connect timeout (real time)"));
+    private static readonly Option<TimeSpan?> s_connectTimeout = s_line.Add(SampleCommandLine.Duration("--connect-timeout", s_defaults.ConnectTimeout, "PostgreSQL connect timeout (real time; replaces the connection string's Timeout)"));
     private static readonly Option<TimeSpan?> s_stallAfter = s_line.Add(SampleCommandLine.Duration("--stall-after", null, "end a run with nothing completed or delivered for D (real time; default: 3 times the longest a message may take with the others in flight, at least 8 leases)"));
     private static readonly Option<TimeSpan?> s_deadline = s_line.Add(SampleCommandLine.Duration("--deadline", null, "end a run not done by D (real time; default: 3 CPU bounds + the stall time)"));
     private static readonly Option<int?> s_poolThreads = s_line.Add(SampleCommandLine.OptionalWholeNumber("--pool-threads", "threadpool mode: the pool's minimum threads (default: what an uncompressed run gets)"));

@@ -133,6 +133,20 @@ public sealed class BrokerWorkerProcessTests
             "No password has been provided but the backend requires one (in SASL/SCRAM-SHA-256)");
     }
 
+    [PostgresFact]
+    public async Task StatementRefusedAfterConnecting_OneLineNamingTheTableAndTheServersReason_ExitCode2()
+    {
+        // Connected and logged in, then the server refuses to create the queue table: the search path names no schema to create
+        // it in. PostgreSQL's error has detail lines (POSITION); the report is one line.
+        NpgsqlConnectionStringBuilder builder = new(TestDatabase.ConnectionString) { SearchPath = "no_such_schema" };
+
+        (int exit, string line) = await RunAppAsync("--bus", "postgres", "--connection", builder.ConnectionString, "--mode", "priority");
+
+        exit.Should().Be(2);
+        line.Should().Be($"BrokerWorker: PostgreSQL at {builder.Host}:{builder.Port}, database '{builder.Database}', user '{builder.Username}', " +
+            "could not set up the queue table broker_worker_priority: no schema has been selected to create in (SQLSTATE 3F000)");
+    }
+
     [Theory]
     [InlineData("refused")]
     [InlineData("unknown host")]

@@ -65,21 +65,23 @@ public sealed class Coordinator(Options options, TextWriter error)
             Options o = options with { SpinsPerMs = spins };
             string table = BusFactory.Table(o, mode);
             await using PostgresLeaseQueue queue = BusFactory.Queue(connection, o, table, "coordinator");
-            try
-            {
-                await queue.EnsureSchemaAsync();
-                await queue.PurgeAsync();
-            }
-            catch (PostgresConnectionException e)
-            {
-                await error.WriteLineAsync($"BrokerWorker: {e.Message}");
-                return null;
-            }
-
             var producerQueue = new PostgresQueueProducer(queue);
-            if (o.Rate == 0)
+            bool ready = await BusFactory.TryAsync(
+                async () =>
+                {
+                    await queue.EnsureSchemaAsync();
+                    await queue.PurgeAsync();
+                    if (o.Rate == 0)
+                    {
+                        await producerQueue.FillAsync(o.Messages, i => $"message {i + 1}");
+                    }
+                },
+                connection,
+                $"set up the queue table {table}",
+                error);
+            if (!ready)
             {
-                await producerQueue.FillAsync(o.Messages, i => $"message {i + 1}");
+                return null;
             }
 
             List<WorkerChild> children = [];

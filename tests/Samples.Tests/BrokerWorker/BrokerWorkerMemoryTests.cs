@@ -201,6 +201,37 @@ public sealed class BrokerWorkerMemoryTests
     private static string Describe(IReadOnlyList<RunResult> results) =>
         string.Join("; ", results.Select(r => $"{r.Mode}: {r.End}, {r.AtEnd.Completed} of {r.AtEnd.Enqueued} completed in {r.Makespan.TotalSeconds:0.00} s, {r.AtEnd.Redelivered} delivered again"));
 
+    [Theory]
+    [InlineData("Minimum Pool Size=500", "The PostgreSQL connection string's settings do not go together: Connection can't have 'Max Pool Size' 100 under 'Min Pool Size' 500")]
+    [InlineData("Maximum Pool Size=0", "The PostgreSQL connection string's Maximum Pool Size 0 is out of range: at least 1")]
+    [InlineData("Connection Idle Lifetime=-5", "The PostgreSQL connection string's settings do not go together: Connection can't have ConnectionIdleLifetime")]
+    public async Task InvalidPoolSettings_OneLineNamingTheSetting_ExitCode2_BeforeConnecting(string setting, string expected)
+    {
+        (int exit, string stdout, string stderr) = await RunAppAsync(
+            ["--bus", "postgres", "--connection", $"Host=127.0.0.1;Port=1;Database=queue_db;Username=worker;Password=hunter2;{setting}"]);
+
+        exit.Should().Be(2);
+        stdout.Should().BeEmpty();
+        stderr.TrimEnd().Split('\n').Should().ContainSingle();
+        stderr.Should().StartWith($"BrokerWorker: {expected}").And.NotContain("hunter2");
+    }
+
+    [Fact]
+    public async Task ServerNeverAnswers_OneLineSayingNoAnswerWithinTheConnectTimeout_ExitCode2()
+    {
+        // A port that accepts connections and never says a word: only the connect timeout ends the attempt.
+        using var silent = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
+        silent.Start();
+        int port = ((System.Net.IPEndPoint)silent.LocalEndpoint).Port;
+
+        (int exit, _, string stderr) = await RunAppAsync(
+            ["--bus", "postgres", "--connection", $"Host=127.0.0.1;Port={port};Database=queue_db;Username=worker;Password=hunter2", "--connect-timeout", "1s"]);
+
+        exit.Should().Be(2);
+        stderr.TrimEnd().Split('\n').Should().ContainSingle();
+        stderr.TrimEnd().Should().Be($"BrokerWorker: Cannot connect to PostgreSQL at 127.0.0.1:{port}, database 'queue_db', user 'worker': no answer within the connect timeout (1 s)");
+    }
+
     private static async Task<RunResult> RunAsync(string[] args)
     {
         CommandLine.TryParse(args, out Options options, out string? error).Should().BeTrue(error);
