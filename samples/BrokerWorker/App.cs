@@ -36,9 +36,9 @@ public static class App
             return 2;
         }
 
-        if (options.ShowHelp)
+        if (options.Show is { } text)
         {
-            await output.WriteAsync(CommandLine.Help());
+            await output.WriteAsync(text);
             return 0;
         }
 

@@ -16,7 +16,8 @@ public static class CommandLine
 
     private static readonly Option<string> s_bus = s_line.Add(SampleCommandLine.Choice("--bus", s_defaults.Bus, "the broker: memory (in this process) or postgres (a real PostgreSQL)", "memory", "postgres"));
     private static readonly Option<string?> s_connection = s_line.Add(SampleCommandLine.Text("--connection", "STRING", $"Npgsql connection string (default: the {Options.ConnectionVariable} environment variable)"));
-    private static readonly Option<string?> s_mode = s_line.Add(SampleCommandLine.Text("--mode", "M[,M]|all", "priority, single, threadpool, heartbeat-thread, priority-threads (default: all, one after another)"));
+    private static readonly Option<IReadOnlyList<string>> s_modes = s_line.Add(
+        SampleCommandLine.List("--modes", Options.AllModes, Options.AllModes, "mode", "comma-separated: the modes to run, one after another"), "--mode");
     private static readonly Option<int> s_workers = s_line.Add(SampleCommandLine.WholeNumber("--workers", s_defaults.Workers, "worker processes against one queue (memory: N workers in this process)"));
     private static readonly Option<int> s_messages = s_line.Add(SampleCommandLine.WholeNumber("--messages", s_defaults.Messages, "messages the producer puts on the queue first"));
     private static readonly Option<double> s_rate = s_line.Add(SampleCommandLine.Number("--rate", s_defaults.Rate, "produce at R messages/s while the workers run, instead of all first (0: all first)"));
@@ -44,32 +45,28 @@ public static class CommandLine
 
     // Hidden: how the coordinator starts a worker process.
     private static readonly Option<bool> s_workerProcess = s_line.Add(new Option<bool>("--worker-process") { Hidden = true });
-    private static readonly Option<double> s_spinsPerMs = s_line.Add(Hide(SampleCommandLine.Number("--spins-per-ms", 0, "")));
+    private static readonly Option<double> s_spinsPerMs = s_line.Add(SampleCommandLine.Hidden(SampleCommandLine.Number("--spins-per-ms", 0, "")));
 
-    /// <summary>The generated help text.</summary>
-    public static string Help() => s_line.Help();
-
-    /// <summary>False with one line in <paramref name="error"/> for bad input; true with <see cref="Options.ShowHelp"/> set for help.</summary>
+    /// <summary>False with one line in <paramref name="error"/> for bad input; true with <see cref="Options.Show"/> set for --help or --version.</summary>
     public static bool TryParse(IReadOnlyList<string> args, out Options options, out string? error)
     {
         options = s_defaults;
-        if (!s_line.TryParse(args, out ParseResult result, out bool showHelp, out error))
+        if (!s_line.TryParse(args, out ParseResult result, out string? show, out error))
         {
             return false;
         }
 
-        if (showHelp)
+        if (show is not null)
         {
-            options = s_defaults with { ShowHelp = true };
+            options = s_defaults with { Show = show };
             return true;
         }
 
-        string? modes = result.GetValue(s_mode);
         options = new Options
         {
             Bus = result.GetValue(s_bus)!,
             Connection = result.GetValue(s_connection),
-            Modes = modes is null or "all" ? Options.AllModes : modes.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries),
+            Modes = SampleCommandLine.GetList(result, s_modes),
             Workers = result.GetValue(s_workers),
             Messages = result.GetValue(s_messages),
             Rate = result.GetValue(s_rate),
@@ -99,11 +96,5 @@ public static class CommandLine
         };
         error = options.Validate();
         return error is null;
-    }
-
-    private static Option<T> Hide<T>(Option<T> option)
-    {
-        option.Hidden = true;
-        return option;
     }
 }

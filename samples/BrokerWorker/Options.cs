@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Globalization;
+using System.Text.RegularExpressions;
 
 namespace BrokerWorker;
 
@@ -9,7 +10,7 @@ namespace BrokerWorker;
 /// renewal every 2 s, lease 5 s) and run scaled by <see cref="TimeScale"/>, so that the ratios, which decide what is lost, stay the
 /// seed's while a run takes seconds.
 /// </summary>
-public sealed record Options
+public sealed partial record Options
 {
     public const string ConnectionVariable = "PRIORITYASYNC_POSTGRES";
 
@@ -80,8 +81,8 @@ public sealed record Options
     /// <summary>--wide: the full table instead of the one that fits 120 columns.</summary>
     public bool Wide { get; init; }
 
-    /// <summary>--help: print the generated help and exit 0.</summary>
-    public bool ShowHelp { get; init; }
+    /// <summary>--help or --version: the text to print (the generated help, or the version), then exit 0; null: run.</summary>
+    public string? Show { get; init; }
 
     /// <summary>Hidden: this process is one worker process started by the coordinator.</summary>
     public bool WorkerProcess { get; init; }
@@ -142,14 +143,6 @@ public sealed record Options
             return $"--bus must be memory or postgres (got '{Bus}').";
         }
 
-        foreach (string mode in Modes)
-        {
-            if (Array.IndexOf(AllModes, mode) < 0)
-            {
-                return $"--mode must be one of {string.Join(", ", AllModes)} or all (got '{mode}').";
-            }
-        }
-
         if (Workers is < 1 or > 64)
         {
             return $"--workers must be from 1 to 64 (got {Workers}).";
@@ -180,14 +173,25 @@ public sealed record Options
             return $"--cpu-factor must be from 0 to 100 (got {CpuFactor.ToString(CultureInfo.InvariantCulture)}).";
         }
 
-        if (double.IsNaN(Rate) || double.IsInfinity(Rate) || Rate < 0)
+        if (double.IsNaN(Rate) || !(Rate == 0 || Rate is >= 0.01 and <= 1_000_000))
         {
-            return $"--rate must be 0 (all at once) or a positive number of messages per second (got {Rate.ToString(CultureInfo.InvariantCulture)}).";
+            return $"--rate must be 0 (all at once) or from 0.01 to 1000000 messages per second (got {Rate.ToString(CultureInfo.InvariantCulture)}).";
         }
 
         if (Cpu < TimeSpan.Zero || Io < TimeSpan.Zero || MemoryLatency < TimeSpan.Zero)
         {
             return "--cpu, --io and --latency must not be negative.";
+        }
+
+        if (ScaledCpu == TimeSpan.Zero && Scaled(Io) == TimeSpan.Zero)
+        {
+            return "--cpu (times --cpu-factor) and --io are both 0 as they run: there is no work to schedule.";
+        }
+
+        double workDays = (double)Messages * Steps * (ScaledCpu + Scaled(Io)).TotalDays;
+        if (workDays > 1)
+        {
+            return $"--messages x --steps x (CPU + I/O part) make {workDays:0.#} days of work as it runs; at most 1 day.";
         }
 
         if (Scaled(RenewEvery) < TimeSpan.FromMilliseconds(1))
@@ -230,13 +234,22 @@ public sealed record Options
             return $"--pool-threads must be from 1 to 32767 (got {PoolThreads}).";
         }
 
-        if (Bus == "memory" && BusCost)
+        foreach ((string option, TimeSpan? value) in (ReadOnlySpan<(string, TimeSpan?)>)[("--stall-after", StallAfter), ("--deadline", Deadline), ("--duration", BusCostDuration)])
         {
-            return null; // the bus cost measures the in-memory bus too
+            if (value is { } positive && positive <= TimeSpan.Zero)
+            {
+                return $"{option} must be positive (got {Format.Seed(positive)}).";
+            }
         }
 
-        return null;
+        // The queue's tables are the prefix, '_' and the mode (at most 16 characters): PostgreSQL names of at most 40.
+        return QueuePrefix().IsMatch(Queue)
+            ? null
+            : $"--queue must be 1 to 23 characters, a lower-case letter or underscore, then lower-case letters, digits or underscores (got '{Queue}').";
     }
+
+    [GeneratedRegex("^[a-z_][a-z0-9_]{0,22}$", RegexOptions.CultureInvariant)]
+    private static partial Regex QueuePrefix();
 
     public string Describe() =>
         $"{Messages} messages x {Steps} steps of CPU {Format.Seed(Cpu * CpuFactor)} + I/O {Format.Seed(Io)}; renew every {Format.Seed(RenewEvery)}, " +

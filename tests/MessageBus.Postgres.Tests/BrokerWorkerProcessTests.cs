@@ -113,7 +113,7 @@ public sealed class BrokerWorkerProcessTests
         var stdout = new StringWriter();
         var stderr = new StringWriter();
 
-        int exit = await App.RunAsync(["--bus", "postgres", "--connection", builder.ConnectionString, "--mode", "priority"], stdout, stderr);
+        int exit = await App.RunAsync(["--bus", "postgres", "--connection", builder.ConnectionString, "--modes", "priority"], stdout, stderr);
 
         exit.Should().Be(2);
         string line = stderr.ToString().TrimEnd();
@@ -126,7 +126,7 @@ public sealed class BrokerWorkerProcessTests
     {
         NpgsqlConnectionStringBuilder builder = new(TestDatabase.ConnectionString) { Password = null };
 
-        (int exit, string line) = await RunAppAsync("--bus", "postgres", "--connection", builder.ConnectionString, "--mode", "priority");
+        (int exit, string line) = await RunAppAsync("--bus", "postgres", "--connection", builder.ConnectionString, "--modes", "priority");
 
         exit.Should().Be(2);
         line.Should().Be($"BrokerWorker: Cannot connect to PostgreSQL at {builder.Host}:{builder.Port}, database '{builder.Database}', user '{builder.Username}': " +
@@ -140,7 +140,7 @@ public sealed class BrokerWorkerProcessTests
         // it in. PostgreSQL's error has detail lines (POSITION); the report is one line.
         NpgsqlConnectionStringBuilder builder = new(TestDatabase.ConnectionString) { SearchPath = "no_such_schema" };
 
-        (int exit, string line) = await RunAppAsync("--bus", "postgres", "--connection", builder.ConnectionString, "--mode", "priority");
+        (int exit, string line) = await RunAppAsync("--bus", "postgres", "--connection", builder.ConnectionString, "--modes", "priority");
 
         exit.Should().Be(2);
         line.Should().Be($"BrokerWorker: PostgreSQL at {builder.Host}:{builder.Port}, database '{builder.Database}', user '{builder.Username}', " +
@@ -156,7 +156,7 @@ public sealed class BrokerWorkerProcessTests
         int port = how == "refused" ? PostgresLeaseQueueTests.FreePort() : 5432;
 
         (int exit, string line) = await RunAppAsync(
-            "--bus", "postgres", "--connection", $"Host={host};Port={port};Database=somedb;Username=someone;Password=hunter2secret", "--mode", "priority");
+            "--bus", "postgres", "--connection", $"Host={host};Port={port};Database=somedb;Username=someone;Password=hunter2secret", "--modes", "priority");
 
         exit.Should().Be(2);
         line.Should().StartWith($"BrokerWorker: Cannot connect to PostgreSQL at {host}:{port}, database 'somedb', user 'someone': ")

@@ -154,7 +154,7 @@ public sealed class Coordinator(Options options, TextWriter error)
     {
         var args = new List<string>
         {
-            "--worker-process", "--bus", "postgres", "--mode", mode, "--queue", table,
+            "--worker-process", "--bus", "postgres", "--modes", mode, "--queue", table,
             "--messages", o.Messages.ToString(System.Globalization.CultureInfo.InvariantCulture),
             "--steps", o.Steps.ToString(System.Globalization.CultureInfo.InvariantCulture),
             "--concurrency", o.Concurrency.ToString(System.Globalization.CultureInfo.InvariantCulture),

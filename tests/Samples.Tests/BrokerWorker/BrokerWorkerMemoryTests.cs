@@ -24,7 +24,7 @@ public sealed class BrokerWorkerMemoryTests
     [InlineData("priority-threads")]
     public async Task EveryMode_TwoWorkers_CompletesEveryMessageAndLosesNothing(string mode)
     {
-        RunResult result = await RunAsync([.. Quick, "--mode", mode, "--workers", "2"]);
+        RunResult result = await RunAsync([.. Quick, "--modes", mode, "--workers", "2"]);
 
         result.Stalled.Should().BeFalse();
         result.AtEnd.Completed.Should().Be(6);
@@ -37,7 +37,7 @@ public sealed class BrokerWorkerMemoryTests
     [Fact]
     public async Task Hang_Priority_RenewalStopsWithoutProgress_TheLeaseLapsesAndAnotherDeliveryCompletesTheMessage()
     {
-        RunResult result = await RunAsync([.. Quick.With("--lease", "1s"), "--mode", "priority", "--hang-message", "1", "--progress-timeout", "300ms"]);
+        RunResult result = await RunAsync([.. Quick.With("--lease", "1s"), "--modes", "priority", "--hang-message", "1", "--progress-timeout", "300ms"]);
 
         result.Stalled.Should().BeFalse("the hung delivery gave its lease up, and the second delivery of message 1 does not hang");
         result.AtEnd.Completed.Should().Be(6);
@@ -51,7 +51,7 @@ public sealed class BrokerWorkerMemoryTests
     public async Task Hang_PriorityThreads_RenewalStopsWithoutProgress_TheLeaseLapsesAndAnotherDeliveryCompletesTheMessage()
     {
         // The hang is an I/O call that never answers: the pool's threads stay free, and the renewal loop sees no progress.
-        RunResult result = await RunAsync([.. Quick.With("--lease", "1s"), "--mode", "priority-threads", "--hang-message", "1", "--progress-timeout", "300ms"]);
+        RunResult result = await RunAsync([.. Quick.With("--lease", "1s"), "--modes", "priority-threads", "--hang-message", "1", "--progress-timeout", "300ms"]);
 
         result.Stalled.Should().BeFalse("the hung delivery gave its lease up, and the second delivery of message 1 does not hang");
         result.AtEnd.Completed.Should().Be(6);
@@ -60,12 +60,29 @@ public sealed class BrokerWorkerMemoryTests
         result.AtEnd.FailedRenewals.Should().Be(0, "the worker gave the lease up; the broker never had to refuse it");
     }
 
-    [Fact]
-    public void ModeAll_ListsTheFiveModes_PriorityThreadsLast()
+    [Theory]
+    [InlineData("--modes all")]
+    [InlineData("--mode all")]
+    [InlineData("")]
+    public void ModesAll_OrTheDefault_ListsTheFiveModes_PriorityThreadsLast(string commandLine)
     {
-        CommandLine.TryParse(["--mode", "all"], out Options options, out string? error).Should().BeTrue(error);
+        // --mode is the former spelling of --modes (every sample's lists are plural): it keeps working.
+        CommandLine.TryParse(commandLine.Split(' ', StringSplitOptions.RemoveEmptyEntries), out Options options, out string? error).Should().BeTrue(error);
 
         options.Modes.Should().Equal("priority", "single", "threadpool", "heartbeat-thread", "priority-threads");
+    }
+
+    [Fact]
+    public async Task VersionAndHelp_PrintAndExit0_RunningNothing_TheHelpShowsTheCurrentNames()
+    {
+        (int exit, string stdout, string stderr) = await RunAppAsync(["--version"]);
+        (int helpExit, string help, _) = await RunAppAsync(["--help"]);
+
+        (exit, helpExit).Should().Be((0, 0));
+        stdout.Should().StartWith("BrokerWorker ").And.Contain("(PriorityAsync ");
+        stdout.TrimEnd().Split('\n').Should().ContainSingle("--version prints the version, and runs nothing");
+        stderr.Should().BeEmpty();
+        help.Should().Contain("--modes <LIST|all>").And.Contain("--json").And.Contain("--version").And.NotContain("--mode ");
     }
 
     [Fact]
@@ -74,7 +91,7 @@ public sealed class BrokerWorkerMemoryTests
         // CPU parts of 100 ms against a 1 s lease renewed every 50 ms, one worker of 4 slots: on a PriorityThreadPool with a thread per
         // core the CPU parts of several messages run at once, and a renewal waits for the first part that ends (< 100 ms), never
         // for all of them. The CPU bound counts one thread per core.
-        string[] args = ["--time-scale", "1", "--messages", "8", "--steps", "2", "--cpu", "100ms", "--io", "1ms", "--renew-every", "50ms", "--lease", "1s", "--latency", "1ms", "--concurrency", "4", "--mode", "priority-threads"];
+        string[] args = ["--time-scale", "1", "--messages", "8", "--steps", "2", "--cpu", "100ms", "--io", "1ms", "--renew-every", "50ms", "--lease", "1s", "--latency", "1ms", "--concurrency", "4", "--modes", "priority-threads"];
 
         RunResult result = await RunAsync(args);
         CommandLine.TryParse(args, out Options options, out _).Should().BeTrue();
@@ -93,7 +110,7 @@ public sealed class BrokerWorkerMemoryTests
     [Fact]
     public async Task Hang_HeartbeatThread_KeepsRenewingTheHungMessage_AZombieHoldsItUntilTheRunIsStopped()
     {
-        RunResult result = await RunAsync([.. Quick.With("--lease", "1s"), "--mode", "heartbeat-thread", "--hang-message", "1", "--stall-after", "2s"]);
+        RunResult result = await RunAsync([.. Quick.With("--lease", "1s"), "--modes", "heartbeat-thread", "--hang-message", "1", "--stall-after", "2s"]);
 
         result.Stalled.Should().BeTrue("message 1 is leased and renewed forever and nobody else may take it");
         result.AtEnd.Completed.Should().Be(5);
@@ -112,8 +129,8 @@ public sealed class BrokerWorkerMemoryTests
         // the gap between the two.
         string[] args = ["--time-scale", "1", "--messages", "2", "--steps", "2", "--cpu", "600ms", "--io", "1ms", "--renew-every", "50ms", "--lease", "300ms", "--latency", "1ms", "--concurrency", "2"];
 
-        RunResult single = await RunAsync([.. args, "--mode", "single", "--deadline", "3s"]);
-        RunResult priority = await RunAsync([.. args, "--mode", "priority", "--checkpoint", "10ms", "--deadline", "60s", "--stall-after", "30s"]);
+        RunResult single = await RunAsync([.. args, "--modes", "single", "--deadline", "3s"]);
+        RunResult priority = await RunAsync([.. args, "--modes", "priority", "--checkpoint", "10ms", "--deadline", "60s", "--stall-after", "30s"]);
 
         (single.Final.FailedRenewals + single.Final.RejectedCompletes).Should().BeGreaterThan(0, "the broker refused a late renewal or a late complete");
         single.Final.Completed.Should().BeLessThan(2);
@@ -126,7 +143,15 @@ public sealed class BrokerWorkerMemoryTests
     [Theory]
     [InlineData("--workers 0", "--workers must be from 1 to 64 (got 0).")]
     [InlineData("--lease 1s --renew-every 2s", "--lease (1 s) must be longer than the renewal interval --renew-every (2 s)")]
-    [InlineData("--mode fifo", "--mode must be one of")]
+    [InlineData("--modes fifo", "unknown mode 'fifo'; the modes are priority, single, threadpool, heartbeat-thread, priority-threads.")]
+    [InlineData("--mode ,", "--modes needs at least one mode.")]
+    [InlineData("--modes priority --modes single", "--modes is given more than once (see --help).")]
+    [InlineData("--time-scale 1e308", "--time-scale must be a number in (0, 10] (got 1E+308).")]
+    [InlineData("--rate 1e-300", "--rate must be 0 (all at once) or from 0.01 to 1000000 messages per second")]
+    [InlineData("--cpu 0ms --io 0ms", "there is no work to schedule.")]
+    [InlineData("--messages 1000000 --steps 10000", "days of work as it runs; at most 1 day.")]
+    [InlineData("--stall-after -1s", "--stall-after must be positive (got -1000 ms).")]
+    [InlineData("--bus postgres --queue Bad-Name", "--queue must be 1 to 23 characters")]
     [InlineData("--cpu fast", "--cpu must be a duration such as 250ms or 1.5s (got 'fast').")]
     [InlineData("--bus postgres --connection Host=127.0.0.1;Port=notaport", "The PostgreSQL connection string is malformed")]
     public async Task BadInput_OneLineAndExitCode2(string arguments, string expected)
