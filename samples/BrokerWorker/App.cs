@@ -1,6 +1,5 @@
 using System;
 using System.Collections.Generic;
-using System.Data.Common;
 using System.IO;
 using System.Threading.Tasks;
 using BrokerWorker.Bus;
@@ -19,11 +18,12 @@ public static class App
         {
             return await RunCheckedAsync(args, output, error);
         }
-        catch (Exception e) when (e is PostgresConnectionException or DbException)
+        catch (Exception e) when (BusFactory.IsDatabaseFailure(e))
         {
-            // The database failed us where no step expected it (the run's own checks report the usual cases themselves): one line,
-            // exit code 2, never a stack trace. PostgresConnectionException names host, port, database and user, never the password.
-            await error.WriteLineAsync($"BrokerWorker: {(e is PostgresConnectionException ? e.Message : $"PostgreSQL failed: {e.Message}")}");
+            // The database failed us where no step expected it (the set-up steps report their failures themselves, with what they
+            // were doing): one line, exit code 2, never a stack trace. PostgresConnectionException names host, port, database and
+            // user, never the password.
+            await error.WriteLineAsync($"BrokerWorker: {(e is PostgresConnectionException ? e.Message : $"PostgreSQL failed: {BusFactory.Reason(e)}")}");
             return 2;
         }
     }
@@ -36,9 +36,9 @@ public static class App
             return 2;
         }
 
-        if (options.ShowHelp)
+        if (options.Show is { } text)
         {
-            await output.WriteAsync(CommandLine.Help());
+            await output.WriteAsync(text);
             return 0;
         }
 

@@ -16,7 +16,8 @@ public static class CommandLine
 
     private static readonly Option<string> s_bus = s_line.Add(SampleCommandLine.Choice("--bus", s_defaults.Bus, "the broker: memory (in this process) or postgres (a real PostgreSQL)", "memory", "postgres"));
     private static readonly Option<string?> s_connection = s_line.Add(SampleCommandLine.Text("--connection", "STRING", $"Npgsql connection string (default: the {Options.ConnectionVariable} environment variable)"));
-    private static readonly Option<string?> s_mode = s_line.Add(SampleCommandLine.Text("--mode", "M[,M]|all", "priority, single, threadpool, heartbeat-thread, priority-threads (default: all, one after another)"));
+    private static readonly Option<IReadOnlyList<string>> s_modes = s_line.Add(
+        SampleCommandLine.List("--modes", Options.AllModes, Options.AllModes, "mode", "comma-separated: the modes to run, one after another"), "--mode");
     private static readonly Option<int> s_workers = s_line.Add(SampleCommandLine.WholeNumber("--workers", s_defaults.Workers, "worker processes against one queue (memory: N workers in this process)"));
     private static readonly Option<int> s_messages = s_line.Add(SampleCommandLine.WholeNumber("--messages", s_defaults.Messages, "messages the producer puts on the queue first"));
     private static readonly Option<double> s_rate = s_line.Add(SampleCommandLine.Number("--rate", s_defaults.Rate, "produce at R messages/s while the workers run, instead of all first (0: all first)"));
@@ -32,8 +33,8 @@ public static class CommandLine
     private static readonly Option<double> s_timeScale = s_line.Add(SampleCommandLine.Number("--time-scale", s_defaults.TimeScale, "run every duration of the article times X"));
     private static readonly Option<int> s_hangMessage = s_line.Add(SampleCommandLine.WholeNumber("--hang-message", 0, "message K's first delivery never finishes processing (0: none)"));
     private static readonly Option<TimeSpan?> s_latency = s_line.Add(SampleCommandLine.Duration("--latency", s_defaults.MemoryLatency, "the in-memory bus's reply time, in the article's time"));
-    private static readonly Option<TimeSpan?> s_connectTimeout = s_line.Add(SampleCommandLine.Duration("--connect-timeout", s_defaults.ConnectTimeout, "PostgreSQL connect timeout (real time)"));
-    private static readonly Option<TimeSpan?> s_stallAfter = s_line.Add(SampleCommandLine.Duration("--stall-after", null, "end a run with no completion for D (real time; default: 8 leases as they run)"));
+    private static readonly Option<TimeSpan?> s_connectTimeout = s_line.Add(SampleCommandLine.Duration("--connect-timeout", s_defaults.ConnectTimeout, "PostgreSQL connect timeout (real time; replaces the connection string's Timeout)"));
+    private static readonly Option<TimeSpan?> s_stallAfter = s_line.Add(SampleCommandLine.Duration("--stall-after", null, "end a run with nothing completed or delivered for D (real time; default: 3 times the longest a message may take with the others in flight, at least 8 leases)"));
     private static readonly Option<TimeSpan?> s_deadline = s_line.Add(SampleCommandLine.Duration("--deadline", null, "end a run not done by D (real time; default: 3 CPU bounds + the stall time)"));
     private static readonly Option<int?> s_poolThreads = s_line.Add(SampleCommandLine.OptionalWholeNumber("--pool-threads", "threadpool mode: the pool's minimum threads (default: what an uncompressed run gets)"));
     private static readonly Option<string?> s_queue = s_line.Add(SampleCommandLine.Text("--queue", "NAME", $"the queue table's name prefix (default: {s_defaults.Queue})"));
@@ -44,32 +45,28 @@ public static class CommandLine
 
     // Hidden: how the coordinator starts a worker process.
     private static readonly Option<bool> s_workerProcess = s_line.Add(new Option<bool>("--worker-process") { Hidden = true });
-    private static readonly Option<double> s_spinsPerMs = s_line.Add(Hide(SampleCommandLine.Number("--spins-per-ms", 0, "")));
+    private static readonly Option<double> s_spinsPerMs = s_line.Add(SampleCommandLine.Hidden(SampleCommandLine.Number("--spins-per-ms", 0, "")));
 
-    /// <summary>The generated help text.</summary>
-    public static string Help() => s_line.Help();
-
-    /// <summary>False with one line in <paramref name="error"/> for bad input; true with <see cref="Options.ShowHelp"/> set for help.</summary>
+    /// <summary>False with one line in <paramref name="error"/> for bad input; true with <see cref="Options.Show"/> set for --help or --version.</summary>
     public static bool TryParse(IReadOnlyList<string> args, out Options options, out string? error)
     {
         options = s_defaults;
-        if (!s_line.TryParse(args, out ParseResult result, out bool showHelp, out error))
+        if (!s_line.TryParse(args, out ParseResult result, out string? show, out error))
         {
             return false;
         }
 
-        if (showHelp)
+        if (show is not null)
         {
-            options = s_defaults with { ShowHelp = true };
+            options = s_defaults with { Show = show };
             return true;
         }
 
-        string? modes = result.GetValue(s_mode);
         options = new Options
         {
             Bus = result.GetValue(s_bus)!,
             Connection = result.GetValue(s_connection),
-            Modes = modes is null or "all" ? Options.AllModes : modes.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries),
+            Modes = SampleCommandLine.GetList(result, s_modes),
             Workers = result.GetValue(s_workers),
             Messages = result.GetValue(s_messages),
             Rate = result.GetValue(s_rate),
@@ -99,11 +96,5 @@ public static class CommandLine
         };
         error = options.Validate();
         return error is null;
-    }
-
-    private static Option<T> Hide<T>(Option<T> option)
-    {
-        option.Hidden = true;
-        return option;
     }
 }

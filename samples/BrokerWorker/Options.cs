@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Globalization;
+using System.Text.RegularExpressions;
 
 namespace BrokerWorker;
 
@@ -9,7 +10,7 @@ namespace BrokerWorker;
 /// renewal every 2 s, lease 5 s) and run scaled by <see cref="TimeScale"/>, so that the ratios, which decide what is lost, stay the
 /// seed's while a run takes seconds.
 /// </summary>
-public sealed record Options
+public sealed partial record Options
 {
     public const string ConnectionVariable = "PRIORITYASYNC_POSTGRES";
 
@@ -23,9 +24,10 @@ public sealed record Options
 
     public int Workers { get; init; } = 1;
 
-    public int Messages { get; init; } = 12;
+    /// <summary>Messages per run: 8 (with <see cref="Steps"/> 5, the runs measured in the README, a few seconds per mode).</summary>
+    public int Messages { get; init; } = 8;
 
-    public int Steps { get; init; } = 10;
+    public int Steps { get; init; } = 5;
 
     /// <summary>Messages in flight per worker process.</summary>
     public int Concurrency { get; init; } = 4;
@@ -59,7 +61,7 @@ public sealed record Options
 
     public TimeSpan ConnectTimeout { get; init; } = TimeSpan.FromSeconds(5);
 
-    /// <summary>The coordinator ends a run with no completion for this long (real time) as stalled; null: 8 leases.</summary>
+    /// <summary>The coordinator ends a run with no completion or delivery for this long (real time) as stalled; null: <see cref="DefaultStallAfter"/>.</summary>
     public TimeSpan? StallAfter { get; init; }
 
     /// <summary>The coordinator ends a run that has not completed by then (real time); null: 3 times the CPU bound plus the stall time.</summary>
@@ -79,8 +81,8 @@ public sealed record Options
     /// <summary>--wide: the full table instead of the one that fits 120 columns.</summary>
     public bool Wide { get; init; }
 
-    /// <summary>--help: print the generated help and exit 0.</summary>
-    public bool ShowHelp { get; init; }
+    /// <summary>--help or --version: the text to print (the generated help, or the version), then exit 0; null: run.</summary>
+    public string? Show { get; init; }
 
     /// <summary>Hidden: this process is one worker process started by the coordinator.</summary>
     public bool WorkerProcess { get; init; }
@@ -100,7 +102,38 @@ public sealed record Options
 
     public TimeSpan ScaledProgressTimeout => Scaled(ProgressTimeout ?? Lease * 2);
 
-    public TimeSpan ScaledStallAfter => StallAfter ?? (Scaled(Lease) * 8 > TimeSpan.FromSeconds(3) ? Scaled(Lease) * 8 : TimeSpan.FromSeconds(3));
+    public TimeSpan ScaledStallAfter => StallAfter ?? DefaultStallAfter;
+
+    /// <summary>
+    /// The longest a healthy message may take from its delivery to its completion (as it runs): each of its steps' CPU parts waits
+    /// behind the CPU part of every other message in flight on its core. In the single-thread modes a worker's messages share one
+    /// thread, and worker processes beyond the cores share cores.
+    /// </summary>
+    public TimeSpan SlowestMessage
+    {
+        get
+        {
+            int processesPerCore = (Workers + Environment.ProcessorCount - 1) / Environment.ProcessorCount;
+            return Steps * ((Concurrency * processesPerCore * ScaledCpu) + Scaled(Io));
+        }
+    }
+
+    /// <summary>
+    /// The stall limit without --stall-after: the longest of 8 leases, 3 times <see cref="SlowestMessage"/> and 3 s. The only
+    /// progress the coordinator sees is a delivery or a completion, and once the first messages are delivered the next one is the
+    /// first completion, a whole message later. 8 leases alone (4 s at the default time scale) was shorter than 4 messages of 10
+    /// steps interleaved on one thread (4 s of CPU parts before the first completes) and ended healthy runs as stalled. Three
+    /// times the slowest message leaves room for a machine whose cores are busy with something else.
+    /// </summary>
+    public TimeSpan DefaultStallAfter
+    {
+        get
+        {
+            TimeSpan limit = Scaled(Lease) * 8;
+            limit = SlowestMessage * 3 > limit ? SlowestMessage * 3 : limit;
+            return limit > TimeSpan.FromSeconds(3) ? limit : TimeSpan.FromSeconds(3);
+        }
+    }
 
     /// <summary>Checks the settings; returns one line when they cannot make a meaningful run.</summary>
     public string? Validate()
@@ -108,14 +141,6 @@ public sealed record Options
         if (Bus is not ("memory" or "postgres"))
         {
             return $"--bus must be memory or postgres (got '{Bus}').";
-        }
-
-        foreach (string mode in Modes)
-        {
-            if (Array.IndexOf(AllModes, mode) < 0)
-            {
-                return $"--mode must be one of {string.Join(", ", AllModes)} or all (got '{mode}').";
-            }
         }
 
         if (Workers is < 1 or > 64)
@@ -148,14 +173,25 @@ public sealed record Options
             return $"--cpu-factor must be from 0 to 100 (got {CpuFactor.ToString(CultureInfo.InvariantCulture)}).";
         }
 
-        if (double.IsNaN(Rate) || double.IsInfinity(Rate) || Rate < 0)
+        if (double.IsNaN(Rate) || !(Rate == 0 || Rate is >= 0.01 and <= 1_000_000))
         {
-            return $"--rate must be 0 (all at once) or a positive number of messages per second (got {Rate.ToString(CultureInfo.InvariantCulture)}).";
+            return $"--rate must be 0 (all at once) or from 0.01 to 1000000 messages per second (got {Rate.ToString(CultureInfo.InvariantCulture)}).";
         }
 
         if (Cpu < TimeSpan.Zero || Io < TimeSpan.Zero || MemoryLatency < TimeSpan.Zero)
         {
             return "--cpu, --io and --latency must not be negative.";
+        }
+
+        if (ScaledCpu == TimeSpan.Zero && Scaled(Io) == TimeSpan.Zero)
+        {
+            return "--cpu (times --cpu-factor) and --io are both 0 as they run: there is no work to schedule.";
+        }
+
+        double workDays = (double)Messages * Steps * (ScaledCpu + Scaled(Io)).TotalDays;
+        if (workDays > 1)
+        {
+            return $"--messages x --steps x (CPU + I/O part) make {workDays:0.#} days of work as it runs; at most 1 day.";
         }
 
         if (Scaled(RenewEvery) < TimeSpan.FromMilliseconds(1))
@@ -198,18 +234,28 @@ public sealed record Options
             return $"--pool-threads must be from 1 to 32767 (got {PoolThreads}).";
         }
 
-        if (Bus == "memory" && BusCost)
+        foreach ((string option, TimeSpan? value) in (ReadOnlySpan<(string, TimeSpan?)>)[("--stall-after", StallAfter), ("--deadline", Deadline), ("--duration", BusCostDuration)])
         {
-            return null; // the bus cost measures the in-memory bus too
+            if (value is { } positive && positive <= TimeSpan.Zero)
+            {
+                return $"{option} must be positive (got {Format.Seed(positive)}).";
+            }
         }
 
-        return null;
+        // The queue's tables are the prefix, '_' and the mode (at most 16 characters): PostgreSQL names of at most 40.
+        return QueuePrefix().IsMatch(Queue)
+            ? null
+            : $"--queue must be 1 to 23 characters, a lower-case letter or underscore, then lower-case letters, digits or underscores (got '{Queue}').";
     }
+
+    [GeneratedRegex("^[a-z_][a-z0-9_]{0,22}$", RegexOptions.CultureInvariant)]
+    private static partial Regex QueuePrefix();
 
     public string Describe() =>
         $"{Messages} messages x {Steps} steps of CPU {Format.Seed(Cpu * CpuFactor)} + I/O {Format.Seed(Io)}; renew every {Format.Seed(RenewEvery)}, " +
-        $"lease {Format.Seed(Lease)}; checkpoints " +
-        (SlicesPerCpuPart > 1 ? $"every {Format.Seed(Checkpoint!.Value)} ({SlicesPerCpuPart} slices per CPU part)" : "off") +
-        $"; {Concurrency} in flight per worker; time scale {TimeScale.ToString(CultureInfo.InvariantCulture)} " +
-        $"(lease {Format.Ms(Scaled(Lease))} as it runs)" + (HangMessage > 0 ? $"; message {HangMessage} hangs on its first delivery" : "");
+        $"lease {Format.Seed(Lease)}; " +
+        (SlicesPerCpuPart > 1 ? $"CPU parts cut into {SlicesPerCpuPart} slices of {Format.Seed(Checkpoint!.Value)} with a checkpoint between them" : "CPU parts run whole (no checkpoints)") +
+        $"; {Concurrency} messages in flight per worker; time scale {TimeScale.ToString(CultureInfo.InvariantCulture)}: every duration runs " +
+        $"{TimeScale.ToString(CultureInfo.InvariantCulture)} times as long (a lease: {Format.Ms(Scaled(Lease))})" +
+        (HangMessage > 0 ? $"; message {HangMessage} hangs on its first delivery" : "");
 }

@@ -15,9 +15,9 @@ if (!WorkerSettings.TryParse(args, out WorkerSettings? settings, out string? err
     return 2;
 }
 
-if (settings.ShowHelp)
+if (settings.Show is { } text)
 {
-    Console.Out.Write(WorkerSettings.Help());
+    Console.Out.Write(text);
     return 0;
 }
 

@@ -39,16 +39,13 @@ public sealed class WorkerSettings
 
     public int ProgressEvery { get; private init; } = 50;
 
-    /// <summary>--help was given: print <see cref="Help"/> and exit 0.</summary>
-    public bool ShowHelp { get; private init; }
-
-    /// <summary>The generated help text.</summary>
-    public static string Help() => s_line.Help();
+    /// <summary>--help or --version: the text to print (the generated help, or the version), then exit 0; null: run.</summary>
+    public string? Show { get; private init; }
 
     public static bool TryParse(IReadOnlyList<string> args, [NotNullWhen(true)] out WorkerSettings? settings, [NotNullWhen(false)] out string? error)
     {
         settings = null;
-        if (!s_line.TryParse(args, out ParseResult result, out bool showHelp, out error))
+        if (!s_line.TryParse(args, out ParseResult result, out string? show, out error))
         {
             return false;
         }
@@ -63,12 +60,12 @@ public sealed class WorkerSettings
             RenewInterval = SampleCommandLine.GetDuration(result, s_renewEvery)!.Value,
             Latency = SampleCommandLine.GetDuration(result, s_latency)!.Value,
             ProgressEvery = result.GetValue(s_progressEvery),
-            ShowHelp = showHelp,
+            Show = show,
         };
         error = parsed switch
         {
-            { Messages: < 0 } => $"--messages must be at least 0 (got {parsed.Messages}).",
-            { Concurrency: < 1 } => $"--concurrency must be at least 1 (got {parsed.Concurrency}).",
+            { Messages: < 0 or > 1_000_000 } => $"--messages must be from 0 to 1000000 (got {parsed.Messages}).",
+            { Concurrency: < 1 or > 1000 } => $"--concurrency must be from 1 to 1000 (got {parsed.Concurrency}).",
             { Work.Ticks: < 0 } => "--work must not be negative.",
             { Latency.Ticks: < 0 } => "--latency must not be negative.",
             { Checkpoint.TotalMilliseconds: < 1 } => $"--checkpoint must be at least 1ms (got {parsed.Checkpoint.TotalMilliseconds} ms).",

@@ -23,7 +23,7 @@ public static class CommandLine
         "lease 5s, ...), every one run scaled by --time-scale. Exit code: 0 when it ran (whatever was lost), 2 for bad arguments.");
 
     private static readonly Option<IReadOnlyList<string>> s_modes = s_line.Add(SampleCommandLine.List(
-        "--modes", KnownModes, AllModes, "mode", "comma-separated: the modes to run (priority-threads: PriorityAsync on one thread per core)"));
+        "--modes", KnownModes, AllModes, "mode", "comma-separated: the modes to run (priority-threads: PriorityAsync on one thread per core)"), "--mode");
     private static readonly Option<int> s_messages = s_line.Add(SampleCommandLine.WholeNumber("--messages", s_defaults.Messages, "messages on the bus (the article had 100)"));
     private static readonly Option<int> s_steps = s_line.Add(SampleCommandLine.WholeNumber("--steps", s_defaults.Steps, "processing steps per message, each a CPU part then an I/O part (the article had 20)"));
     private static readonly Option<TimeSpan?> s_cpu = s_line.Add(SampleCommandLine.Duration("--cpu", s_defaults.Cpu, "CPU part of a step (the article also ran 100ms)"));
@@ -34,31 +34,32 @@ public static class CommandLine
     private static readonly Option<TimeSpan?> s_refreshDelay = s_line.Add(SampleCommandLine.Duration("--refresh-delay", s_defaults.RefreshDelay, "time between lease refreshes"));
     private static readonly Option<TimeSpan?> s_refresh = s_line.Add(SampleCommandLine.Duration("--refresh", s_defaults.RefreshDuration, "I/O of a lease refresh, and of the final acknowledgement"));
     private static readonly Option<TimeSpan?> s_lease = s_line.Add(SampleCommandLine.Duration("--lease", s_defaults.LeaseTimeout, "lease timeout"));
-    private static readonly Option<double> s_timeScale = s_line.Add(SampleCommandLine.Number("--time-scale", s_defaults.TimeScale, "factor applied to every duration (0.1: 1s runs as 100ms)"));
+    private static readonly Option<double> s_timeScale = s_line.Add(SampleCommandLine.Number("--time-scale", s_defaults.TimeScale, "factor applied to every duration, above 0 and at most 10 (0.1: 1s runs as 100ms)"));
     private static readonly Option<int> s_starvePool = s_line.Add(SampleCommandLine.WholeNumber("--starve-pool", 0, $"block N thread-pool threads forever before the measured runs, as a careless library would at start-up (0 to {Settings.MaxStarvePool})"));
-    private static readonly Option<string> s_format = s_line.Add(SampleCommandLine.Choice("--format", "table", "table or json (every measurement, for a script)", "table", "json"));
+    private static readonly Option<bool> s_json = s_line.Add(SampleCommandLine.Flag("--json", "every measurement as JSON, for a script, instead of the table"));
     private static readonly Option<bool> s_wide = s_line.Add(SampleCommandLine.Flag("--wide", "the full table: every column and the bystander notes (about 180 columns; the default fits 120)"));
-    private static readonly Option<string?> s_trace = s_line.Add(SampleCommandLine.Text("--trace", "FILE", "write PriorityAsync's dispatch trace of the priority run (Chrome trace JSON: Perfetto, chrome://tracing)"));
-    private static readonly Option<string?> s_timeline = s_line.Add(SampleCommandLine.Text("--timeline", "FILE", "write an SVG timeline, one lane per message, of every mode run, side by side"));
+    private static readonly Option<string?> s_trace = s_line.Add(SampleCommandLine.OutputFile("--trace", "FILE", "write PriorityAsync's dispatch trace of the priority run (Chrome trace JSON: Perfetto, chrome://tracing)"));
+    private static readonly Option<string?> s_timeline = s_line.Add(SampleCommandLine.OutputFile("--timeline", "FILE", "write an SVG timeline, one lane per message, of every mode run, side by side"));
     private static readonly Option<TimeSpan?> s_saturate = s_line.Add(SampleCommandLine.Duration("--saturate", null,
         "instead of the modes: run the priority mode's levels for D under a processing load that never empties, and report the lowest level's worst wait under each policy"));
-    private static readonly Option<IReadOnlyList<string>?> s_policies = s_line.Add(PoliciesOption());
+    private static readonly Option<IReadOnlyList<string>> s_policies = s_line.Add(SampleCommandLine.List(
+        "--policies", Saturation.AllPolicies, Saturation.AllPolicies, "policy", "with --saturate: comma-separated, the policies to run under"), "--policy");
 
-    /// <summary>The generated help text.</summary>
-    public static string Help() => s_line.Help();
+    // Hidden: the former spelling of --json (--format table|json), kept for the scripts that use it.
+    private static readonly Option<string> s_format = s_line.Add(SampleCommandLine.Hidden(SampleCommandLine.Choice("--format", "table", "", "table", "json")));
 
     public static bool TryParse(IReadOnlyList<string> args, [NotNullWhen(true)] out Options? options, [NotNullWhen(false)] out string? error)
     {
         options = null;
-        if (!s_line.TryParse(args, out ParseResult result, out bool showHelp, out error))
+        if (!s_line.TryParse(args, out ParseResult result, out string? show, out error))
         {
             return false;
         }
 
         IReadOnlyList<string> modes = SampleCommandLine.GetList(result, s_modes);
-        if (showHelp)
+        if (show is not null)
         {
-            options = new Options(s_defaults, AllModes, OutputFormat.Table, ShowHelp: true);
+            options = new Options(s_defaults, AllModes, OutputFormat.Table, show);
             return true;
         }
 
@@ -78,7 +79,7 @@ public static class CommandLine
             StarvePool = result.GetValue(s_starvePool),
         };
         TimeSpan? saturate = SampleCommandLine.GetDuration(result, s_saturate);
-        IReadOnlyList<string>? policies = result.GetValue(s_policies);
+        IReadOnlyList<string>? policies = result.GetResult(s_policies) is null ? null : SampleCommandLine.GetList(result, s_policies);
         string? tracePath = result.GetValue(s_trace);
 
         error = settings.Validate();
@@ -101,24 +102,12 @@ public static class CommandLine
 
         if (policies is not null && saturate is null)
         {
-            error = "--policy chooses the policies of the saturation experiment; add --saturate D.";
+            error = "--policies chooses the policies of the saturation experiment; add --saturate D.";
             return false;
         }
 
-        OutputFormat format = result.GetValue(s_format) == "json" ? OutputFormat.Json : OutputFormat.Table;
-        options = new Options(settings, modes, format, ShowHelp: false, tracePath, result.GetValue(s_timeline), saturate, policies, result.GetValue(s_wide));
+        OutputFormat format = result.GetValue(s_json) || result.GetValue(s_format) == "json" ? OutputFormat.Json : OutputFormat.Table;
+        options = new Options(settings, modes, format, Show: null, tracePath, result.GetValue(s_timeline), saturate, policies, result.GetValue(s_wide));
         return true;
-    }
-
-    // Null unless given: the saturation experiment then runs all three.
-    private static Option<IReadOnlyList<string>?> PoliciesOption()
-    {
-        Option<IReadOnlyList<string>> list = SampleCommandLine.List("--policy", Saturation.AllPolicies, Saturation.AllPolicies, "policy", "");
-        return new Option<IReadOnlyList<string>?>("--policy")
-        {
-            Description = "with --saturate: comma-separated strict,aging,shares (default: all three)",
-            HelpName = "LIST",
-            CustomParser = result => list.CustomParser!(result),
-        };
     }
 }

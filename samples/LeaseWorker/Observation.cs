@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Globalization;
+using System.IO;
 using PriorityAsync;
 
 namespace LeaseWorker;
@@ -8,12 +9,15 @@ namespace LeaseWorker;
 /// <summary>
 /// <c>--trace FILE.json</c> and <c>--timeline FILE.svg</c>: records the runs and writes the files. The trace is PriorityAsync's own
 /// dispatch trace (<see cref="PriorityTraceRecorder"/>, Chrome trace event format) of the priority mode; the timeline shows every mode
-/// that ran, side by side, one lane per message.
+/// that ran, side by side, one lane per message. A file that cannot be written is one line on stderr and <see cref="Failed"/>.
 /// </summary>
 public sealed class Observation(string? tracePath, string? timelinePath)
 {
     private readonly List<Timeline> _timelines = [];
     private PriorityTraceRecorder? _recorder;
+
+    /// <summary>A file could not be written (the line saying why is on stderr).</summary>
+    public bool Failed { get; private set; }
 
     /// <summary>Before a mode runs: the timeline to pass to the run, or null.</summary>
     public Timeline? Before(string mode)
@@ -39,9 +43,8 @@ public sealed class Observation(string? tracePath, string? timelinePath)
         if (_recorder is { } recorder && mode == "priority")
         {
             recorder.Stop();
-            recorder.WriteChromeTrace(tracePath!);
-            Console.Error.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                $"LeaseWorker: wrote {tracePath} ({recorder.RecordedCount} items of the priority run, {recorder.OverflowCount} not recorded for lack of room)."));
+            Write(tracePath!, () => recorder.WriteChromeTrace(tracePath!), string.Create(CultureInfo.InvariantCulture,
+                $"{recorder.RecordedCount} items of the priority run, {recorder.OverflowCount} not recorded for lack of room"));
             _recorder = null;
         }
     }
@@ -51,8 +54,24 @@ public sealed class Observation(string? tracePath, string? timelinePath)
     {
         if (timelinePath is not null && _timelines.Count > 0)
         {
-            TimelineSvg.Write(timelinePath, _timelines, $"{settings.Describe()}. Time scale {settings.TimeScale.ToString(CultureInfo.InvariantCulture)}: times as measured.");
-            Console.Error.WriteLine($"LeaseWorker: wrote {timelinePath} ({_timelines.Count} modes).");
+            Write(
+                timelinePath,
+                () => TimelineSvg.Write(timelinePath, _timelines, $"{settings.Describe()}. Time scale {settings.TimeScale.ToString(CultureInfo.InvariantCulture)}: times as measured."),
+                $"{_timelines.Count} modes");
+        }
+    }
+
+    private void Write(string path, Action write, string what)
+    {
+        try
+        {
+            write();
+            Console.Error.WriteLine($"LeaseWorker: wrote {path} ({what}).");
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            Console.Error.WriteLine($"LeaseWorker: could not write {path}: {e.Message}");
+            Failed = true;
         }
     }
 }

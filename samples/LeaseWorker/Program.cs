@@ -26,9 +26,9 @@ if (!CommandLine.TryParse(args, out Options? options, out string? error))
     return 2;
 }
 
-if (options.ShowHelp)
+if (options.Show is { } text)
 {
-    Console.Out.Write(CommandLine.Help());
+    Console.Out.Write(text);
     return 0;
 }
 
@@ -84,6 +84,6 @@ foreach (string mode in options.Modes)
 
 observation.Finish(settings);
 
-// 4. The report. Exit code 0 whatever was lost: losing messages is a result, not an error.
+// 4. The report. Exit code 0 whatever was lost: losing messages is a result, not an error; 2 if --trace or --timeline could not be written.
 Report.Write(Console.Out, settings, results, options.Format, options.Wide);
-return 0;
+return observation.Failed ? 2 : 0;

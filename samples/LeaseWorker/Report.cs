@@ -87,7 +87,7 @@ public static class Report
         WriteLegend(output, "loop thread CPU", "CPU time of the one thread that runs the worker: with sleeping CPU parts, the scheduling's own cost");
         output.WriteLine();
         WriteModes(output, results);
-        Paragraph.Write(output, "--wide shows every column and the machine's own delays; --format json writes every measurement for a script.", "  ");
+        Paragraph.Write(output, "--wide shows every column and the machine's own delays; --json writes every measurement for a script.", "  ");
     }
 
     /// <summary>Every column, about 180 characters wide (--wide), and per mode the failed refreshes and the machine's own delays.</summary>

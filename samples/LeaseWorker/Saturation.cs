@@ -10,7 +10,7 @@ using PriorityAsync;
 namespace LeaseWorker;
 
 /// <summary>
-/// <c>--saturate D</c>: the priority mode's three levels under a bulk load that never empties, once per policy (<c>--policy</c>).
+/// <c>--saturate D</c>: the priority mode's three levels under a bulk load that never empties, once per policy (<c>--policies</c>).
 /// For D (seed time) the processing level (1) always holds a bulk CPU slice (each slice queues the next before it ends); the receiving
 /// level (0, the lowest) asks to run again as soon as it has run (a worker looking for its next message); the lease level (2) is
 /// posted to every refresh delay from another thread. Measured: how long each lowest-level and lease-level item waited (its post to

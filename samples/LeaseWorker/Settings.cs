@@ -54,14 +54,14 @@ public sealed record Settings
     /// <summary>Checks the settings; returns a one-line reason when they cannot make a meaningful run.</summary>
     public string? Validate()
     {
-        if (Messages < 1)
+        if (Messages is < 1 or > 1_000_000)
         {
-            return $"--messages must be at least 1 (got {Messages}).";
+            return $"--messages must be from 1 to 1000000 (got {Messages}).";
         }
 
-        if (Steps < 1)
+        if (Steps is < 1 or > 10_000)
         {
-            return $"--steps must be at least 1 (got {Steps}).";
+            return $"--steps must be from 1 to 10000 (got {Steps}).";
         }
 
         if (StarvePool is < 0 or > MaxStarvePool)
@@ -69,9 +69,9 @@ public sealed record Settings
             return $"--starve-pool must be from 0 to {MaxStarvePool} (got {StarvePool}).";
         }
 
-        if (double.IsNaN(TimeScale) || double.IsInfinity(TimeScale) || TimeScale <= 0)
+        if (double.IsNaN(TimeScale) || TimeScale <= 0 || TimeScale > 10)
         {
-            return $"--time-scale must be a positive number (got {TimeScale.ToString(CultureInfo.InvariantCulture)}).";
+            return $"--time-scale must be a number in (0, 10] (got {TimeScale.ToString(CultureInfo.InvariantCulture)}).";
         }
 
         foreach ((string option, TimeSpan value) in Durations())
@@ -80,6 +80,12 @@ public sealed record Settings
             {
                 return $"{option} must not be negative (got {Format.Duration(value)}).";
             }
+        }
+
+        double workDays = (double)Messages * Steps * (Scaled(Cpu) + Scaled(Io)).TotalDays;
+        if (workDays > 1)
+        {
+            return $"--messages x --steps x (CPU + I/O part) make {workDays:0.#} days of work as it runs; at most 1 day.";
         }
 
         if (RefreshDelay == TimeSpan.Zero)

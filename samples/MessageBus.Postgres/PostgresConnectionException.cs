@@ -3,8 +3,8 @@ using System;
 namespace MessageBus.Postgres;
 
 /// <summary>
-/// The queue could not reach its database: unreachable, refused, timed out, or the credentials or database were rejected. The message
-/// names the host, port, database and user, never the password.
+/// The queue could not reach its database: unreachable, refused, timed out, or the server refused the session (the credentials, the
+/// database, a startup parameter). The message names the host, port, database and user, never the password.
 /// </summary>
 public sealed class PostgresConnectionException : Exception
 {

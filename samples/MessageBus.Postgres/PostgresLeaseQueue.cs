@@ -16,11 +16,11 @@ namespace MessageBus.Postgres;
 /// <remarks>
 /// <para>Each operation is one statement on a pooled connection. When a connection is lost (the server terminated it, restarted,
 /// or the network failed), the operation clears the pool and retries with exponential back-off and jitter for up to
-/// <see cref="PostgresLeaseQueueOptions.ReconnectTimeout"/>, then throws <see cref="PostgresConnectionException"/>. Wrong
-/// credentials or a missing database are not retried. A retried statement may already have been applied: complete and abandon
-/// recognise their own token and report success again; a retried receive whose first attempt was applied leaves that lease to
-/// expire (a redelivery, counted); a retried renewal extends the lease once more. <see cref="EnqueueAsync"/> is retried only when
-/// the connection could not be opened, so it never inserts a batch twice.</para>
+/// <see cref="PostgresLeaseQueueOptions.ReconnectTimeout"/>, then throws <see cref="PostgresConnectionException"/>. A session the
+/// server refuses (wrong credentials, a missing database, a rejected startup parameter) is not retried. A retried statement may
+/// already have been applied: complete and abandon recognise their own token and report success again; a retried receive whose
+/// first attempt was applied leaves that lease to expire (a redelivery, counted); a retried renewal extends the lease once more.
+/// <see cref="EnqueueAsync"/> is retried only when the connection could not be opened, so it never inserts a batch twice.</para>
 /// <para>Thread safety: every member may be called from any thread, concurrently.</para>
 /// </remarks>
 public sealed partial class PostgresLeaseQueue : IAsyncDisposable
@@ -72,7 +72,7 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
         _reconnectInitialDelay = options.ReconnectInitialDelay;
         _reconnectMaxDelay = options.ReconnectMaxDelay;
         _sql = new QueueSql(options.QueueName);
-        _dataSource = NpgsqlDataSource.Create(builder);
+        _dataSource = CreateDataSource(builder);
     }
 
     /// <summary>The queue's table.</summary>
@@ -85,14 +85,15 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
     public long Reconnects => Interlocked.Read(ref _reconnects);
 
     /// <summary>
-    /// Checks that a connection string is well formed and names a host, without connecting. The exception's message never repeats the
-    /// connection string (it may hold a password).
+    /// Checks that a connection string is well formed, names a host and has pool settings that go together, without connecting. The
+    /// exception's message never repeats the connection string (it may hold a password).
     /// </summary>
-    /// <exception cref="ArgumentException">The connection string is empty, malformed, or names no host.</exception>
-    public static void ValidateConnectionString(string? connectionString) => ParseConnectionString(connectionString);
+    /// <exception cref="ArgumentException">The connection string is empty, malformed, names no host, or has pool settings Npgsql refuses.</exception>
+    public static void ValidateConnectionString(string? connectionString) => CreateDataSource(ParseConnectionString(connectionString)).Dispose();
 
     /// <summary>Creates the queue's table, index and token sequence if they do not exist. Safe to call from several processes at once.</summary>
-    /// <exception cref="PostgresConnectionException">The database cannot be reached, or refused the credentials, within the connect timeout.</exception>
+    /// <exception cref="PostgresConnectionException">The database cannot be reached, or refused the session (credentials, database), within the connect timeout.</exception>
+    /// <exception cref="PostgresException">The database refused the statement (for example, the user may not create a table there).</exception>
     public Task EnsureSchemaAsync(CancellationToken cancellationToken = default) =>
         ExecuteAsync(
             async (connection, ct) =>
@@ -385,9 +386,10 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
         {
             return await _dataSource.OpenConnectionAsync(cancellationToken).ConfigureAwait(false);
         }
-        catch (PostgresException e) when (IsRejectedLogin(e.SqlState))
+        catch (PostgresException e) when (!IsConnectionLoss(e))
         {
-            // Wrong credentials or a missing database: retrying cannot help.
+            // The server refused the session: wrong credentials, a missing database, a startup parameter it rejects (Options in the
+            // connection string). Retrying cannot help.
             throw new PostgresConnectionException(_host, _port, _database, _user, Describe(e), e);
         }
         catch (NpgsqlException e) when (e is not PostgresException && !e.IsTransient && !cancellationToken.IsCancellationRequested)
@@ -397,10 +399,6 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
             throw new PostgresConnectionException(_host, _port, _database, _user, Describe(e), e);
         }
     }
-
-    private static bool IsRejectedLogin(string sqlState) =>
-        sqlState is PostgresErrorCodes.InvalidPassword or PostgresErrorCodes.InvalidAuthorizationSpecification
-            or PostgresErrorCodes.InvalidCatalogName;
 
     private static bool IsConnectionLoss(Exception e) => e switch
     {
@@ -414,6 +412,9 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
     private string Describe(Exception e) => e switch
     {
         PostgresException p => $"{p.MessageText} (SQLSTATE {p.SqlState})",
+
+        // Every pooled connection was in use for the whole timeout: Npgsql's message names the pool size and the timeout.
+        NpgsqlException { InnerException: TimeoutException } n when n.Message.StartsWith("The connection pool has been exhausted", StringComparison.Ordinal) => n.Message,
         TimeoutException or NpgsqlException { InnerException: TimeoutException } => $"no answer within the connect timeout ({_connectTimeoutSeconds} s)",
         NpgsqlException { InnerException: { } inner } n when inner is not NpgsqlException && inner.Message != n.Message => $"{n.Message}: {inner.Message}",
         _ => e.Message,
@@ -447,7 +448,27 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
             throw new ArgumentException($"The PostgreSQL connection string's Port {builder.Port} is out of range: 1 to 65535.", nameof(connectionString));
         }
 
+        if (builder.Pooling && builder.MaxPoolSize < 1)
+        {
+            // Npgsql accepts it, and every open then waits for a free connection until the timeout.
+            throw new ArgumentException($"The PostgreSQL connection string's Maximum Pool Size {builder.MaxPoolSize} is out of range: at least 1 (a queue needs a connection).", nameof(connectionString));
+        }
+
         return builder;
+    }
+
+    /// <summary>The data source of <paramref name="builder"/>: where Npgsql checks that its pool settings go together (it does not connect).</summary>
+    private static NpgsqlDataSource CreateDataSource(NpgsqlConnectionStringBuilder builder)
+    {
+        try
+        {
+            return NpgsqlDataSource.Create(builder);
+        }
+        catch (ArgumentException e)
+        {
+            // For example Minimum Pool Size above Maximum Pool Size: Npgsql's message names the settings, never the password.
+            throw new ArgumentException($"The PostgreSQL connection string's settings do not go together: {e.Message}", e);
+        }
     }
 
     private static void RequireLeaseDuration(TimeSpan leaseDuration) =>

@@ -14,18 +14,24 @@ internal static class CommandLine
         "once a second, as dotnet-counters would, and optionally a Chrome trace. Exit code: 0 when it ran, 2 for bad arguments.");
 
     private static readonly Option<TimeSpan?> s_duration = s_line.Add(SampleCommandLine.Duration("--duration", TimeSpan.FromSeconds(3), "how long the workload runs, 1s to 600s"));
-    private static readonly Option<string?> s_trace = s_line.Add(SampleCommandLine.Text("--trace", "FILE.json", "also record the run for Perfetto or chrome://tracing"));
+    private static readonly Option<string?> s_trace = s_line.Add(SampleCommandLine.OutputFile("--trace", "FILE.json", "also record the run for Perfetto or chrome://tracing"));
 
-    /// <summary>The generated help text.</summary>
-    public static string Help() => s_line.Help();
-
-    public static bool TryParse(IReadOnlyList<string> args, out TimeSpan duration, out string? tracePath, out bool showHelp, [NotNullWhen(false)] out string? error)
+    /// <summary>
+    /// False with one line in <paramref name="error"/> for bad input; true otherwise, with <paramref name="show"/> set for --help or
+    /// --version (the text to print).
+    /// </summary>
+    public static bool TryParse(IReadOnlyList<string> args, out TimeSpan duration, out string? tracePath, out string? show, [NotNullWhen(false)] out string? error)
     {
         duration = default;
         tracePath = null;
-        if (!s_line.TryParse(args, out ParseResult result, out showHelp, out error))
+        if (!s_line.TryParse(args, out ParseResult result, out show, out error))
         {
             return false;
+        }
+
+        if (show is not null)
+        {
+            return true;
         }
 
         duration = SampleCommandLine.GetDuration(result, s_duration)!.Value;

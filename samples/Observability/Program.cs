@@ -11,21 +11,22 @@ using System.Collections.Generic;
 using System.Diagnostics;
 using System.Diagnostics.Metrics;
 using System.Globalization;
+using System.IO;
 using System.Linq;
 using System.Threading;
 using System.Threading.Tasks;
 using Observability;
 using PriorityAsync;
 
-if (!CommandLine.TryParse(args, out TimeSpan duration, out string? tracePath, out bool showHelp, out string? error))
+if (!CommandLine.TryParse(args, out TimeSpan duration, out string? tracePath, out string? show, out string? error))
 {
     Console.Error.WriteLine($"Observability: {error}");
     return 2;
 }
 
-if (showHelp)
+if (show is not null)
 {
-    Console.Out.Write(CommandLine.Help());
+    Console.Out.Write(show);
     return 0;
 }
 
@@ -64,7 +65,16 @@ await workload;
 if (recorder is not null)
 {
     recorder.Stop();
-    recorder.WriteChromeTrace(tracePath!);
+    try
+    {
+        recorder.WriteChromeTrace(tracePath!);
+    }
+    catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+    {
+        Console.Error.WriteLine($"Observability: could not write {tracePath}: {e.Message}");
+        return 2;
+    }
+
     Console.WriteLine($"wrote {tracePath}: {recorder.RecordedCount} items, {recorder.OverflowCount} not recorded for lack of room");
 }
 

@@ -2,7 +2,6 @@ using System;
 using System.Collections.Generic;
 using System.CommandLine;
 using System.Diagnostics.CodeAnalysis;
-using System.Globalization;
 using System.Linq;
 using Samples.Support;
 
@@ -27,7 +26,8 @@ internal static class CommandLine
         "thread pool, and PriorityAsync. Exit code: 0 when it ran, 1 when a variant processed a result other than once or " +
         "PriorityAsync processed an urgent result late, 2 for bad arguments.");
 
-    private static readonly Option<string?> s_sizes = s_line.Add(SampleCommandLine.Text("--sizes", "LIST", "numbers of calls, comma-separated (default 10,1000,10000,100000)"));
+    private static readonly Option<IReadOnlyList<int>> s_sizes = s_line.Add(SampleCommandLine.WholeNumbers(
+        "--sizes", s_defaults.Sizes, 1, Settings.MaxCalls, "numbers of calls, comma-separated: each a run of every variant"));
     private static readonly Option<IReadOnlyList<string>> s_variantNames = s_line.Add(SampleCommandLine.List(
         "--variants", [.. s_variants.Keys], [.. s_variants.Keys], "variant", "comma-separated: the variants to run"));
     private static readonly Option<TimeSpan?> s_window = s_line.Add(SampleCommandLine.Duration("--window", s_defaults.Window, "responses arrive over this time, in up to 50 batches"));
@@ -35,35 +35,26 @@ internal static class CommandLine
     private static readonly Option<int> s_urgentEvery = s_line.Add(SampleCommandLine.WholeNumber("--urgent-every", s_defaults.UrgentEvery, "one call in N is urgent, on average"));
     private static readonly Option<int> s_whenAnyLimit = s_line.Add(SampleCommandLine.WholeNumber("--whenany-limit", s_defaults.WhenAnyLimit, "above this many calls the O(n^2) WhenAny loop is not run but extrapolated"));
 
-    /// <summary>The generated help text.</summary>
-    public static string Help() => s_line.Help();
-
-    public static bool TryParse(IReadOnlyList<string> args, out Settings settings, out bool showHelp, [NotNullWhen(false)] out string? error)
+    /// <summary>
+    /// False with one line in <paramref name="error"/> for bad input; true otherwise, with <paramref name="show"/> set for --help or
+    /// --version (the text to print; the settings are then the defaults).
+    /// </summary>
+    public static bool TryParse(IReadOnlyList<string> args, out Settings settings, out string? show, [NotNullWhen(false)] out string? error)
     {
         settings = s_defaults;
-        if (!s_line.TryParse(args, out ParseResult result, out showHelp, out error))
+        if (!s_line.TryParse(args, out ParseResult result, out show, out error))
         {
             return false;
         }
 
-        if (showHelp)
+        if (show is not null)
         {
             return true;
         }
 
-        IReadOnlyList<int> sizes = s_defaults.Sizes;
-        if (result.GetValue(s_sizes) is { } text)
-        {
-            error = ParseSizes(text, out sizes);
-            if (error is not null)
-            {
-                return false;
-            }
-        }
-
         settings = new Settings
         {
-            Sizes = sizes,
+            Sizes = SampleCommandLine.GetList(result, s_sizes),
             Variants = [.. SampleCommandLine.GetList(result, s_variantNames).Select(name => s_variants[name])],
             Window = SampleCommandLine.GetDuration(result, s_window)!.Value,
             Work = SampleCommandLine.GetDuration(result, s_work)!.Value,
@@ -74,20 +65,4 @@ internal static class CommandLine
         return error is null;
     }
 
-    private static string? ParseSizes(string value, out IReadOnlyList<int> sizes)
-    {
-        var list = new List<int>();
-        sizes = list;
-        foreach (string part in value.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
-        {
-            if (!int.TryParse(part.Replace("_", "", StringComparison.Ordinal), NumberStyles.Integer, CultureInfo.InvariantCulture, out int size))
-            {
-                return $"--sizes must be whole numbers separated by commas (got '{value}').";
-            }
-
-            list.Add(size);
-        }
-
-        return list.Count == 0 ? "--sizes needs at least one size." : null;
-    }
 }

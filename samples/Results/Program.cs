@@ -18,15 +18,15 @@ using System.Collections.Generic;
 using System.Linq;
 using Results;
 
-if (!CommandLine.TryParse(args, out Settings settings, out bool showHelp, out string? error))
+if (!CommandLine.TryParse(args, out Settings settings, out string? show, out string? error))
 {
     Console.Error.WriteLine($"Results: {error}");
     return 2;
 }
 
-if (showHelp)
+if (show is not null)
 {
-    Console.Out.Write(CommandLine.Help());
+    Console.Out.Write(show);
     return 0;
 }
 

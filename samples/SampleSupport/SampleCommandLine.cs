@@ -1,21 +1,27 @@
 using System;
 using System.Collections.Generic;
 using System.CommandLine;
+using System.CommandLine.Invocation;
 using System.CommandLine.Parsing;
 using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
 using System.IO;
 using System.Linq;
+using System.Reflection;
 using System.Runtime.CompilerServices;
+using PriorityAsync;
 
 namespace Samples.Support;
 
 /// <summary>
 /// The command line of a sample, on System.CommandLine, with the conventions every sample shares:
 /// <list type="bullet">
-/// <item><c>--name value</c> or <c>--name=value</c>; durations as <c>10us</c>, <c>250ms</c>, <c>1.5s</c>; lists comma-separated;</item>
-/// <item><c>-h</c>, <c>--help</c> or <c>-?</c>: the help System.CommandLine generates from the options, on stdout, exit code 0;</item>
-/// <item>bad input: one line, <c>Sample: what is wrong (see --help).</c> on stderr, exit code 2 (<see cref="BadInput"/>).</item>
+/// <item><c>--name value</c> or <c>--name=value</c>; durations as <c>10us</c>, <c>250ms</c>, <c>1.5s</c>; lists comma-separated
+/// under a plural name (<c>--modes a,b</c>, or <c>all</c>); output switches <c>--wide</c> and <c>--json</c>;</item>
+/// <item><c>-h</c>, <c>--help</c> or <c>-?</c>: the help System.CommandLine generates from the options, on stdout, exit code 0;
+/// <c>--version</c>: the sample's version and the PriorityAsync it runs on, on stdout, exit code 0;</item>
+/// <item>bad input: one line, <c>Sample: what is wrong (see --help).</c> on stderr, exit code 2 (<see cref="BadInput"/>);</item>
+/// <item>an option renamed to follow these conventions keeps its former name working, unlisted (<see cref="Add{T}"/>).</item>
 /// </list>
 /// Each option's value is checked where it is parsed (its own one-line error); checks across options stay with the sample.
 /// </summary>
@@ -30,32 +36,61 @@ public sealed class SampleCommandLine
     // The defaults of the Duration options (ConditionalWeakTable: keyed by the option object, as long as it lives).
     private static readonly ConditionalWeakTable<Option<TimeSpan?>, StrongBox<TimeSpan?>> s_durationDefaults = [];
 
-    private static readonly ConditionalWeakTable<Option<IReadOnlyList<string>>, IReadOnlyList<string>> s_listDefaults = [];
+    // The defaults of the List and WholeNumbers options (an IReadOnlyList of the option's item type).
+    private static readonly ConditionalWeakTable<Option, object> s_listDefaults = [];
 
     private readonly RootCommand _command;
 
-    /// <summary>A root command whose help starts with <paramref name="description"/> (say what the sample runs, and its exit codes).</summary>
+    // Former name -> the option's name now: rewritten before parsing, so that the former names work and the help shows the new ones.
+    private readonly Dictionary<string, string> _formerNames = new(StringComparer.Ordinal);
+
+    /// <summary>
+    /// A root command whose help starts with <paramref name="description"/> (say what the sample runs, and its exit codes). Its
+    /// <c>--version</c> names the calling assembly (the sample) and the PriorityAsync it runs on.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)] // GetCallingAssembly: the sample's assembly, not this one's
     public SampleCommandLine(string description)
     {
         _command = new RootCommand(description);
+        Version = $"{Describe(Assembly.GetCallingAssembly())} (PriorityAsync {VersionOf(typeof(PriorityContext).Assembly)})";
+        VersionOption version = _command.Options.OfType<VersionOption>().Single();
+        version.Action = new ShowVersion(Version);
     }
 
-    /// <summary>Adds an option to the command and returns it, to read its value from the parse result.</summary>
-    public Option<T> Add<T>(Option<T> option)
+    /// <summary>What <c>--version</c> prints: the sample's name and version, and the PriorityAsync version it runs on.</summary>
+    public string Version { get; }
+
+    /// <summary>
+    /// Adds an option to the command and returns it, to read its value from the parse result. <paramref name="formerNames"/>: names the
+    /// option had before it followed the conventions; they keep working (in every form: <c>--old value</c>, <c>--old=value</c>)
+    /// and the help does not list them.
+    /// </summary>
+    public Option<T> Add<T>(Option<T> option, params string[] formerNames)
     {
         _command.Add(option);
+        foreach (string former in formerNames)
+        {
+            _formerNames.Add(former, option.Name);
+        }
+
         return option;
     }
 
     /// <summary>
     /// Parses <paramref name="args"/>. False with one line in <paramref name="error"/> for bad input; true otherwise, with
-    /// <paramref name="showHelp"/> set when help was asked for (the other values are then the defaults).
+    /// <paramref name="show"/> set when help or the version was asked for: print it on stdout and exit 0 (the other values are then
+    /// the defaults).
     /// </summary>
-    public bool TryParse(IReadOnlyList<string> args, out ParseResult result, out bool showHelp, [NotNullWhen(false)] out string? error)
+    public bool TryParse(IReadOnlyList<string> args, out ParseResult result, out string? show, [NotNullWhen(false)] out string? error)
     {
-        result = _command.Parse(args);
-        showHelp = result.Action is System.CommandLine.Help.HelpAction;
-        if (showHelp)
+        result = _command.Parse(WithCurrentNames(args));
+        show = result.Action switch
+        {
+            System.CommandLine.Help.HelpAction => Help(),
+            ShowVersion => Version + Environment.NewLine,
+            _ => null,
+        };
+        if (show is not null)
         {
             error = null;
             return true;
@@ -75,10 +110,14 @@ public sealed class SampleCommandLine
             return true;
         }
 
-        // An option given without its value: say so in the same words in every sample (System.CommandLine's own message differs).
-        error = first.SymbolResult is OptionResult { Tokens.Count: 0 } option && option.Option.Arity.MinimumNumberOfValues > 0
-            ? $"{option.Option.Name} needs a value (see --help)."
-            : first.Message;
+        // An option given without its value, or twice: say so in the same words in every sample (System.CommandLine's own
+        // messages differ).
+        error = first.SymbolResult switch
+        {
+            OptionResult { Tokens.Count: 0 } option when option.Option.Arity.MinimumNumberOfValues > 0 => $"{option.Option.Name} needs a value (see --help).",
+            OptionResult { Tokens.Count: > 1 } option when option.Option.Arity.MaximumNumberOfValues == 1 => $"{option.Option.Name} is given more than once (see --help).",
+            _ => first.Message,
+        };
         return false;
     }
 
@@ -217,8 +256,9 @@ public sealed class SampleCommandLine
     };
 
     /// <summary>
-    /// A comma-separated list of some of <paramref name="all"/> (any case, duplicates dropped, order kept); <paramref name="noun"/>
-    /// names one item. Read it with <see cref="GetList"/>, which gives <paramref name="defaultValue"/> when it is not given.
+    /// A comma-separated list of some of <paramref name="all"/> (any case, duplicates dropped, order kept), or <c>all</c> for every
+    /// one; <paramref name="noun"/> names one item. Read it with <see cref="GetList{T}"/>, which gives <paramref name="defaultValue"/>
+    /// when it is not given.
     /// </summary>
     public static Option<IReadOnlyList<string>> List(string name, IReadOnlyList<string> all, IReadOnlyList<string> defaultValue, string noun, string description)
     {
@@ -226,16 +266,23 @@ public sealed class SampleCommandLine
         var option = new Option<IReadOnlyList<string>>(name)
         {
             Description = $"{description} [default: {string.Join(',', defaultValue)}]",
-            HelpName = "LIST",
+            HelpName = "LIST|all",
+            Arity = ArgumentArity.ExactlyOne, // one comma-separated value: a collection option would take every word that follows
             CustomParser = result =>
             {
+                string text = result.Tokens[0].Value;
+                if (text.Trim().Equals("all", StringComparison.OrdinalIgnoreCase))
+                {
+                    return all;
+                }
+
                 var list = new List<string>();
-                foreach (string part in result.Tokens[0].Value.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+                foreach (string part in text.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
                 {
                     string? item = all.FirstOrDefault(a => a.Equals(part, StringComparison.OrdinalIgnoreCase));
                     if (item is null)
                     {
-                        result.AddError($"unknown {noun} '{part}'; the {noun}s are {string.Join(", ", all)}.");
+                        result.AddError($"unknown {noun} '{part}'; the {Plural(noun)} are {string.Join(", ", all)}.");
                         return defaultValue;
                     }
 
@@ -257,10 +304,49 @@ public sealed class SampleCommandLine
         return option;
     }
 
-    /// <summary>The value of a <see cref="List"/> option: its default when it is not given.</summary>
-    public static IReadOnlyList<string> GetList(ParseResult result, Option<IReadOnlyList<string>> option) =>
-        result.GetResult(option) is null && s_listDefaults.TryGetValue(option, out IReadOnlyList<string>? defaultValue)
-            ? defaultValue
+    /// <summary>
+    /// A comma-separated list of whole numbers from <paramref name="min"/> to <paramref name="max"/> (<c>10,1_000</c>; order and
+    /// duplicates kept). Read it with <see cref="GetList{T}"/>, which gives <paramref name="defaultValue"/> when it is not given.
+    /// </summary>
+    public static Option<IReadOnlyList<int>> WholeNumbers(string name, IReadOnlyList<int> defaultValue, int min, int max, string description)
+    {
+        var option = new Option<IReadOnlyList<int>>(name)
+        {
+            Description = $"{description} [default: {string.Join(',', defaultValue)}]",
+            HelpName = "N[,N]",
+            Arity = ArgumentArity.ExactlyOne,
+            CustomParser = result =>
+            {
+                string text = result.Tokens[0].Value;
+                var list = new List<int>();
+                foreach (string part in text.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))
+                {
+                    if (!int.TryParse(part.Replace("_", "", StringComparison.Ordinal), NumberStyles.Integer, CultureInfo.InvariantCulture, out int value) ||
+                        value < min || value > max)
+                    {
+                        result.AddError($"{name} must be whole numbers from {min} to {max} separated by commas (got '{text}').");
+                        return defaultValue;
+                    }
+
+                    list.Add(value);
+                }
+
+                if (list.Count == 0)
+                {
+                    result.AddError($"{name} needs at least one number.");
+                }
+
+                return list;
+            },
+        };
+        s_listDefaults.Add(option, defaultValue);
+        return option;
+    }
+
+    /// <summary>The value of a <see cref="List"/> or <see cref="WholeNumbers"/> option: its default when it is not given.</summary>
+    public static IReadOnlyList<T> GetList<T>(ParseResult result, Option<IReadOnlyList<T>> option) =>
+        result.GetResult(option) is null && s_listDefaults.TryGetValue(option, out object? defaultValue)
+            ? (IReadOnlyList<T>)defaultValue
             : result.GetValue(option)!;
 
     /// <summary>A string (a path, a name, a connection string).</summary>
@@ -270,8 +356,39 @@ public sealed class SampleCommandLine
         HelpName = helpName,
     };
 
+    /// <summary>A file the sample writes: a name, in a folder that exists (checked here, before the run that fills it).</summary>
+    public static Option<string?> OutputFile(string name, string helpName, string description) => new(name)
+    {
+        Description = description,
+        HelpName = helpName,
+        CustomParser = result =>
+        {
+            string text = result.Tokens[0].Value;
+            string? folder = text.Trim().Length == 0 || text.EndsWith('/') || text.EndsWith(Path.DirectorySeparatorChar) || Directory.Exists(text)
+                ? null
+                : Path.GetDirectoryName(Path.GetFullPath(text));
+            if (folder is null)
+            {
+                result.AddError($"{name} needs a file name (got '{text}').");
+            }
+            else if (!Directory.Exists(folder))
+            {
+                result.AddError($"{name}: the folder '{folder}' does not exist (got '{text}').");
+            }
+
+            return text;
+        },
+    };
+
     /// <summary>A switch: present or not.</summary>
     public static Option<bool> Flag(string name, string description) => new(name) { Description = description };
+
+    /// <summary><paramref name="option"/>, left out of the help: how a sample starts its own child processes, or a former spelling.</summary>
+    public static Option<T> Hidden<T>(Option<T> option)
+    {
+        option.Hidden = true;
+        return option;
+    }
 
     /// <summary>Parses <c>10us</c>, <c>250ms</c>, <c>1.5s</c> (invariant culture, at most a day either way).</summary>
     public static bool TryParseDuration(string text, out TimeSpan value)
@@ -293,6 +410,40 @@ public sealed class SampleCommandLine
         return false;
     }
 
+    private static string Describe(Assembly assembly) => $"{assembly.GetName().Name} {VersionOf(assembly)}";
+
+    private static string VersionOf(Assembly assembly) =>
+        assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion ?? assembly.GetName().Version?.ToString() ?? "(no version)";
+
+    // The arguments with every former option name replaced by the option's name now (up to "--", after which nothing is an option).
+    private string[] WithCurrentNames(IReadOnlyList<string> args)
+    {
+        string[] tokens = [.. args];
+        for (int i = 0; i < tokens.Length && tokens[i] != "--"; i++)
+        {
+            int end = tokens[i].IndexOfAny(['=', ':']);
+            string name = end < 0 ? tokens[i] : tokens[i][..end];
+            if (_formerNames.TryGetValue(name, out string? current))
+            {
+                tokens[i] = current + tokens[i][name.Length..];
+            }
+        }
+
+        return tokens;
+    }
+
+    private static string Plural(string noun) => noun.EndsWith('y') ? $"{noun[..^1]}ies" : $"{noun}s";
+
     private static string Either(string[] choices) =>
         choices.Length == 1 ? choices[0] : $"{string.Join(", ", choices[..^1])} or {choices[^1]}";
+
+    /// <summary><c>--version</c>: writes <see cref="Version"/> (the sample's, and the PriorityAsync it runs on), exit code 0.</summary>
+    private sealed class ShowVersion(string version) : SynchronousCommandLineAction
+    {
+        public override int Invoke(ParseResult parseResult)
+        {
+            parseResult.InvocationConfiguration.Output.WriteLine(version);
+            return 0;
+        }
+    }
 }

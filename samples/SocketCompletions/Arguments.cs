@@ -18,24 +18,22 @@ internal sealed class Arguments
     private static readonly Option<TimeSpan?> s_starve = s_line.Add(SampleCommandLine.Duration("--starve", TimeSpan.FromSeconds(3), "how long the flood scenario keeps every pool thread blocked at most, 500ms to 30s"));
 
     // Hidden: how the parent starts a child process.
-    private static readonly Option<string> s_child = s_line.Add(Hidden(SampleCommandLine.Choice("--child", "", "", "blocked", "flood")));
+    private static readonly Option<string> s_child = s_line.Add(SampleCommandLine.Hidden(SampleCommandLine.Choice("--child", "", "", "blocked", "flood")));
 
     public int Requests { get; private init; } = 200;
 
     public TimeSpan StarveFor { get; private init; } = TimeSpan.FromSeconds(3);
 
-    public bool ShowHelp { get; private init; }
+    /// <summary>--help or --version: the text to print (the generated help, or the version), then exit 0; null: run.</summary>
+    public string? Show { get; private init; }
 
     /// <summary>Set in a child process: <c>blocked</c> or <c>flood</c>.</summary>
     public string? ChildScenario { get; private init; }
 
-    /// <summary>The generated help text.</summary>
-    public static string Help() => s_line.Help();
-
     public static bool TryParse(IReadOnlyList<string> args, [NotNullWhen(true)] out Arguments? arguments, [NotNullWhen(false)] out string? error)
     {
         arguments = null;
-        if (!s_line.TryParse(args, out ParseResult result, out bool showHelp, out error))
+        if (!s_line.TryParse(args, out ParseResult result, out string? show, out error))
         {
             return false;
         }
@@ -44,7 +42,7 @@ internal sealed class Arguments
         {
             Requests = result.GetValue(s_requests),
             StarveFor = SampleCommandLine.GetDuration(result, s_starve)!.Value,
-            ShowHelp = showHelp,
+            Show = show,
             ChildScenario = result.GetValue(s_child) is { Length: > 0 } child ? child : null,
         };
         if (parsed.Requests is < 1 or > 10_000)
@@ -61,11 +59,5 @@ internal sealed class Arguments
 
         arguments = parsed;
         return true;
-    }
-
-    private static Option<T> Hidden<T>(Option<T> option)
-    {
-        option.Hidden = true;
-        return option;
     }
 }

@@ -27,9 +27,9 @@ if (!Arguments.TryParse(args, out Arguments? options, out string? error))
     return 2;
 }
 
-if (options.ShowHelp)
+if (options.Show is { } text)
 {
-    Console.Out.Write(Arguments.Help());
+    Console.Out.Write(text);
     return 0;
 }
 

@@ -24,18 +24,19 @@ internal static class CommandLine
     private static readonly Option<TimeSpan?> s_latency = s_line.Add(SampleCommandLine.Duration("--latency", s_defaults.Latency, "the backend call's round trip (the article's was about 900ms)"));
     private static readonly Option<TimeSpan?> s_stallTimeout = s_line.Add(SampleCommandLine.Duration("--stall-timeout", s_defaults.StallTimeout, "PriorityContextOptions.StallTimeout in part 2"));
 
-    /// <summary>The generated help text.</summary>
-    public static string Help() => s_line.Help();
-
-    public static bool TryParse(IReadOnlyList<string> args, out Settings settings, out bool showHelp, [NotNullWhen(false)] out string? error)
+    /// <summary>
+    /// False with one line in <paramref name="error"/> for bad input; true otherwise, with <paramref name="show"/> set for --help or
+    /// --version (the text to print; the settings are then the defaults).
+    /// </summary>
+    public static bool TryParse(IReadOnlyList<string> args, out Settings settings, out string? show, [NotNullWhen(false)] out string? error)
     {
         settings = s_defaults;
-        if (!s_line.TryParse(args, out ParseResult result, out showHelp, out error))
+        if (!s_line.TryParse(args, out ParseResult result, out show, out error))
         {
             return false;
         }
 
-        if (showHelp)
+        if (show is not null)
         {
             return true;
         }

@@ -13,15 +13,15 @@ using System.Globalization;
 using PriorityAsync;
 using SyncOverAsync;
 
-if (!CommandLine.TryParse(args, out Settings settings, out bool showHelp, out string? error))
+if (!CommandLine.TryParse(args, out Settings settings, out string? show, out string? error))
 {
     Console.Error.WriteLine($"SyncOverAsync: {error}");
     return 2;
 }
 
-if (showHelp)
+if (show is not null)
 {
-    Console.Out.Write(CommandLine.Help());
+    Console.Out.Write(show);
     return 0;
 }
 

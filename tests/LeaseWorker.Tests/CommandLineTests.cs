@@ -53,7 +53,7 @@ public class CommandLineTests
         [
             "--modes", "priority,single", "--messages", "7", "--steps=3", "--cpu", "2s", "--io", "500ms", "--cpu-kind", "spin",
             "--checkpoint", "250ms", "--receive", "100ms", "--refresh-delay", "1.5s", "--refresh", "50ms", "--lease", "4s",
-            "--time-scale", "0.1", "--format", "json",
+            "--time-scale", "0.1", "--json",
         ];
 
         CommandLine.TryParse(args, out Options? options, out string? error).Should().BeTrue(error);
@@ -78,9 +78,11 @@ public class CommandLineTests
     }
 
     [Theory]
-    [InlineData("--messages 0", "--messages must be at least 1")]
-    [InlineData("--messages -3", "--messages must be at least 1")]
-    [InlineData("--steps 0", "--steps must be at least 1")]
+    [InlineData("--messages 0", "--messages must be from 1 to 1000000")]
+    [InlineData("--messages -3", "--messages must be from 1 to 1000000")]
+    [InlineData("--messages 2000000000", "--messages must be from 1 to 1000000")]
+    [InlineData("--steps 0", "--steps must be from 1 to 10000")]
+    [InlineData("--messages 1000000 --steps 10000", "days of work as it runs; at most 1 day")]
     [InlineData("--cpu -1s", "--cpu must not be negative")]
     [InlineData("--io -250ms", "--io must not be negative")]
     [InlineData("--receive -1ms", "--receive must not be negative")]
@@ -91,13 +93,19 @@ public class CommandLineTests
     [InlineData("--refresh-delay 0s", "--refresh-delay must be positive")]
     [InlineData("--modes threadpool,fifo", "unknown mode 'fifo'")]
     [InlineData("--modes ,", "--modes needs at least one mode")]
+    [InlineData("--modes single --modes priority", "--modes is given more than once")]
+    [InlineData("--policies strict", "add --saturate D")]
+    [InlineData("--saturate 1s --policies strict,fifo", "unknown policy 'fifo'; the policies are strict, aging, shares")]
+    [InlineData("--trace /no/such/folder/t.json", "--trace: the folder '/no/such/folder' does not exist")]
     [InlineData("--bogus 1", "unknown option '--bogus'")]
     [InlineData("--cpu", "--cpu needs a value")]
     [InlineData("--cpu 1", "--cpu must be a duration")]
     [InlineData("--messages many", "--messages must be a whole number")]
     [InlineData("--cpu-kind burn", "--cpu-kind must be sleep or spin")]
     [InlineData("--format xml", "--format must be table or json")]
-    [InlineData("--time-scale 0", "--time-scale must be a positive number")]
+    [InlineData("--time-scale 0", "--time-scale must be a number in (0, 10]")]
+    [InlineData("--time-scale 1e308", "--time-scale must be a number in (0, 10] (got 1E+308)")]
+    [InlineData("--time-scale NaN", "--time-scale must be a number")]
     [InlineData("--time-scale fast", "--time-scale must be a number")]
     [InlineData("--lease 2s", "--lease (2 s) must be longer than a refresh cycle")]
     [InlineData("--lease 2.25s", "must be longer than a refresh cycle")]
@@ -127,6 +135,20 @@ public class CommandLineTests
     {
         CommandLine.TryParse([flag], out Options? options, out _).Should().BeTrue();
 
-        options!.ShowHelp.Should().BeTrue();
+        options!.Show.Should().StartWith("Description:").And.Contain("--time-scale");
+    }
+
+    [Fact]
+    public void TryParse_FormerSpellings_StillWork_TheHelpShowsTheCurrentOnes()
+    {
+        // --format json became --json, --policy became --policies (the conventions every sample shares); --mode is BrokerWorker's
+        // former spelling of --modes.
+        CommandLine.TryParse(["--format", "json", "--mode", "single", "--saturate", "1s", "--policy", "aging"], out Options? options, out string? error)
+            .Should().BeTrue(error);
+        CommandLine.TryParse(["--help"], out Options? help, out _).Should().BeTrue();
+
+        (options!.Format, options.Modes.Single(), options.Policies!.Single()).Should().Be((OutputFormat.Json, "single", "aging"));
+        help!.Show.Should().Contain("--json").And.Contain("--policies").And.Contain("--modes")
+            .And.NotContain("--format").And.NotContain("--policy ").And.NotContain("--mode ");
     }
 }

@@ -18,6 +18,8 @@ public class ProgramTests
     [InlineData("--starve-pool", "-1")]
     [InlineData("--starve-pool", "257")]
     [InlineData("--starve-pool", "two")]
+    [InlineData("--time-scale", "1e308")]
+    [InlineData("--trace", "")]
     public void Main_BadArguments_PrintsOneLineOnStderrAndExitsWith2(params string[] args)
     {
         (int exitCode, string stdout, string stderr) = RunMain(args);
@@ -40,10 +42,21 @@ public class ProgramTests
     }
 
     [Fact]
-    public void Main_JsonFormat_PrintsOneResultPerModeForScripts()
+    public void Main_Version_PrintsTheSampleAndPriorityAsyncVersionsAndExitsWith0()
+    {
+        (int exitCode, string stdout, string stderr) = RunMain(["--version"]);
+
+        exitCode.Should().Be(0);
+        stdout.Should().StartWith("LeaseWorker ").And.Contain("(PriorityAsync ");
+        stdout.TrimEnd().Split('\n').Should().ContainSingle("--version prints the version, and runs nothing");
+        stderr.Should().BeEmpty();
+    }
+
+    [Fact]
+    public void Main_Json_PrintsOneResultPerModeForScripts()
     {
         (int exitCode, string stdout, string stderr) = RunMain(
-            ["--messages", "2", "--steps", "2", "--time-scale", "0.01", "--format", "json"]);
+            ["--messages", "2", "--steps", "2", "--time-scale", "0.01", "--json"]);
 
         exitCode.Should().Be(0, stderr);
         using JsonDocument json = JsonDocument.Parse(stdout);

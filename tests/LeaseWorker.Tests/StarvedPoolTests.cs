@@ -81,7 +81,7 @@ public class StarvedPoolTests
             UseShellExecute = false,
         };
         start.ArgumentList.Add(dll);
-        foreach (string argument in (string[])["--modes", mode, "--time-scale", "0.05", "--format", "json", "--starve-pool", $"{BlockedThreads}", .. settings])
+        foreach (string argument in (string[])["--modes", mode, "--time-scale", "0.05", "--json", "--starve-pool", $"{BlockedThreads}", .. settings])
         {
             start.ArgumentList.Add(argument);
         }

@@ -113,7 +113,7 @@ public sealed class BrokerWorkerProcessTests
         var stdout = new StringWriter();
         var stderr = new StringWriter();
 
-        int exit = await App.RunAsync(["--bus", "postgres", "--connection", builder.ConnectionString, "--mode", "priority"], stdout, stderr);
+        int exit = await App.RunAsync(["--bus", "postgres", "--connection", builder.ConnectionString, "--modes", "priority"], stdout, stderr);
 
         exit.Should().Be(2);
         string line = stderr.ToString().TrimEnd();
@@ -126,11 +126,25 @@ public sealed class BrokerWorkerProcessTests
     {
         NpgsqlConnectionStringBuilder builder = new(TestDatabase.ConnectionString) { Password = null };
 
-        (int exit, string line) = await RunAppAsync("--bus", "postgres", "--connection", builder.ConnectionString, "--mode", "priority");
+        (int exit, string line) = await RunAppAsync("--bus", "postgres", "--connection", builder.ConnectionString, "--modes", "priority");
 
         exit.Should().Be(2);
         line.Should().Be($"BrokerWorker: Cannot connect to PostgreSQL at {builder.Host}:{builder.Port}, database '{builder.Database}', user '{builder.Username}': " +
             "No password has been provided but the backend requires one (in SASL/SCRAM-SHA-256)");
+    }
+
+    [PostgresFact]
+    public async Task StatementRefusedAfterConnecting_OneLineNamingTheTableAndTheServersReason_ExitCode2()
+    {
+        // Connected and logged in, then the server refuses to create the queue table: the search path names no schema to create
+        // it in. PostgreSQL's error has detail lines (POSITION); the report is one line.
+        NpgsqlConnectionStringBuilder builder = new(TestDatabase.ConnectionString) { SearchPath = "no_such_schema" };
+
+        (int exit, string line) = await RunAppAsync("--bus", "postgres", "--connection", builder.ConnectionString, "--modes", "priority");
+
+        exit.Should().Be(2);
+        line.Should().Be($"BrokerWorker: PostgreSQL at {builder.Host}:{builder.Port}, database '{builder.Database}', user '{builder.Username}', " +
+            "could not set up the queue table broker_worker_priority: no schema has been selected to create in (SQLSTATE 3F000)");
     }
 
     [Theory]
@@ -142,7 +156,7 @@ public sealed class BrokerWorkerProcessTests
         int port = how == "refused" ? PostgresLeaseQueueTests.FreePort() : 5432;
 
         (int exit, string line) = await RunAppAsync(
-            "--bus", "postgres", "--connection", $"Host={host};Port={port};Database=somedb;Username=someone;Password=hunter2secret", "--mode", "priority");
+            "--bus", "postgres", "--connection", $"Host={host};Port={port};Database=somedb;Username=someone;Password=hunter2secret", "--modes", "priority");
 
         exit.Should().Be(2);
         line.Should().StartWith($"BrokerWorker: Cannot connect to PostgreSQL at {host}:{port}, database 'somedb', user 'someone': ")

@@ -392,6 +392,17 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
             .Which.Message.Should().Contain("'no_such_database_42'").And.Contain("3D000");
     }
 
+    [PostgresFact]
+    public async Task EnsureSchemaAsync_StartupParameterRefused_ConnectionExceptionNamingIt()
+    {
+        // The server refuses the session itself (not a login error): still a connection failure, not retried, in one line.
+        NpgsqlConnectionStringBuilder builder = new(TestDatabase.ConnectionString) { Options = "-c statement_timeout=nonsense" };
+        await using PostgresLeaseQueue queue = new(new PostgresLeaseQueueOptions { ConnectionString = builder.ConnectionString });
+
+        (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should().ThrowAsync<PostgresConnectionException>())
+            .Which.Message.Should().Contain("statement_timeout").And.EndWith("(SQLSTATE 22023)").And.NotContain("\n");
+    }
+
     [Theory]
     [InlineData("Host=127.0.0.1;Prot=5432;Password=hunter2secret")]
     [InlineData("Host=127.0.0.1;Port=not-a-number;Password=hunter2secret")]
@@ -399,11 +410,16 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
     [InlineData("Host=127.0.0.1;Password=hunter2secret;Timeout=soon")]
     [InlineData("Database=db;Password=hunter2secret")]
     [InlineData("just some words hunter2secret")]
+    [InlineData("Host=127.0.0.1;Password=hunter2secret;Minimum Pool Size=500")]
+    [InlineData("Host=127.0.0.1;Password=hunter2secret;Maximum Pool Size=0")]
+    [InlineData("Host=127.0.0.1;Password=hunter2secret;Connection Idle Lifetime=-5")]
     public void Constructor_MalformedConnectionString_RejectedBeforeConnectingWithoutEchoingIt(string connectionString)
     {
         Action create = () => _ = new PostgresLeaseQueue(new PostgresLeaseQueueOptions { ConnectionString = connectionString });
+        Action validate = () => PostgresLeaseQueue.ValidateConnectionString(connectionString);
 
         create.Should().Throw<ArgumentException>().Which.Message.Should().Contain("connection string").And.NotContain("hunter2secret");
+        validate.Should().Throw<ArgumentException>().Which.Message.Should().Contain("connection string").And.NotContain("hunter2secret");
     }
 
     [Theory]

@@ -43,28 +43,30 @@ public static class BusCost
 
             string table = options.Queue + "_cost";
             await using PostgresLeaseQueue queue = BusFactory.Queue(connection, options, table, "cost");
-            try
+            bool measured = await BusFactory.TryAsync(
+                async () =>
+                {
+                    // Enough messages that neither loop runs dry; both loops take from the same refilled table.
+                    const int Stock = 50_000;
+                    await queue.EnsureSchemaAsync();
+                    await queue.PurgeAsync();
+                    await new PostgresQueueProducer(queue).FillAsync(Stock, _ => "m");
+                    (long cycles, TimeSpan elapsed) = await CyclesAsync(new PostgresMessageBus(queue), lease, options.BusCostDuration, refill: null);
+                    rows.Add(("PostgreSQL, the sample's bus (IMessageBus over PostgresLeaseQueue)", cycles, elapsed));
+
+                    await queue.PurgeAsync();
+                    await new PostgresQueueProducer(queue).FillAsync(Stock, _ => "m");
+                    (cycles, elapsed) = await PlainAsync(connection, table, lease, options.BusCostDuration);
+                    rows.Add(("PostgreSQL, plain Npgsql loop (same statements, one connection, prepared)", cycles, elapsed));
+                    await queue.DropAsync();
+                },
+                connection,
+                $"measure the bus on the table {table}",
+                error);
+            if (!measured)
             {
-                await queue.EnsureSchemaAsync();
-            }
-            catch (PostgresConnectionException e)
-            {
-                await error.WriteLineAsync($"BrokerWorker: {e.Message}");
                 return 2;
             }
-
-            // Enough messages that neither loop runs dry; both loops take from the same refilled table.
-            const int Stock = 50_000;
-            await queue.PurgeAsync();
-            await new PostgresQueueProducer(queue).FillAsync(Stock, _ => "m");
-            (long cycles, TimeSpan elapsed) = await CyclesAsync(new PostgresMessageBus(queue), lease, options.BusCostDuration, refill: null);
-            rows.Add(("PostgreSQL, the sample's bus (IMessageBus over PostgresLeaseQueue)", cycles, elapsed));
-
-            await queue.PurgeAsync();
-            await new PostgresQueueProducer(queue).FillAsync(Stock, _ => "m");
-            (cycles, elapsed) = await PlainAsync(connection, table, lease, options.BusCostDuration);
-            rows.Add(("PostgreSQL, plain Npgsql loop (same statements, one connection, prepared)", cycles, elapsed));
-            await queue.DropAsync();
         }
 
         await output.WriteLineAsync($"receive + renew + complete with no work, one process, one loop, {Format.Sec(options.BusCostDuration)} each:");

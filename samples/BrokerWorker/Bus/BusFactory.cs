@@ -1,4 +1,7 @@
 using System;
+using System.Data.Common;
+using System.IO;
+using System.Threading.Tasks;
 using MessageBus.Postgres;
 using Npgsql;
 
@@ -40,6 +43,48 @@ public static class BusFactory
             Owner = $"{role}:{Environment.ProcessId}",
             ConnectTimeout = options.ConnectTimeout,
         });
+
+    /// <summary>
+    /// Runs <paramref name="step"/>, which uses the database to <paramref name="doing"/> (for example "create the queue table x");
+    /// false after writing one line on <paramref name="error"/> when the database fails it (<see cref="Describe"/>).
+    /// </summary>
+    public static async Task<bool> TryAsync(Func<Task> step, string connectionString, string doing, TextWriter error)
+    {
+        try
+        {
+            await step();
+            return true;
+        }
+        catch (Exception e) when (IsDatabaseFailure(e))
+        {
+            await error.WriteLineAsync($"BrokerWorker: {Describe(e, connectionString, doing)}");
+            return false;
+        }
+    }
+
+    /// <summary>Whether <paramref name="e"/> is the database failing the sample: no connection, or a statement it refused.</summary>
+    public static bool IsDatabaseFailure(Exception e) => e is PostgresConnectionException or DbException;
+
+    /// <summary>
+    /// One line for a database failure: a connection failure as the queue words it (host, port, database, user); a refused statement
+    /// as what was being done, where, and the server's reason with its SQLSTATE. Never the password, never the server's detail lines.
+    /// </summary>
+    public static string Describe(Exception e, string connectionString, string doing)
+    {
+        if (e is PostgresConnectionException)
+        {
+            return e.Message;
+        }
+
+        var builder = new NpgsqlConnectionStringBuilder(connectionString);
+        return $"PostgreSQL at {builder.Host}:{builder.Port}, database '{builder.Database ?? builder.Username}'" +
+            (builder.Username is null ? "" : $", user '{builder.Username}'") + $", could not {doing}: {Reason(e)}";
+    }
+
+    /// <summary>The database's reason in one line: the server's message and SQLSTATE, or the first line of the client's message.</summary>
+    public static string Reason(Exception e) => e is PostgresException p
+        ? $"{p.MessageText} (SQLSTATE {p.SqlState})"
+        : e.Message.Split('\n', 2)[0].TrimEnd();
 
     /// <summary>The table of one mode's run: the prefix and the mode.</summary>
     public static string Table(Options options, string mode) => $"{options.Queue}_{mode.Replace('-', '_')}";

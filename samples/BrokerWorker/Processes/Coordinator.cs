@@ -19,8 +19,8 @@ namespace BrokerWorker.Processes;
 /// <summary>
 /// Runs each mode in turn: the producer fills the queue, the workers start together, and the run ends when the broker has
 /// completed every message, or when no message was completed or delivered for <see cref="Options.ScaledStallAfter"/> (a zombie lease holds one),
-/// or when every worker exited, or at a deadline (3 times the CPU bound plus the stall time, or --deadline). The makespan is measured from the workers' common start to the broker's last completion; the
-/// counts are read from the broker.
+/// or when every worker exited, or at a <see cref="Deadline"/>. The makespan is measured from the workers' common start to the
+/// broker's last completion; the counts are read from the broker.
 /// </summary>
 public sealed class Coordinator(Options options, TextWriter error)
 {
@@ -41,14 +41,14 @@ public sealed class Coordinator(Options options, TextWriter error)
             long start = Stopwatch.GetTimestamp();
             await host.StartAsync();
             Task hostDone = host.WaitForShutdownAsync();
-            (TimeSpan makespan, bool stalled) = await WaitAsync(bus, start, Bound(o, mode), () => hostDone.IsCompleted);
+            (TimeSpan makespan, RunEnd end) = await WaitAsync(bus, start, Deadline(o, mode), () => hostDone.IsCompleted);
             BusCounts atEnd = await bus.GetCountsAsync();
             await producing.CancelAsync();
             await producer.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
             await host.StopAsync();
             await hostDone;
             var group = (WorkerGroup)host.Services.GetService(typeof(WorkerGroup))!;
-            results.Add(new RunResult(mode, o.Workers, "memory", makespan, stalled, atEnd, await bus.GetCountsAsync(), null,
+            results.Add(new RunResult(mode, o.Workers, "memory", makespan, end, atEnd, await bus.GetCountsAsync(), null,
                 ProcessStats.From(group.Stats, 0), Bound(o, mode), (Mode.Create(mode, o) as ThreadPoolMode)?.MinThreads));
         }
 
@@ -65,21 +65,23 @@ public sealed class Coordinator(Options options, TextWriter error)
             Options o = options with { SpinsPerMs = spins };
             string table = BusFactory.Table(o, mode);
             await using PostgresLeaseQueue queue = BusFactory.Queue(connection, o, table, "coordinator");
-            try
-            {
-                await queue.EnsureSchemaAsync();
-                await queue.PurgeAsync();
-            }
-            catch (PostgresConnectionException e)
-            {
-                await error.WriteLineAsync($"BrokerWorker: {e.Message}");
-                return null;
-            }
-
             var producerQueue = new PostgresQueueProducer(queue);
-            if (o.Rate == 0)
+            bool ready = await BusFactory.TryAsync(
+                async () =>
+                {
+                    await queue.EnsureSchemaAsync();
+                    await queue.PurgeAsync();
+                    if (o.Rate == 0)
+                    {
+                        await producerQueue.FillAsync(o.Messages, i => $"message {i + 1}");
+                    }
+                },
+                connection,
+                $"set up the queue table {table}",
+                error);
+            if (!ready)
             {
-                await producerQueue.FillAsync(o.Messages, i => $"message {i + 1}");
+                return null;
             }
 
             List<WorkerChild> children = [];
@@ -110,7 +112,7 @@ public sealed class Coordinator(Options options, TextWriter error)
                     ? producerQueue.FillAsync(o.Messages, i => $"message {i + 1}", o.Rate, producing.Token)
                     : Task.CompletedTask;
                 var bus = new PostgresMessageBus(queue);
-                (TimeSpan makespan, bool stalled) = await WaitAsync(bus, start, Bound(o, mode), () => children.All(c => c.HasExited));
+                (TimeSpan makespan, RunEnd end) = await WaitAsync(bus, start, Deadline(o, mode), () => children.All(c => c.HasExited));
                 BusCounts atEnd = await bus.GetCountsAsync();
                 await producing.CancelAsync();
                 await producer.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
@@ -132,7 +134,7 @@ public sealed class Coordinator(Options options, TextWriter error)
                 }
 
                 PostgresQueueCounts final = await queue.GetCountsAsync();
-                results.Add(new RunResult(mode, o.Workers, "postgres", makespan, stalled, atEnd, await bus.GetCountsAsync(), final.ExpiredRedeliveries,
+                results.Add(new RunResult(mode, o.Workers, "postgres", makespan, end, atEnd, await bus.GetCountsAsync(), final.ExpiredRedeliveries,
                     ProcessStats.Sum(stats), Bound(o, mode), (Mode.Create(mode, o) as ThreadPoolMode)?.MinThreads));
             }
             finally
@@ -152,7 +154,7 @@ public sealed class Coordinator(Options options, TextWriter error)
     {
         var args = new List<string>
         {
-            "--worker-process", "--bus", "postgres", "--mode", mode, "--queue", table,
+            "--worker-process", "--bus", "postgres", "--modes", mode, "--queue", table,
             "--messages", o.Messages.ToString(System.Globalization.CultureInfo.InvariantCulture),
             "--steps", o.Steps.ToString(System.Globalization.CultureInfo.InvariantCulture),
             "--concurrency", o.Concurrency.ToString(System.Globalization.CultureInfo.InvariantCulture),
@@ -215,9 +217,11 @@ public sealed class Coordinator(Options options, TextWriter error)
         }
     }
 
-    private async Task<(TimeSpan Makespan, bool Stalled)> WaitAsync(IMessageBus bus, long start, TimeSpan bound, Func<bool> allExited)
+    /// <summary>The deadline of a mode's run: --deadline, or 3 times its CPU bound plus the stall time.</summary>
+    public static TimeSpan Deadline(Options o, string mode) => o.Deadline ?? (Bound(o, mode) * 3) + o.ScaledStallAfter;
+
+    private async Task<(TimeSpan Makespan, RunEnd End)> WaitAsync(IMessageBus bus, long start, TimeSpan deadline, Func<bool> allExited)
     {
-        TimeSpan deadline = options.Deadline ?? (bound * 3) + options.ScaledStallAfter;
         long lastProgress = -1;
         long lastChange = Stopwatch.GetTimestamp();
         while (true)
@@ -225,7 +229,7 @@ public sealed class Coordinator(Options options, TextWriter error)
             BusCounts counts = await bus.GetCountsAsync();
             if (counts.Completed >= options.Messages)
             {
-                return (Stopwatch.GetElapsedTime(start), false);
+                return (Stopwatch.GetElapsedTime(start), RunEnd.Completed);
             }
 
             // Progress is a completion or a delivery: a mode that loses every lease still redelivers; a zombie lease stops both.
@@ -234,15 +238,19 @@ public sealed class Coordinator(Options options, TextWriter error)
                 lastProgress = counts.Completed + counts.Delivered;
                 lastChange = Stopwatch.GetTimestamp();
             }
-            else if (Stopwatch.GetElapsedTime(lastChange) > options.ScaledStallAfter || allExited())
+            else if (Stopwatch.GetElapsedTime(lastChange) > options.ScaledStallAfter)
             {
-                return (Stopwatch.GetElapsedTime(start), true);
+                return (Stopwatch.GetElapsedTime(start), RunEnd.NoProgress);
+            }
+            else if (allExited())
+            {
+                return (Stopwatch.GetElapsedTime(start), RunEnd.WorkersExited);
             }
 
             // A mode that loses every lease never stalls (the broker redelivers forever): give up at the deadline.
             if (Stopwatch.GetElapsedTime(start) > deadline)
             {
-                return (Stopwatch.GetElapsedTime(start), true);
+                return (Stopwatch.GetElapsedTime(start), RunEnd.Deadline);
             }
 
             await Task.Delay(Poll);

@@ -29,14 +29,17 @@ public static class WorkerProcess
         }
 
         await using PostgresLeaseQueue queue = BusFactory.Queue(connection, options, options.Queue, options.WorkerMode);
-        try
+        bool ready = await BusFactory.TryAsync(
+            async () =>
+            {
+                await queue.EnsureSchemaAsync();
+                await queue.GetCountsAsync(); // a pooled connection, warm, before the clock starts
+            },
+            connection,
+            $"open the queue table {options.Queue}",
+            error);
+        if (!ready)
         {
-            await queue.EnsureSchemaAsync();
-            await queue.GetCountsAsync(); // a pooled connection, warm, before the clock starts
-        }
-        catch (PostgresConnectionException e)
-        {
-            await error.WriteLineAsync($"BrokerWorker: {e.Message}");
             return 2;
         }
 

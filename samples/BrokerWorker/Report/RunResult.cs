@@ -5,7 +5,8 @@ using MessageBus;
 namespace BrokerWorker.Report;
 
 /// <summary>One mode's run: the broker's counts (when the run ended, and after the workers stopped), the workers' views, the bound.</summary>
-/// <param name="AtEnd">The broker's counts when the last message was completed, or when the run was declared stalled.</param>
+/// <param name="End">How the run ended: every message completed, or stopped (no progress, the deadline, every worker exited).</param>
+/// <param name="AtEnd">The broker's counts when the last message was completed, or when the run was stopped.</param>
 /// <param name="Final">The broker's counts after the workers stopped (a stopping worker abandons what it holds).</param>
 /// <param name="ExpiredRedeliveries">PostgreSQL: the redeliveries whose previous lease had expired; null for the in-memory bus.</param>
 /// <param name="PoolMinThreads">The threadpool mode's minimum threads; null in the other modes.</param>
@@ -14,7 +15,7 @@ public sealed record RunResult(
     int Workers,
     string Bus,
     TimeSpan Makespan,
-    bool Stalled,
+    RunEnd End,
     BusCounts AtEnd,
     BusCounts Final,
     long? ExpiredRedeliveries,
@@ -22,5 +23,8 @@ public sealed record RunResult(
     TimeSpan Bound,
     int? PoolMinThreads)
 {
+    /// <summary>The run was stopped before the broker completed every message.</summary>
+    public bool Stalled => End != RunEnd.Completed;
+
     public double Ratio => Makespan / Bound;
 }

@@ -37,14 +37,14 @@ public static class Table
         Paragraph.Write(output, $"Settings, in the article's time: {options.Describe()}.", string.Empty);
         Paragraph.Write(
             output,
-            $"Bus {options.Bus}, {options.Workers} " +
+            $"Broker: {(options.Bus == "postgres" ? "PostgreSQL" : "in memory")}, {options.Workers} " +
             (options.Bus == "postgres" ? $"worker process{(options.Workers == 1 ? "" : "es")}" : $"worker{(options.Workers == 1 ? "" : "s")} in this process") + ", " +
             $"{Environment.ProcessorCount} cores; every count is the broker's own.",
             string.Empty);
         output.WriteLine();
         if (options.Wide)
         {
-            WriteWide(output, results);
+            WriteWide(output, options, results);
             return;
         }
 
@@ -58,23 +58,26 @@ public static class Table
         }
 
         output.WriteLine();
-        WriteLegend(output, "took", "wall time until the broker had every message completed (or the run was stopped)");
+        WriteLegend(output, "took", "wall time from the workers' start until the broker had every message completed, or until the run was stopped");
         WriteLegend(output, "vs least possible", "took, divided by the least time any scheduler needs: all CPU work back to back on the cores " +
             "the mode can use; 1.00x is perfect");
-        WriteLegend(output, "delivered again", "deliveries after a lease ran out: work done twice");
+        WriteLegend(output, "completed", "messages the broker counts as done, of the messages put on the queue");
+        WriteLegend(output, "delivered again", "deliveries of a message whose previous lease ran out: its work is done again");
         WriteLegend(output, "renewals refused", "renewals that reached the broker after the lease had run out");
-        WriteLegend(output, "longest without renewal", $"the longest a message in flight went without a renewal (a lease lasts {Format.Ms(options.Scaled(options.Lease))} as it runs)");
+        WriteLegend(output, "longest without renewal", $"the longest a message in flight went without a renewal (a lease lasts {Format.Ms(options.Scaled(options.Lease))} in this run)");
+        WriteEndLegend(output, options);
         output.WriteLine();
         Paragraph.Write(
             output,
-            "priority: PriorityAsync, renewals at level 2 above processing. single: one thread, first-in-first-out (Nito.AsyncEx's " +
-            "AsyncContext). threadpool: plain async on the .NET thread pool. heartbeat-thread: the single thread plus a dedicated " +
-            "thread that renews. priority-threads: PriorityAsync's levels on a PriorityThreadPool, one thread per core, several " +
-            "messages' CPU parts at once. --wide shows every column; --json writes every measurement.",
+            "The modes. priority: PriorityAsync on one thread; renewals run at a higher level than processing, so a renewal waits " +
+            "for the one CPU part running at most. single: one thread, first in first out (Nito.AsyncEx's AsyncContext): a renewal waits behind every CPU " +
+            "part queued before it. threadpool: plain async on the .NET thread pool. heartbeat-thread: the single thread plus a " +
+            "dedicated thread that renews every lease. priority-threads: PriorityAsync's levels on a PriorityThreadPool, one " +
+            "thread per core, several messages' CPU parts at once. --wide shows every column; --json writes every measurement.",
             "  ");
     }
 
-    private static void WriteWide(TextWriter output, IReadOnlyList<RunResult> results)
+    private static void WriteWide(TextWriter output, Options options, IReadOnlyList<RunResult> results)
     {
         output.WriteLine("| mode | makespan | CPU bound | ratio | delivered | redelivered | completed | rejected completes | failed renewals | work stopped (lease lost / no progress) | worst renew gap | peak threads | end |");
         output.WriteLine("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
@@ -87,17 +90,35 @@ public static class Table
         }
 
         output.WriteLine();
-        Paragraph.Write(
-            output,
-            "ratio = makespan / CPU bound (all CPU back to back on the cores the mode can use). Renewals refused (failed renewals), " +
-            "completes rejected, deliveries: the broker's own counts. Work stopped: messages whose lease token was cancelled (the " +
-            "worker's view). Peak threads: the most threads inside a CPU part at once.",
-            string.Empty);
+        WriteLegend(output, "makespan", "wall time from the workers' start until the broker had every message completed, or until the run was stopped");
+        WriteLegend(output, "CPU bound", "the least time any scheduler needs: all CPU work back to back on the cores the mode can use");
+        WriteLegend(output, "ratio", "makespan / CPU bound; 1.000 is perfect");
+        WriteLegend(output, "delivered", "every delivery the broker made, first ones and again");
+        WriteLegend(output, "redelivered", "deliveries of a message whose previous lease ran out: its work is done again");
+        WriteLegend(output, "completed", "messages the broker counts as done");
+        WriteLegend(output, "rejected completes", "completes that reached the broker after the lease had run out (another delivery owns the message)");
+        WriteLegend(output, "failed renewals", "renewals the broker refused: the lease had run out");
+        WriteLegend(output, "work stopped", "messages a worker stopped working on, seen by the workers: its lease was lost (a renewal refused) / " +
+            "its I/O call had not answered for --progress-timeout (priority modes: the lease is given up)");
+        WriteLegend(output, "worst renew gap", $"the longest a message in flight went without a renewal (a lease lasts {Format.Ms(options.Scaled(options.Lease))} in this run)");
+        WriteLegend(output, "peak threads", "the most .NET thread-pool threads a worker process had when a CPU part started (min set: the " +
+            "minimum the threadpool mode sets)");
+        WriteEndLegend(output, options);
     }
 
-    private static string End(RunResult r) => r.Stalled
-        ? $"stopped: {r.AtEnd.Completed}/{r.AtEnd.Enqueued} completed, {r.AtEnd.Leased} still leased"
-        : "all completed";
+    private static void WriteEndLegend(TextWriter output, Options options) =>
+        WriteLegend(output, "end", $"all completed, or why the run was stopped: no progress (nothing completed or delivered for " +
+            $"{Format.Sec(options.ScaledStallAfter)}, --stall-after: a worker holds a message it never finishes), deadline (not done in " +
+            (options.Deadline is { } deadline ? Format.Sec(deadline) : "3 times the least possible time plus that") +
+            ", --deadline: a mode that keeps losing its leases), workers exited; leased: messages a worker still held");
+
+    private static string End(RunResult r) => r.End switch
+    {
+        RunEnd.Completed => "all completed",
+        RunEnd.NoProgress => $"stopped: no progress, {r.AtEnd.Leased} leased",
+        RunEnd.Deadline => $"stopped: deadline, {r.AtEnd.Leased} leased",
+        _ => $"stopped: workers exited, {r.AtEnd.Leased} leased",
+    };
 
     private static void WriteLegend(TextWriter output, string column, string meaning) =>
         Paragraph.Write(output, $"{column.PadRight(25)}{meaning}", "  ", new string(' ', 27));

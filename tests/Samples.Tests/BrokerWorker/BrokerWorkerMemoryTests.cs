@@ -24,7 +24,7 @@ public sealed class BrokerWorkerMemoryTests
     [InlineData("priority-threads")]
     public async Task EveryMode_TwoWorkers_CompletesEveryMessageAndLosesNothing(string mode)
     {
-        RunResult result = await RunAsync([.. Quick, "--mode", mode, "--workers", "2"]);
+        RunResult result = await RunAsync([.. Quick, "--modes", mode, "--workers", "2"]);
 
         result.Stalled.Should().BeFalse();
         result.AtEnd.Completed.Should().Be(6);
@@ -37,7 +37,7 @@ public sealed class BrokerWorkerMemoryTests
     [Fact]
     public async Task Hang_Priority_RenewalStopsWithoutProgress_TheLeaseLapsesAndAnotherDeliveryCompletesTheMessage()
     {
-        RunResult result = await RunAsync([.. Quick.With("--lease", "1s"), "--mode", "priority", "--hang-message", "1", "--progress-timeout", "300ms"]);
+        RunResult result = await RunAsync([.. Quick.With("--lease", "1s"), "--modes", "priority", "--hang-message", "1", "--progress-timeout", "300ms"]);
 
         result.Stalled.Should().BeFalse("the hung delivery gave its lease up, and the second delivery of message 1 does not hang");
         result.AtEnd.Completed.Should().Be(6);
@@ -51,7 +51,7 @@ public sealed class BrokerWorkerMemoryTests
     public async Task Hang_PriorityThreads_RenewalStopsWithoutProgress_TheLeaseLapsesAndAnotherDeliveryCompletesTheMessage()
     {
         // The hang is an I/O call that never answers: the pool's threads stay free, and the renewal loop sees no progress.
-        RunResult result = await RunAsync([.. Quick.With("--lease", "1s"), "--mode", "priority-threads", "--hang-message", "1", "--progress-timeout", "300ms"]);
+        RunResult result = await RunAsync([.. Quick.With("--lease", "1s"), "--modes", "priority-threads", "--hang-message", "1", "--progress-timeout", "300ms"]);
 
         result.Stalled.Should().BeFalse("the hung delivery gave its lease up, and the second delivery of message 1 does not hang");
         result.AtEnd.Completed.Should().Be(6);
@@ -60,12 +60,29 @@ public sealed class BrokerWorkerMemoryTests
         result.AtEnd.FailedRenewals.Should().Be(0, "the worker gave the lease up; the broker never had to refuse it");
     }
 
-    [Fact]
-    public void ModeAll_ListsTheFiveModes_PriorityThreadsLast()
+    [Theory]
+    [InlineData("--modes all")]
+    [InlineData("--mode all")]
+    [InlineData("")]
+    public void ModesAll_OrTheDefault_ListsTheFiveModes_PriorityThreadsLast(string commandLine)
     {
-        CommandLine.TryParse(["--mode", "all"], out Options options, out string? error).Should().BeTrue(error);
+        // --mode is the former spelling of --modes (every sample's lists are plural): it keeps working.
+        CommandLine.TryParse(commandLine.Split(' ', StringSplitOptions.RemoveEmptyEntries), out Options options, out string? error).Should().BeTrue(error);
 
         options.Modes.Should().Equal("priority", "single", "threadpool", "heartbeat-thread", "priority-threads");
+    }
+
+    [Fact]
+    public async Task VersionAndHelp_PrintAndExit0_RunningNothing_TheHelpShowsTheCurrentNames()
+    {
+        (int exit, string stdout, string stderr) = await RunAppAsync(["--version"]);
+        (int helpExit, string help, _) = await RunAppAsync(["--help"]);
+
+        (exit, helpExit).Should().Be((0, 0));
+        stdout.Should().StartWith("BrokerWorker ").And.Contain("(PriorityAsync ");
+        stdout.TrimEnd().Split('\n').Should().ContainSingle("--version prints the version, and runs nothing");
+        stderr.Should().BeEmpty();
+        help.Should().Contain("--modes <LIST|all>").And.Contain("--json").And.Contain("--version").And.NotContain("--mode ");
     }
 
     [Fact]
@@ -74,7 +91,7 @@ public sealed class BrokerWorkerMemoryTests
         // CPU parts of 100 ms against a 1 s lease renewed every 50 ms, one worker of 4 slots: on a PriorityThreadPool with a thread per
         // core the CPU parts of several messages run at once, and a renewal waits for the first part that ends (< 100 ms), never
         // for all of them. The CPU bound counts one thread per core.
-        string[] args = ["--time-scale", "1", "--messages", "8", "--steps", "2", "--cpu", "100ms", "--io", "1ms", "--renew-every", "50ms", "--lease", "1s", "--latency", "1ms", "--concurrency", "4", "--mode", "priority-threads"];
+        string[] args = ["--time-scale", "1", "--messages", "8", "--steps", "2", "--cpu", "100ms", "--io", "1ms", "--renew-every", "50ms", "--lease", "1s", "--latency", "1ms", "--concurrency", "4", "--modes", "priority-threads"];
 
         RunResult result = await RunAsync(args);
         CommandLine.TryParse(args, out Options options, out _).Should().BeTrue();
@@ -93,7 +110,7 @@ public sealed class BrokerWorkerMemoryTests
     [Fact]
     public async Task Hang_HeartbeatThread_KeepsRenewingTheHungMessage_AZombieHoldsItUntilTheRunIsStopped()
     {
-        RunResult result = await RunAsync([.. Quick.With("--lease", "1s"), "--mode", "heartbeat-thread", "--hang-message", "1", "--stall-after", "2s"]);
+        RunResult result = await RunAsync([.. Quick.With("--lease", "1s"), "--modes", "heartbeat-thread", "--hang-message", "1", "--stall-after", "2s"]);
 
         result.Stalled.Should().BeTrue("message 1 is leased and renewed forever and nobody else may take it");
         result.AtEnd.Completed.Should().Be(5);
@@ -112,8 +129,8 @@ public sealed class BrokerWorkerMemoryTests
         // the gap between the two.
         string[] args = ["--time-scale", "1", "--messages", "2", "--steps", "2", "--cpu", "600ms", "--io", "1ms", "--renew-every", "50ms", "--lease", "300ms", "--latency", "1ms", "--concurrency", "2"];
 
-        RunResult single = await RunAsync([.. args, "--mode", "single", "--deadline", "3s"]);
-        RunResult priority = await RunAsync([.. args, "--mode", "priority", "--checkpoint", "10ms", "--deadline", "60s", "--stall-after", "30s"]);
+        RunResult single = await RunAsync([.. args, "--modes", "single", "--deadline", "3s"]);
+        RunResult priority = await RunAsync([.. args, "--modes", "priority", "--checkpoint", "10ms", "--deadline", "60s", "--stall-after", "30s"]);
 
         (single.Final.FailedRenewals + single.Final.RejectedCompletes).Should().BeGreaterThan(0, "the broker refused a late renewal or a late complete");
         single.Final.Completed.Should().BeLessThan(2);
@@ -126,7 +143,15 @@ public sealed class BrokerWorkerMemoryTests
     [Theory]
     [InlineData("--workers 0", "--workers must be from 1 to 64 (got 0).")]
     [InlineData("--lease 1s --renew-every 2s", "--lease (1 s) must be longer than the renewal interval --renew-every (2 s)")]
-    [InlineData("--mode fifo", "--mode must be one of")]
+    [InlineData("--modes fifo", "unknown mode 'fifo'; the modes are priority, single, threadpool, heartbeat-thread, priority-threads.")]
+    [InlineData("--mode ,", "--modes needs at least one mode.")]
+    [InlineData("--modes priority --modes single", "--modes is given more than once (see --help).")]
+    [InlineData("--time-scale 1e308", "--time-scale must be a number in (0, 10] (got 1E+308).")]
+    [InlineData("--rate 1e-300", "--rate must be 0 (all at once) or from 0.01 to 1000000 messages per second")]
+    [InlineData("--cpu 0ms --io 0ms", "there is no work to schedule.")]
+    [InlineData("--messages 1000000 --steps 10000", "days of work as it runs; at most 1 day.")]
+    [InlineData("--stall-after -1s", "--stall-after must be positive (got -1000 ms).")]
+    [InlineData("--bus postgres --queue Bad-Name", "--queue must be 1 to 23 characters")]
     [InlineData("--cpu fast", "--cpu must be a duration such as 250ms or 1.5s (got 'fast').")]
     [InlineData("--bus postgres --connection Host=127.0.0.1;Port=notaport", "The PostgreSQL connection string is malformed")]
     public async Task BadInput_OneLineAndExitCode2(string arguments, string expected)
@@ -140,16 +165,40 @@ public sealed class BrokerWorkerMemoryTests
     }
 
     [Fact]
-    public async Task Report_Default_FitsIn120ColumnsAndSaysWhatTheExperimentIs_WideHasEveryColumn()
+    public async Task DefaultRun_EveryModeCompletes_ReportFitsIn120ColumnsAndDefinesEveryColumn()
     {
-        (int exit, string stdout, _) = await RunAppAsync([.. Quick, "--mode", "priority"]);
-        (int wideExit, string wide, _) = await RunAppAsync([.. Quick, "--mode", "priority", "--wide"]);
+        // The run a newcomer starts first (no arguments: the five modes, in memory), once; the reports are written from its results.
+        CommandLine.TryParse([], out Options options, out string? error).Should().BeTrue(error);
+        IReadOnlyList<RunResult> results = await new Coordinator(options, TextWriter.Null).RunMemoryAsync();
+        var table = new StringWriter();
+        var wide = new StringWriter();
+        Table.Write(table, options, results);
+        Table.Write(wide, options with { Wide = true }, results);
 
-        (exit, wideExit).Should().Be((0, 0));
-        stdout.ReplaceLineEndings("\n").Split('\n').Should().OnlyContain(l => l.Length <= 120);
-        stdout.Should().Contain("The lease-worker experiment of the article \"Async Wandering, part 15\"")
-            .And.Contain("| priority | ").And.Contain("renewals refused").And.Contain("longest without renewal");
-        wide.Should().Contain("rejected completes").And.Contain("work stopped (lease lost / no progress)").And.Contain("peak threads");
+        results.Select(r => r.Mode).Should().Equal(Options.AllModes);
+        results.Where(r => r.Mode != "single").Should().OnlyContain(r => r.End == RunEnd.Completed && r.AtEnd.Completed == options.Messages,
+            "every mode but single keeps its leases, or loses a few and completes the message on its next delivery: {0}", Describe(results));
+        results.Single(r => r.Mode == "single").End.Should().BeOneOf([RunEnd.Completed, RunEnd.Deadline],
+            "single loses lease after lease, but every loss is a delivery again: it is never stopped for lack of progress: {0}", Describe(results));
+
+        string[] lines = table.ToString().ReplaceLineEndings("\n").Split('\n');
+        lines.Should().OnlyContain(l => l.Length <= 120);
+        table.ToString().Should().Contain("The lease-worker experiment of the article \"Async Wandering, part 15\"");
+        ShouldDefineEveryColumn(lines);
+        string modes = string.Join(' ', lines.SkipWhile(l => !l.StartsWith("  The modes.", StringComparison.Ordinal)));
+        Options.AllModes.Should().OnlyContain(m => modes.Contains($" {m}: "), "the paragraph below the table says what each mode is");
+        ShouldDefineEveryColumn(wide.ToString().ReplaceLineEndings("\n").Split('\n'));
+    }
+
+    [Fact]
+    public void DefaultStallLimit_OutlastsMessagesInterleavedOnOneThread()
+    {
+        // 4 messages in flight on one thread, 10 steps of 100 ms CPU parts each: the first completes after 4 s of CPU parts, and
+        // until then the broker sees no delivery and no completion. The stall limit of 8 leases (4 s) ended such runs as stalled.
+        CommandLine.TryParse(["--messages", "12", "--steps", "10"], out Options options, out string? error).Should().BeTrue(error);
+
+        options.SlowestMessage.Should().Be(TimeSpan.FromSeconds(5), "10 steps x (4 CPU parts of 100 ms + 100 ms of I/O)");
+        options.ScaledStallAfter.Should().BeGreaterThanOrEqualTo(options.SlowestMessage * 2, "a loaded machine stretches the CPU parts");
     }
 
     [Fact]
@@ -161,6 +210,51 @@ public sealed class BrokerWorkerMemoryTests
         exit.Should().Be(2);
         stderr.TrimEnd().Split('\n').Should().ContainSingle();
         stderr.Should().Contain("127.0.0.1:1").And.Contain("queue_db").And.NotContain("hunter2");
+    }
+
+    // Every column of a report's table (its header line) is defined in the legend below it: a line of two spaces, the column's name
+    // padded to 25 characters, and what it means.
+    private static void ShouldDefineEveryColumn(string[] lines)
+    {
+        string header = lines.First(l => l.StartsWith("| mode |", StringComparison.Ordinal));
+        string[] columns = header.Split('|', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)[1..];
+        string[] defined = [.. lines.Where(l => l.Length > 27 && l.StartsWith("  ", StringComparison.Ordinal) && l[2] != ' ' && l[2..27].EndsWith("  ", StringComparison.Ordinal))
+            .Select(l => l[2..27].TrimEnd())];
+        columns.Should().OnlyContain(c => defined.Any(d => c.StartsWith(d, StringComparison.Ordinal)), "every column is defined below the table");
+    }
+
+    private static string Describe(IReadOnlyList<RunResult> results) =>
+        string.Join("; ", results.Select(r => $"{r.Mode}: {r.End}, {r.AtEnd.Completed} of {r.AtEnd.Enqueued} completed in {r.Makespan.TotalSeconds:0.00} s, {r.AtEnd.Redelivered} delivered again"));
+
+    [Theory]
+    [InlineData("Minimum Pool Size=500", "The PostgreSQL connection string's settings do not go together: Connection can't have 'Max Pool Size' 100 under 'Min Pool Size' 500")]
+    [InlineData("Maximum Pool Size=0", "The PostgreSQL connection string's Maximum Pool Size 0 is out of range: at least 1")]
+    [InlineData("Connection Idle Lifetime=-5", "The PostgreSQL connection string's settings do not go together: Connection can't have ConnectionIdleLifetime")]
+    public async Task InvalidPoolSettings_OneLineNamingTheSetting_ExitCode2_BeforeConnecting(string setting, string expected)
+    {
+        (int exit, string stdout, string stderr) = await RunAppAsync(
+            ["--bus", "postgres", "--connection", $"Host=127.0.0.1;Port=1;Database=queue_db;Username=worker;Password=hunter2;{setting}"]);
+
+        exit.Should().Be(2);
+        stdout.Should().BeEmpty();
+        stderr.TrimEnd().Split('\n').Should().ContainSingle();
+        stderr.Should().StartWith($"BrokerWorker: {expected}").And.NotContain("hunter2");
+    }
+
+    [Fact]
+    public async Task ServerNeverAnswers_OneLineSayingNoAnswerWithinTheConnectTimeout_ExitCode2()
+    {
+        // A port that accepts connections and never says a word: only the connect timeout ends the attempt.
+        using var silent = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, 0);
+        silent.Start();
+        int port = ((System.Net.IPEndPoint)silent.LocalEndpoint).Port;
+
+        (int exit, _, string stderr) = await RunAppAsync(
+            ["--bus", "postgres", "--connection", $"Host=127.0.0.1;Port={port};Database=queue_db;Username=worker;Password=hunter2", "--connect-timeout", "1s"]);
+
+        exit.Should().Be(2);
+        stderr.TrimEnd().Split('\n').Should().ContainSingle();
+        stderr.TrimEnd().Should().Be($"BrokerWorker: Cannot connect to PostgreSQL at 127.0.0.1:{port}, database 'queue_db', user 'worker': no answer within the connect timeout (1 s)");
     }
 
     private static async Task<RunResult> RunAsync(string[] args)

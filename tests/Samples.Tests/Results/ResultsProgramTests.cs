@@ -8,6 +8,10 @@ public class ResultsProgramTests
     [Theory]
     [InlineData("--sizes", "0")]
     [InlineData("--sizes", "ten")]
+    [InlineData("--sizes", ",")]
+    [InlineData("--sizes", "10,2000000")]
+    [InlineData("--sizes", "10", "--sizes", "20")]
+    [InlineData("--variants", ",")]
     [InlineData("--variants", "whenall,parallel")]
     [InlineData("--window", "-1ms")]
     [InlineData("--work", "5")]
@@ -22,6 +26,17 @@ public class ResultsProgramTests
         stdout.Should().BeEmpty();
         stderr.Split('\n', StringSplitOptions.RemoveEmptyEntries).Should().ContainSingle().Which.Should().StartWith("Results: ");
         stderr.Should().NotContain("Exception").And.NotContain("   at ");
+    }
+
+    [Fact]
+    public void Main_Version_PrintsTheVersionAndRunsNothing()
+    {
+        (int exitCode, string stdout, string stderr) = EntryPoint.Run(typeof(Workload).Assembly, "--version");
+
+        exitCode.Should().Be(0);
+        stdout.Should().StartWith("Results ").And.Contain("(PriorityAsync ");
+        stdout.TrimEnd().Split('\n').Should().ContainSingle();
+        stderr.Should().BeEmpty("nothing ran: the runs write their progress dots there");
     }
 
     [Fact]

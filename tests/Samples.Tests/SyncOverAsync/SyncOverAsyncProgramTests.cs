@@ -13,6 +13,8 @@ public class SyncOverAsyncProgramTests
     [InlineData("--stall-timeout", "1ms")]
     [InlineData("--stall-timeout")]
     [InlineData("--frobnicate")]
+    [InlineData("--parts", ",")]
+    [InlineData("--duration", "1s", "--duration", "2s")]
     public void Main_BadArguments_PrintsOneLineOnStderrAndExitsWith2(params string[] args)
     {
         (int exitCode, string stdout, string stderr) = EntryPoint.Run(typeof(Backend).Assembly, args);
@@ -21,6 +23,17 @@ public class SyncOverAsyncProgramTests
         stdout.Should().BeEmpty();
         stderr.Split('\n', StringSplitOptions.RemoveEmptyEntries).Should().ContainSingle().Which.Should().StartWith("SyncOverAsync: ");
         stderr.Should().NotContain("Exception").And.NotContain("   at ");
+    }
+
+    [Fact]
+    public void Main_Version_PrintsTheVersionAndRunsNothing()
+    {
+        (int exitCode, string stdout, string stderr) = EntryPoint.Run(typeof(Backend).Assembly, "--version");
+
+        exitCode.Should().Be(0);
+        stdout.Should().StartWith("SyncOverAsync ").And.Contain("(PriorityAsync ");
+        stdout.TrimEnd().Split('\n').Should().ContainSingle("--version prints the version, and runs nothing");
+        stderr.Should().BeEmpty();
     }
 
     [Fact]
