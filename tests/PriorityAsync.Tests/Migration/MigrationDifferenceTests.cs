@@ -150,12 +150,18 @@ public class MigrationDifferenceTests
     [Fact]
     public async Task AsyncVoidThrowsOnAContextThread_AsyncExThreadDiesSilently_PriorityAsyncReportsItAndCanGoOn()
     {
-        // AsyncEx: the loop thread ends; the exception surfaces only in JoinAsync, and work queued afterwards never runs.
+        // AsyncEx: the loop thread ends; the exception surfaces only in JoinAsync, and work queued afterwards never runs. The async
+        // void throws only once JoinAsync has been asked (a gate), and the later work is queued once the thread has ended: in any
+        // other order the outcome depends on timing (a JoinAsync after the thread ended throws ObjectDisposedException; work queued
+        // before the async void's exception was posted runs).
         var asyncEx = new AsyncContextThread();
-        await asyncEx.Factory.Run(() => ThrowAsyncVoid()).WithTimeout("the AsyncEx task that starts the async void");
-        Task asyncExLater = asyncEx.Factory.Run(() => 1);
-        Func<Task> join = () => asyncEx.JoinAsync().WithTimeout("the AsyncEx join");
+        var go = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        await asyncEx.Factory.Run(() => ThrowAsyncVoidAfter(go.Task)).WithTimeout("the AsyncEx task that starts the async void");
+        Task joined = asyncEx.JoinAsync();
+        go.SetResult();
+        Func<Task> join = () => joined.WithTimeout("the AsyncEx join");
         await join.Should().ThrowExactlyAsync<NotImplementedException>();
+        Task asyncExLater = asyncEx.Factory.Run(() => 1);
         asyncExLater.IsCompleted.Should().BeFalse("the AsyncEx loop thread has ended; nothing will ever run the task");
 
         // PriorityAsync, with a handler that marks it handled: reported once, and the loop goes on.
@@ -303,6 +309,12 @@ public class MigrationDifferenceTests
     private static async void ThrowAsyncVoid()
     {
         await Task.Yield();
+        throw new NotImplementedException();
+    }
+
+    private static async void ThrowAsyncVoidAfter(Task gate)
+    {
+        await gate;
         throw new NotImplementedException();
     }
 

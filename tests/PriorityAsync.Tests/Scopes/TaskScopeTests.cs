@@ -237,7 +237,7 @@ public sealed class TaskScopeTests
     }
 
     [Fact]
-    public void Run_RootChildren_RunReturnsOnlyWhenTheyEnded()
+    public async Task Run_RootChildren_RunReturnsOnlyWhenTheyEnded()
     {
         var ended = new List<int>();
         var clock = new FakeTimeProvider();
@@ -273,7 +273,7 @@ public sealed class TaskScopeTests
 
         // Not IsCompletedSuccessfully at once: Advance fires the last timer and may still be returning when the loop has run the
         // rest and Run has returned.
-        advance.Wait(TestTimeout.Unexpected).Should().BeTrue("the thread that moved the clock returns");
+        await advance.WithTimeout("the thread that moved the clock to return");
 
         ended.Should().BeEquivalentTo([0, 1, 2]);
     }
