@@ -44,7 +44,8 @@ public sealed class StarvedPool : IDisposable
             }
 
             // Every pool thread is busy once a blocker is left waiting in the queue; the cap stops the pool from adding threads. (A
-            // pool thread busy with the test runner's own long-running work counts as blocked too: it takes no timer work either.)
+            // pool thread busy with the test runner's own long-running work counts as blocked too while that work goes on; once it
+            // ends, the thread takes the next item, and the runtime's timer work, queued at high priority, comes before the blockers.)
             TimerTestHelpers.WaitUntil(
                 () => Volatile.Read(ref _blockersStarted) >= 1 && ThreadPool.PendingWorkItemCount > 0,
                 $"every pool thread to be busy (cap {cap}, minimum {minWorkers}, threads {ThreadPool.ThreadCount}, blockers started {Volatile.Read(ref _blockersStarted)})");

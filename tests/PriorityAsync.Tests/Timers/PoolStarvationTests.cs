@@ -20,6 +20,22 @@ public class PoolStarvationTests
     [Fact]
     public void LoopTimers_WithThePoolStarved_FireOnTheLoopInOrderWhileAPlainTaskDelayWaits()
     {
+        // Up to three attempts for the plain delay's half: the pool threads the test runner holds (here: three of five) count as
+        // blocked while their work goes on, but one whose work ends takes the runtime's timer work, queued at high priority ahead of
+        // the blockers, and the plain delay completes (seen once in 30 runs beside another test run). The loop timers' half is
+        // asserted in every attempt.
+        var plainDelayDone = new List<bool>();
+        for (int attempt = 0; attempt < 3 && (attempt == 0 || plainDelayDone[^1]); attempt++)
+        {
+            plainDelayDone.Add(RunOnce());
+        }
+
+        plainDelayDone.Should().Contain(false, "the plain Task.Delay, due first, still waits for a pool thread (attempts: {0})", string.Join(", ", plainDelayDone));
+    }
+
+    /// <summary>Returns whether the plain delay had completed when the last loop timer fired.</summary>
+    private static bool RunOnce()
+    {
         using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, Name = "starved" });
         var log = new Log();
         using var allFired = new ManualResetEventSlim(false);
@@ -56,10 +72,10 @@ public class PoolStarvationTests
 
             log.Entries.Should().Equal("a:2:True", "b:2:True", "c:1:True", "d:0:True");
             poolStillStarved.Should().BeTrue("the test is only meaningful while blockers still wait in the pool's queue");
-            plainDelayDoneWhenLoopTimersFired.Should().BeFalse("the plain Task.Delay, due first, still waits for a pool thread");
         }
 
         WaitUntil(() => plainDelay!.IsCompleted, "the plain delay to complete once the pool is released");
         pool.BlockersDone.Should().Be(pool.Blockers, "every blocker ran once the pool was released");
+        return plainDelayDoneWhenLoopTimersFired;
     }
 }
