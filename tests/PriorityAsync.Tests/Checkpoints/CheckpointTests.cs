@@ -232,7 +232,8 @@ public class CheckpointTests
     [Fact]
     public async Task InstanceCheckpoint_FromOutsideThatContext_Throws()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Name = "the loop" });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Name = "the loop" });
+        await using var disposeLoop = loop.BoundedDisposal();
         Action checkpoint = () => loop.Context.Checkpoint();
         Func<bool> shouldYield = () => loop.Context.ShouldYield;
         checkpoint.Should().Throw<InvalidOperationException>().WithMessage("*Checkpoint*");
@@ -300,7 +301,8 @@ public class CheckpointTests
         // S1 with the real clock: the loop's wake-up does nothing for the clock; the sentinel waits in the loop's flag for the first
         // checkpoint, which wakes the clock. Another test's busy loop may keep the clock awake; then only the checks that hold
         // regardless are made.
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, TimeSlice = TimeSpan.FromMilliseconds(1) });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, TimeSlice = TimeSpan.FromMilliseconds(1) });
+        await using var disposeLoop = loop.BoundedDisposal();
         await loop.Context.RunOn(0, () => { }).WithTimeout("the first item");
         loop.Context.WaitUntilParked();
         bool dormant = WaitUntilSliceClockDormant();
@@ -350,7 +352,8 @@ public class CheckpointTests
     {
         // The real slice clock (1 ms slices): an item that spins until ShouldYield, with another item waiting, is eventually told to
         // yield. No timing is asserted; the test's own timeout bounds a clock that never raises the flag.
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, TimeSlice = TimeSpan.FromMilliseconds(1) });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, TimeSlice = TimeSpan.FromMilliseconds(1) });
+        await using var disposeLoop = loop.BoundedDisposal();
         var ran = new List<string>();
 
         // Parked first: unless another test's loop is awake, the slice clock goes dormant, and the post below must wake it (S1 in

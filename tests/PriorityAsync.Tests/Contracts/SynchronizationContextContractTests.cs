@@ -170,7 +170,7 @@ public abstract class SynchronizationContextContractTests : IAsyncLifetime
     [Fact]
     public async Task Send_AfterContextFinished_ThrowsObjectDisposed()
     {
-        await _host.DisposeAsync();
+        await _host.DisposeOrFailAsync();
         Action send = () => Sut.Send(_ => { }, null);
         send.Should().Throw<ObjectDisposedException>();
     }
@@ -180,7 +180,7 @@ public abstract class SynchronizationContextContractTests : IAsyncLifetime
     {
         var dropped = new List<WorkDroppedEventArgs>();
         Scheduler.WorkDropped += (_, e) => dropped.Add(e);
-        await _host.DisposeAsync();
+        await _host.DisposeOrFailAsync();
 
         SendOrPostCallback callback = _ => throw new InvalidOperationException("must not run");
         object state = new();

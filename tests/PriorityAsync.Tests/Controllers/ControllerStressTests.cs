@@ -23,7 +23,8 @@ public sealed class ControllerStressTests(ITestOutputHelper output)
     [Fact]
     public async Task ConcurrentPostsSetLevelAndCancel_EveryItemRunOrDroppedExactlyOnce_PrefixPerProducer()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = Levels, Name = "controller-stress" });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = Levels, Name = "controller-stress" });
+        await using var disposeLoop = loop.BoundedDisposal();
         var stopwatch = Stopwatch.StartNew();
         TimeSpan budget = StressSettings.Fraction(0.25);
         int rounds = 0;

@@ -284,7 +284,8 @@ public sealed class PriorityTaskControllerTests
     [Fact]
     public async Task Send_FromAnotherThread_RunsUnderTheController()
     {
-        await using var loop = new PriorityContextThread(Options());
+        var loop = new PriorityContextThread(Options());
+        await using var disposeLoop = loop.BoundedDisposal();
         PriorityTaskController controller = loop.Context.CreateController(2);
         int level = -1;
         SynchronizationContext? current = null;
@@ -301,7 +302,8 @@ public sealed class PriorityTaskControllerTests
     [Fact]
     public async Task Send_FromAnotherThread_UnderACancelledController_ThrowsOperationCanceled_AndDoesNotHang()
     {
-        await using var loop = new PriorityContextThread(Options());
+        var loop = new PriorityContextThread(Options());
+        await using var disposeLoop = loop.BoundedDisposal();
         PriorityTaskController controller = loop.Context.CreateController(1);
         controller.Cancel();
         bool ran = false;

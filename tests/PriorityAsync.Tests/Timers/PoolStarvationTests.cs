@@ -20,7 +20,8 @@ public class PoolStarvationTests
     [Fact]
     public void LoopTimers_WithThePoolStarved_FireOnTheLoopInOrderWhileAPlainTaskDelayWaits()
     {
-        using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, Name = "starved" });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, Name = "starved" });
+        using var disposeLoop = loop.BoundedDisposal();
         var log = new Log();
         using var allFired = new ManualResetEventSlim(false);
         Task? plainDelay = null;
