@@ -422,13 +422,13 @@ public class LoopTimerTests
     public void Run_EntryAwaitsATimerOnAnIdleLoop_ParksUntilDueAndWakesUp()
     {
         var order = new List<string>();
-        PriorityContext.Run(async () =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(async () =>
         {
             PriorityContext context = PriorityContext.Current!;
             order.Add("before");
             await Task.Delay(TimeSpan.FromMilliseconds(20), context.TimeProvider);
             order.Add($"after:{SynchronizationContext.Current is PrioritySynchronizationContext}");
-        });
+        }), "PriorityContext.Run");
 
         order.Should().Equal("before", "after:True");
     }
