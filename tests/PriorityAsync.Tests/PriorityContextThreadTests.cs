@@ -98,7 +98,7 @@ public class PriorityContextThreadTests
         var loop = new PriorityContextThread();
         loop.Complete();
         loop.Complete();
-        loop.Dispose();
+        TestTimeout.OnOwnThread(loop.Dispose, "Dispose"); // it blocks until the loop stopped: on a thread whose join is bounded
         loop.Completion.IsCompletedSuccessfully.Should().BeTrue("Dispose blocks until the loop stopped");
         await loop.DisposeOrFailAsync();
     }
@@ -185,15 +185,18 @@ public class PriorityContextThreadTests
         var loop = new PriorityContextThread();
         await using var disposeLoop = loop.BoundedDisposal();
         int total = 0;
-        Parallel.For(0, 8, _ =>
-        {
-            for (int i = 0; i < 500; i++)
+        // On a thread of its own, whose join is bounded: a Send blocks without a timeout until its item ran.
+        TestTimeout.OnOwnThread(
+            () => Parallel.For(0, 8, _ =>
             {
-                int before = -1;
-                loop.Context.GetSynchronizationContext(i % 3).Send(_ => before = total++, null);
-                before.Should().BeGreaterThanOrEqualTo(0);
-            }
-        });
+                for (int i = 0; i < 500; i++)
+                {
+                    int before = -1;
+                    loop.Context.GetSynchronizationContext(i % 3).Send(_ => before = total++, null);
+                    before.Should().BeGreaterThanOrEqualTo(0);
+                }
+            }),
+            "the senders");
         total.Should().Be(8 * 500);
     }
 
@@ -202,7 +205,9 @@ public class PriorityContextThreadTests
     {
         var loop = new PriorityContextThread();
         await loop.DisposeOrFailAsync();
-        await FluentActions.Awaiting(async () => await loop.Context.Prioritize(1)).Should().ThrowAsync<ObjectDisposedException>();
+        await FluentActions.Awaiting(() => HopAsync().WithTimeout("the hop onto the finished loop")).Should().ThrowAsync<ObjectDisposedException>();
+
+        async Task HopAsync() => await loop.Context.Prioritize(1);
     }
 
     [Fact]

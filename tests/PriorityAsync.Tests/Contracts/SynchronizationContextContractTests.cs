@@ -146,11 +146,14 @@ public abstract class SynchronizationContextContractTests : IAsyncLifetime
         levelAfter.Should().Be(0, "Send restores the caller's level");
     }
 
+    // A cross-thread Send blocks its caller, without a timeout, until the callback ran: each one below runs on a thread of its own,
+    // whose join is bounded, so that a lost item fails the test instead of blocking the test runner's thread for good.
+
     [Fact]
     public void Send_FromOtherThread_BlocksUntilRunOnLoopThread()
     {
         bool owned = false;
-        Sut.Send(_ => owned = _host.OwnsCurrentThread(), null);
+        TestTimeout.OnOwnThread(() => Sut.Send(_ => owned = _host.OwnsCurrentThread(), null), "the Send");
         owned.Should().BeTrue("Send returns only after the callback ran, on one of the scheduler's threads");
     }
 
@@ -158,12 +161,12 @@ public abstract class SynchronizationContextContractTests : IAsyncLifetime
     public void Send_FromOtherThread_RethrowsTheCallbacksExceptionUnwrapped()
     {
         var boom = new InvalidOperationException("boom");
-        Action send = () => Sut.Send(_ => throw boom, null);
+        Action send = () => TestTimeout.OnOwnThread(() => Sut.Send(_ => throw boom, null), "the throwing Send");
         send.Should().Throw<InvalidOperationException>().Which.Should().BeSameAs(boom);
 
         // The loop is still alive and the exception did not count as unhandled.
         int after = 0;
-        Sut.Send(_ => after = 1, null);
+        TestTimeout.OnOwnThread(() => Sut.Send(_ => after = 1, null), "the Send after it");
         after.Should().Be(1);
     }
 

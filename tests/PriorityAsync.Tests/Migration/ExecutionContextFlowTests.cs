@@ -196,7 +196,7 @@ public class ExecutionContextFlowTests
 
                 await done.Task.WithTimeout("the callback");
             }
-        });
+        }).WithTimeout("the creating task");
 
         seen.Should().Be(0);
     }

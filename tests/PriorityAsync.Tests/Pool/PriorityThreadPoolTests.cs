@@ -308,7 +308,7 @@ public class PriorityThreadPoolTests
         pool.WorkDropped += (_, e) => dropped.Enqueue(e);
         pool.GetSynchronizationContext(1).Post(_ => Interlocked.Increment(ref ran), null);
         Task late = pool.InvokeAsync(() => Task.CompletedTask);
-        await FluentActions.Awaiting(() => late).Should().ThrowAsync<ObjectDisposedException>();
+        await FluentActions.Awaiting(() => late.WithTimeout("the late work's task")).Should().ThrowAsync<ObjectDisposedException>();
         FluentActions.Invoking(() => pool.GetSynchronizationContext(0).Send(_ => { }, null)).Should().Throw<ObjectDisposedException>();
         Action start = () => pool.GetTaskFactory(0).StartNew(() => { });
         start.Should().Throw<TaskSchedulerException>().WithInnerException<ObjectDisposedException>();

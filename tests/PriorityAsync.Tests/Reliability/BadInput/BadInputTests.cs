@@ -176,8 +176,10 @@ public sealed class BadInputTests
     {
         var loop = new PriorityContextThread(new PriorityContextOptions { Name = "finished-prioritize" });
         await loop.DisposeOrFailAsync();
-        Func<Task> hop = async () => await loop.Context.Prioritize(1);
+        Func<Task> hop = () => HopAsync().WithTimeout("the hop onto the finished loop");
         (await hop.Should().ThrowAsync<ObjectDisposedException>()).Which.Message.Should().Contain("'finished-prioritize'").And.Contain("level 1");
+
+        async Task HopAsync() => await loop.Context.Prioritize(1);
     }
 
     [Fact]
