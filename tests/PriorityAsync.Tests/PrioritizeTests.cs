@@ -174,7 +174,8 @@ public class PrioritizeTests
             var awaiter = loop.Context.Prioritize(1).GetAwaiter();
             awaiter.OnCompleted(() => safe.TrySetResult(s_flowed.Value));
             awaiter.UnsafeOnCompleted(() => unsafeResult.TrySetResult(s_flowed.Value));
-        });
+        })
+        { IsBackground = true };
         thread.Start();
         thread.JoinOrFail("the thread that queues the continuations");
 

@@ -61,7 +61,7 @@ public sealed class ControllerStressTests(ITestOutputHelper output)
                     }
 
                     Interlocked.Decrement(ref producersLeft);
-                }));
+                }) { IsBackground = true }); // a thread left running by a failed test must not keep the test process alive
             }
 
             threads.Add(new Thread(() =>
@@ -72,7 +72,7 @@ public sealed class ControllerStressTests(ITestOutputHelper output)
                     controller.SetLevel(rnd.Next(Levels));
                     Thread.SpinWait(rnd.Next(200));
                 }
-            }));
+            }) { IsBackground = true });
 
             threads.ForEach(t => t.Start());
             threads.ForEach(t => t.JoinOrFail("a producer or the mover"));
@@ -127,7 +127,7 @@ public sealed class ControllerStressTests(ITestOutputHelper output)
                             loop.Complete();
                         }
                     }
-                }));
+                }) { IsBackground = true });
             }
 
             threads.ForEach(t => t.Start());

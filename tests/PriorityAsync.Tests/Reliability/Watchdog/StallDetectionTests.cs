@@ -303,7 +303,7 @@ public sealed class StallDetectionTests
             _ =>
             {
                 Task delay = Priority.Delay(TimeSpan.FromMilliseconds(1)).AsTask();
-                WaitHandle.WaitAny([((IAsyncResult)delay).AsyncWaitHandle, release.WaitHandle]); // delay.Wait(), with a way out
+                WaitHandle.WaitAny([((IAsyncResult)delay).AsyncWaitHandle, release.WaitHandle], TestTimeout.Unexpected); // delay.Wait(), with a way out
             },
             null);
 
