@@ -40,7 +40,7 @@ public abstract class SynchronizationContextContractTests : IAsyncLifetime
         return Task.CompletedTask;
     }
 
-    public async Task DisposeAsync() => await _host.DisposeAsync().AsTask().WithTimeout("the scheduler to finish"); // rethrows a fault
+    public Task DisposeAsync() => _host.DisposeOrFailAsync(); // bounded, naming what holds the scheduler open; rethrows a fault
 
     [Fact]
     public void Identity_IsCachedPerLevel_AndCopyKeepsLevel()
