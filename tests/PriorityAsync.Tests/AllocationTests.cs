@@ -24,7 +24,8 @@ public class AllocationTests
     [Fact]
     public async Task PostAndDispatch_FromLoopThread_AllocatesNothingPerItem()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         double bytesPerItem = await loop.Context.RunOn(0, async () =>
         {
             var sc = new[] { loop.Context.GetSynchronizationContext(0), loop.Context.GetSynchronizationContext(1), loop.Context.GetSynchronizationContext(2) };
@@ -55,7 +56,8 @@ public class AllocationTests
     [Fact]
     public async Task Post_FromAnotherThread_AllocatesNothingPerItemOnTheProducer()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         var sc = loop.Context.GetSynchronizationContext(1);
         double bytesPerItem = 0;
         TestTimeout.OnOwnThread(() =>
@@ -88,7 +90,8 @@ public class AllocationTests
     [Fact]
     public async Task Send_FromAnotherThread_AllocatesNothingPerCallInSteadyState()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         var sc = loop.Context.GetSynchronizationContext(0);
         double bytesPerCall = 0;
         TestTimeout.OnOwnThread(() =>
@@ -110,7 +113,8 @@ public class AllocationTests
     [Fact]
     public async Task AwaitPrioritize_SynchronousSwitch_AllocatesNothing()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         double bytesPerAwait = await loop.Context.RunOn(0, async () =>
         {
             await Switch(1_000);
@@ -134,7 +138,8 @@ public class AllocationTests
     [Fact]
     public async Task AwaitYield_QueuedEveryTime_AllocatesOnlyTheStateMachineBoxOnce()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         double bytesPerAwait = await loop.Context.RunOn(1, async () =>
         {
             long before = GC.GetAllocatedBytesForCurrentThread();
@@ -160,7 +165,8 @@ public class AllocationTests
     [Fact]
     public async Task PostAndDispatch_FromLoopThread_WithAnAsyncLocalSet_AllocatesNothingPerItem()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         double bytesPerItem = await loop.Context.RunOn(0, async () =>
         {
             s_message.Value = new object(); // as a traced worker's Activity would be: every post captures a non-default context
@@ -192,7 +198,8 @@ public class AllocationTests
     [Fact]
     public async Task Post_FromAnotherThread_WithAnAsyncLocalSet_AllocatesNothingPerItemOnTheProducer()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         var sc = loop.Context.GetSynchronizationContext(0);
         double bytesPerItem = 0;
         TestTimeout.OnOwnThread(() =>
@@ -227,7 +234,8 @@ public class AllocationTests
     public async Task StartingAChild_AllocatesNoMoreThanTaskRunOnItsCaller()
     {
         const int children = 10_000;
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
 
         // A child, started, run and ended: everything happens on the loop thread, so its counter sees all of it.
         double perChild = await loop.Context.RunOn(0, async () =>

@@ -14,7 +14,8 @@ public class LevelInheritanceTests
     [InlineData(2)]
     public async Task AwaitIo_ResumesAtSameLevelOnLoopThread(int level)
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         await loop.Context.RunOn(0, async () =>
         {
             await Prioritize(level);
@@ -33,7 +34,8 @@ public class LevelInheritanceTests
     [Fact]
     public async Task Callee_InheritsCallersLevel()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         int calleeLevel = await loop.Context.RunOn(0, async () =>
         {
             await Prioritize(1);
@@ -51,7 +53,8 @@ public class LevelInheritanceTests
     [Fact]
     public async Task CalleePrioritize_DoesNotChangeCallersLevel_WhenItCompletesSynchronously()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         (int inCallee, int afterCallee) = await loop.Context.RunOn(0, async () =>
         {
             await Prioritize(1);
@@ -71,7 +74,8 @@ public class LevelInheritanceTests
     [Fact]
     public async Task CalleePrioritize_DoesNotChangeCallersLevel_WhenItSuspends()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         (int inCallee, int afterCallee, int afterIo) = await loop.Context.RunOn(0, async () =>
         {
             await Prioritize(1);
@@ -95,7 +99,8 @@ public class LevelInheritanceTests
     [Fact]
     public async Task ConfigureAwaitFalse_LeavesTheContext()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        await using var disposeLoop = loop.BoundedDisposal();
         PriorityContext? after = await loop.Context.RunOn(1, async () =>
         {
             await Task.Delay(1).ConfigureAwait(false);
@@ -108,7 +113,8 @@ public class LevelInheritanceTests
     public async Task ContinuationsOfOneLevel_OvertakeLowerLevelWork()
     {
         // The lease story in miniature: an I/O completion at level 2 runs before queued level-1 processing.
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var ran = new List<string>();
         var io = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         using var suspended = new ManualResetEventSlim();

@@ -10,7 +10,8 @@ public class PrioritizeTests
     [Fact]
     public async Task Prioritize_NothingPendingAbove_CompletesSynchronouslyAndSwitchesLevel()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var ran = new List<string>();
         await loop.Context.RunOn(0, async () =>
         {
@@ -32,7 +33,8 @@ public class PrioritizeTests
     [Fact]
     public async Task Prioritize_WorkPendingAbove_QueuesBehindMoreUrgentWork()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var ran = new List<string>();
         await loop.Context.RunOn(2, async () =>
         {
@@ -55,7 +57,8 @@ public class PrioritizeTests
     {
         // The running item was the last one at level 2, so level 2's bit is still set (a stale bit, allowed by I1):
         // nothing is really pending above level 1, so the switch down must not queue behind the waiting level-1 item.
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var ran = new List<string>();
         await loop.Context.RunOn(2, async () =>
         {
@@ -76,7 +79,8 @@ public class PrioritizeTests
     [Fact]
     public async Task Yield_AlwaysQueuesAtCurrentLevel()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var ran = new List<string>();
         await loop.Context.RunOn(1, async () =>
         {
@@ -99,7 +103,8 @@ public class PrioritizeTests
     [Fact]
     public async Task Prioritize_FromAnotherThread_HopsOntoTheLoopAtThatLevel()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         int observedThread = 0;
         int observedLevel = -1;
         await Task.Run(async () =>
@@ -137,7 +142,8 @@ public class PrioritizeTests
     [InlineData(int.MinValue)]
     public async Task Prioritize_LevelOutOfRange_ThrowsNamingValueAndRange(int level)
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         Action instance = () => loop.Context.Prioritize(level);
         instance.Should().Throw<ArgumentOutOfRangeException>()
             .Where(e => e.ParamName == "level" && Equals(e.ActualValue, level))
@@ -157,7 +163,8 @@ public class PrioritizeTests
     [Fact]
     public async Task OnCompleted_FlowsExecutionContext_UnsafeOnCompletedDoesNot()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var safe = new TaskCompletionSource<string?>(TaskCreationOptions.RunContinuationsAsynchronously);
         var unsafeResult = new TaskCompletionSource<string?>(TaskCreationOptions.RunContinuationsAsynchronously);
 
@@ -167,7 +174,8 @@ public class PrioritizeTests
             var awaiter = loop.Context.Prioritize(1).GetAwaiter();
             awaiter.OnCompleted(() => safe.TrySetResult(s_flowed.Value));
             awaiter.UnsafeOnCompleted(() => unsafeResult.TrySetResult(s_flowed.Value));
-        });
+        })
+        { IsBackground = true };
         thread.Start();
         thread.JoinOrFail("the thread that queues the continuations");
 
@@ -178,7 +186,8 @@ public class PrioritizeTests
     [Fact]
     public async Task Prioritize_AwaitedAcrossLevels_ResumesAtTargetLevelOnLoopThread()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 4 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 4 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var levels = await loop.Context.RunOn(0, async () =>
         {
             var seen = new List<int>();

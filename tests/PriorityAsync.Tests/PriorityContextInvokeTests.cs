@@ -13,7 +13,8 @@ public class PriorityContextInvokeTests
     [Fact]
     public async Task InvokeAsync_FromAnotherThread_RunsOnTheLoopAtTheLevel_AndReturnsTheWorksResult()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         (int startThread, int startLevel, int endThread, int endLevel) = await loop.Context.InvokeAsync(
             async () =>
             {
@@ -34,7 +35,8 @@ public class PriorityContextInvokeTests
     [Fact]
     public async Task InvokeAsync_WithoutALevel_RunsAtTheDefaultLevel()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, DefaultLevel = 1 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, DefaultLevel = 1 });
+        await using var disposeLoop = loop.BoundedDisposal();
         (await loop.Context.InvokeAsync(() => Task.FromResult(PriorityContext.CurrentLevel)).WithTimeout("the typed work")).Should().Be(1);
         int untyped = -1;
         await loop.Context.InvokeAsync(() =>
@@ -48,7 +50,8 @@ public class PriorityContextInvokeTests
     [Fact]
     public async Task InvokeAsync_FromTheLoopThread_QueuesBehindWorkAlreadyQueuedAtTheLevel()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var order = new List<string>();
         Task invoked = await loop.Context.GetTaskFactory(0).StartNew(() =>
         {
@@ -68,7 +71,8 @@ public class PriorityContextInvokeTests
     [Fact]
     public async Task InvokeAsync_AwaitedOffTheLoop_ContinuationDoesNotRunOnTheLoopThread()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         int continuedOn = await Task.Run(async () =>
         {
             await loop.Context.InvokeAsync(() => Task.CompletedTask);
@@ -82,7 +86,8 @@ public class PriorityContextInvokeTests
     [Fact]
     public async Task InvokeAsync_WorkThrows_TaskFaultsWithThatException_AndTheLoopGoesOn()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         int unhandled = 0;
         loop.UnhandledException += (_, _) => Interlocked.Increment(ref unhandled);
 
@@ -102,7 +107,8 @@ public class PriorityContextInvokeTests
     [Fact]
     public async Task InvokeAsync_WorkIsCanceled_TaskIsCanceledWithTheSameToken()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         using var cts = new CancellationTokenSource();
         cts.Cancel();
         Task task = loop.Context.InvokeAsync(async () =>
@@ -118,7 +124,8 @@ public class PriorityContextInvokeTests
     [Fact]
     public async Task InvokeAsync_WorkReturnsNull_TaskFaultsWithInvalidOperationException()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         Func<Task> wait = () => loop.Context.InvokeAsync(() => null!).WithTimeout("the work");
         (await wait.Should().ThrowExactlyAsync<InvalidOperationException>()).Which.Message.Should().Contain("returned null");
     }
@@ -128,7 +135,8 @@ public class PriorityContextInvokeTests
     [Fact]
     public async Task InvokeAsync_NullWork_ThrowsArgumentNullException()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         PriorityContext context = loop.Context;
         foreach (Action call in new Action[]
         {
@@ -147,7 +155,8 @@ public class PriorityContextInvokeTests
     [InlineData(3)]
     public async Task InvokeAsync_LevelOutOfRange_ThrowsNamingTheValueAndTheRange(int level)
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         bool ran = false;
         Func<Task> work = () =>
         {
@@ -239,7 +248,8 @@ public class PriorityContextInvokeTests
     public async Task InvokeAsync_CompletedWork_AllocatesOnlyTheOperationAndItsTask()
     {
         const int Count = 1_000;
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         double bytesPerCall = await loop.Context.InvokeAsync(async () =>
         {
             PriorityContext context = PriorityContext.Current!;

@@ -9,7 +9,8 @@ public class PriorityContextOrderingTests
     [Fact]
     public async Task Post_MixedLevelsWhilePaused_RunsHighestLevelFirstAndFifoWithinLevel()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 5 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 5 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var ran = new List<string>();
         var rng = new Random(1234);
         var expected = new List<(int Level, int Seq)>();
@@ -32,7 +33,8 @@ public class PriorityContextOrderingTests
     [Fact]
     public async Task Post_TwoProducersSameLevel_KeepsEachProducersOrder()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var ran = new List<(int Producer, int Seq)>();
         const int PerProducer = 20_000;
 
@@ -60,7 +62,8 @@ public class PriorityContextOrderingTests
     [Fact]
     public async Task Post_FromLoopThreadDuringRun_HigherLevelOvertakesQueuedLowerWork()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var ran = new List<string>();
         var sc0 = loop.Context.GetSynchronizationContext(0);
         var sc1 = loop.Context.GetSynchronizationContext(1);
@@ -91,7 +94,8 @@ public class PriorityContextOrderingTests
     {
         // A post from the loop thread and one from another thread, both at level 0, in a known real-time order:
         // the level is one linearizable FIFO, so they run in that order.
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var ran = new List<string>();
         var sc0 = loop.Context.GetSynchronizationContext(0);
 
@@ -118,7 +122,8 @@ public class PriorityContextOrderingTests
     [InlineData(64)]
     public async Task Post_EveryLevelOfContext_RunsInStrictOrder(int levels)
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = levels });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = levels });
+        await using var disposeLoop = loop.BoundedDisposal();
         var ran = new List<int>();
         using (loop.Context.PauseLoop())
         {

@@ -58,7 +58,7 @@ public class PriorityContextRunTests
         finished.Should().BeEquivalentTo([0, 1, 2], "Run returns only when every async void operation is done");
         // Not IsCompletedSuccessfully at once: Advance completes the last delay and may still be returning when the loop has run
         // the rest and Run has returned (seen on CI).
-        advance.Wait(TestTimeout.Unexpected).Should().BeTrue("the thread that moved the clock returns");
+        advance.WaitOrFail("the thread that moved the clock to return");
 
         async void FireAndForget(int n)
         {

@@ -9,7 +9,8 @@ public class PriorityContextThreadTests
     [Fact]
     public async Task Thread_IsNamedBackgroundThread_RunningTheContext()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Name = "worker" });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Name = "worker" });
+        await using var disposeLoop = loop.BoundedDisposal();
         var (name, background) = await loop.Context.RunOn(0, () => Task.FromResult((Thread.CurrentThread.Name, Thread.CurrentThread.IsBackground))).WithTimeout("the body");
         name.Should().Be("worker");
         background.Should().BeTrue();
@@ -20,7 +21,8 @@ public class PriorityContextThreadTests
     [Fact]
     public async Task UnhandledException_Handled_LoopKeepsRunning()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         var seen = new List<Exception>();
         loop.UnhandledException += (_, e) =>
         {
@@ -48,7 +50,7 @@ public class PriorityContextThreadTests
             .Which.Should().BeSameAs(boom);
         raised.Should().Be(1);
         loop.Context.State.Should().Be(PriorityContextState.Faulted);
-        await FluentActions.Awaiting(async () => await loop.DisposeAsync()).Should().ThrowAsync<InvalidOperationException>();
+        await FluentActions.Awaiting(() => loop.DisposeOrFailAsync()).Should().ThrowAsync<InvalidOperationException>();
     }
 
     [Fact]
@@ -96,9 +98,9 @@ public class PriorityContextThreadTests
         var loop = new PriorityContextThread();
         loop.Complete();
         loop.Complete();
-        loop.Dispose();
+        TestTimeout.OnOwnThread(loop.Dispose, "Dispose"); // it blocks until the loop stopped: on a thread whose join is bounded
         loop.Completion.IsCompletedSuccessfully.Should().BeTrue("Dispose blocks until the loop stopped");
-        await loop.DisposeAsync();
+        await loop.DisposeOrFailAsync();
     }
 
     [Fact]
@@ -146,7 +148,8 @@ public class PriorityContextThreadTests
     [Fact]
     public async Task IdleLoop_Parks_AndAPostFromAnotherThreadWakesIt()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { IdleSpinCount = 0 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { IdleSpinCount = 0 });
+        await using var disposeLoop = loop.BoundedDisposal();
         loop.Context.WaitUntilParked();
         long wakesBefore = loop.Context.WakeCount;
 
@@ -159,7 +162,8 @@ public class PriorityContextThreadTests
     [Fact]
     public async Task BusyLoop_IsNotSignalled_PostsOnlyWakeAParkedLoop()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         long wakes;
         using (loop.Context.PauseLoop())
         {
@@ -178,17 +182,21 @@ public class PriorityContextThreadTests
     [Fact]
     public async Task Send_FromManyThreads_EachBlocksUntilItsOwnItemRan()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         int total = 0;
-        Parallel.For(0, 8, _ =>
-        {
-            for (int i = 0; i < 500; i++)
+        // On a thread of its own, whose join is bounded: a Send blocks without a timeout until its item ran.
+        TestTimeout.OnOwnThread(
+            () => Parallel.For(0, 8, _ =>
             {
-                int before = -1;
-                loop.Context.GetSynchronizationContext(i % 3).Send(_ => before = total++, null);
-                before.Should().BeGreaterThanOrEqualTo(0);
-            }
-        });
+                for (int i = 0; i < 500; i++)
+                {
+                    int before = -1;
+                    loop.Context.GetSynchronizationContext(i % 3).Send(_ => before = total++, null);
+                    before.Should().BeGreaterThanOrEqualTo(0);
+                }
+            }),
+            "the senders");
         total.Should().Be(8 * 500);
     }
 
@@ -196,14 +204,17 @@ public class PriorityContextThreadTests
     public async Task PrioritizeFromOtherThread_AfterTheLoopFinished_ThrowsObjectDisposed()
     {
         var loop = new PriorityContextThread();
-        await loop.DisposeAsync();
-        await FluentActions.Awaiting(async () => await loop.Context.Prioritize(1)).Should().ThrowAsync<ObjectDisposedException>();
+        await loop.DisposeOrFailAsync();
+        await FluentActions.Awaiting(() => HopAsync().WithTimeout("the hop onto the finished loop")).Should().ThrowAsync<ObjectDisposedException>();
+
+        async Task HopAsync() => await loop.Context.Prioritize(1);
     }
 
     [Fact]
     public async Task Snapshot_ReportsPendingAndRunPerLevel()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         using (loop.Context.PauseLoop())
         {
             for (int i = 0; i < 6; i++)
@@ -229,7 +240,8 @@ public class PriorityContextThreadTests
     [Fact]
     public async Task ToString_DescribesContextLevelAndScheduler()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, Name = "w" });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, Name = "w" });
+        await using var disposeLoop = loop.BoundedDisposal();
         loop.Context.ToString().Should().Contain("w").And.Contain("2 levels");
         loop.Context.GetSynchronizationContext(1).ToString().Should().Be("w level 1");
         loop.Context.GetScheduler(0).ToString().Should().Contain("level 0");

@@ -14,7 +14,8 @@ public class CheckpointAllocationTests
     [Fact]
     public async Task Checkpoint_NotYielding_AndShouldYield_AllocateNothing()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         double bytesPerOp = await loop.Context.RunOn(1, async () =>
         {
             await Checkpoints(1_000);
@@ -46,7 +47,8 @@ public class CheckpointAllocationTests
     [Fact]
     public async Task Checkpoint_YieldingEveryTime_AllocatesOnlyTheStateMachineBoxOnce()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         double bytesPerOp = await loop.Context.RunOn(1, async () =>
         {
             PrioritySynchronizationContext above = loop.Context.GetSynchronizationContext(2);

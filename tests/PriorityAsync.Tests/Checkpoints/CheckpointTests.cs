@@ -20,7 +20,7 @@ public class CheckpointTests
     public void Checkpoint_NothingWaitingAbove_CompletesAtOnce_EvenWithWorkAtAndBelowItsLevel()
     {
         var ran = new List<string>();
-        PriorityContext.Run(async () =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(async () =>
         {
             await Prioritize(1);
             PriorityContext.Current!.GetSynchronizationContext(1).Post(_ => ran.Add("level 1 item"), null);
@@ -31,7 +31,7 @@ public class CheckpointTests
             await Checkpoint();
             ran.Add("after checkpoint");
             PriorityContext.CurrentLevel.Should().Be(1);
-        }, Options);
+        }, Options), "PriorityContext.Run");
 
         ran.Should().Equal("after checkpoint", "level 1 item", "level 0 item");
     }
@@ -40,7 +40,7 @@ public class CheckpointTests
     public void Checkpoint_WorkWaitingAbove_YieldsToTheBackOfItsOwnLevel()
     {
         var ran = new List<string>();
-        PriorityContext.Run(async () =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(async () =>
         {
             await Prioritize(1);
             PriorityContext context = PriorityContext.Current!;
@@ -54,7 +54,7 @@ public class CheckpointTests
             ran.Add("after checkpoint");
             PriorityContext.CurrentLevel.Should().Be(1, "a checkpoint never changes the level");
             ShouldYield.Should().BeFalse("the level-2 item has run");
-        }, Options);
+        }, Options), "PriorityContext.Run");
 
         ran.Should().Equal("level 2 item", "older level 1 item", "after checkpoint", "level 0 item");
     }
@@ -63,7 +63,7 @@ public class CheckpointTests
     public void Checkpoint_SliceUsedUpAndOtherWorkWaiting_YieldsToTheBackOfItsLevel()
     {
         var ran = new List<string>();
-        PriorityContext.Run(async () =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(async () =>
         {
             await Prioritize(1);
             PriorityContext context = PriorityContext.Current!;
@@ -83,7 +83,7 @@ public class CheckpointTests
             context.GetSynchronizationContext(0).Post(_ => ran.Add("second level 0 item"), null);
             ShouldYield.Should().BeFalse("the quota was used up by the previous item, not this one");
             context.SliceExpiredFlag.Should().Be(0, "a checkpoint clears a flag raised for an item that has ended");
-        }, Options);
+        }, Options), "PriorityContext.Run");
 
         // Strict priority: the continuation at level 1 still runs before level 0; it went behind the older level-1 item.
         ran.Should().Equal("older level 1 item", "after checkpoint", "level 0 item", "second level 0 item");
@@ -96,7 +96,7 @@ public class CheckpointTests
         // stale mask bits), so the checkpoints that follow read a 0 flag and take the fast path; the clock raises it again at the
         // first tick after work is queued.
         var ran = new List<string>();
-        PriorityContext.Run(async () =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(async () =>
         {
             PriorityContext context = PriorityContext.Current!;
             context.TickTimeSlice(0);
@@ -116,7 +116,7 @@ public class CheckpointTests
             context.TickTimeSlice(12 * SliceTicks);
             context.SliceExpiredFlag.Should().Be(context.DispatchCount);
             ShouldYield.Should().BeTrue("now another item waits, and this item is still over its quota");
-        }, Options);
+        }, Options), "PriorityContext.Run");
 
         ran.Should().Equal("after checkpoint", "level 0 item");
     }
@@ -126,7 +126,7 @@ public class CheckpointTests
     {
         // S1: a clock that sleeps leaves the sentinel in every watched loop's flag; the next checkpoint clears it (and wakes the
         // clock); a checkpoint that must yield to work above still yields.
-        PriorityContext.Run(async () =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(async () =>
         {
             await Prioritize(1);
             PriorityContext context = PriorityContext.Current!;
@@ -142,7 +142,7 @@ public class CheckpointTests
             context.MarkSliceClockDormant();
             await Checkpoint();
             context.SliceExpiredFlag.Should().Be(0);
-        }, Options);
+        }, Options), "PriorityContext.Run");
     }
 
     [Fact]
@@ -150,14 +150,14 @@ public class CheckpointTests
     {
         var options = Options;
         options.TimeSlice = null;
-        PriorityContext.Run(() =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(() =>
         {
             PriorityContext context = PriorityContext.Current!;
             context.GetSynchronizationContext(0).Post(_ => { }, null);
             context.TickTimeSlice(0);
             context.TickTimeSlice(long.MaxValue / 2);
             ShouldYield.Should().BeFalse("no quota: only work at a higher level makes a checkpoint yield");
-        }, options);
+        }, options), "PriorityContext.Run");
     }
 
     [Fact]
@@ -166,7 +166,7 @@ public class CheckpointTests
         // Three workers at level 1 each checkpoint after every step while a level-2 item is queued each time: every checkpoint
         // yields, and the workers interleave in the order they queued (round robin), never overtaking each other.
         var steps = new List<string>();
-        PriorityContext.Run(async () =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(async () =>
         {
             await Prioritize(1);
             var workers = new List<Task>();
@@ -176,7 +176,7 @@ public class CheckpointTests
             }
 
             await Task.WhenAll(workers);
-        }, Options);
+        }, Options), "PriorityContext.Run");
 
         var expected = new List<string>();
         for (int step = 0; step < 4; step++)
@@ -206,7 +206,7 @@ public class CheckpointTests
     public void Checkpoint_DueTimerAboveTheCallersLevel_RunsFirst()
     {
         var ran = new List<string>();
-        PriorityContext.Run(async () =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(async () =>
         {
             PriorityContext context = PriorityContext.Current!;
             await Prioritize(2);
@@ -214,7 +214,7 @@ public class CheckpointTests
             await Prioritize(1);
             await Checkpoint(); // the timer was due before it: it is queued at level 2 and runs first
             ran.Add("after checkpoint");
-        }, Options);
+        }, Options), "PriorityContext.Run");
 
         ran.Should().Equal("timer at level 2", "after checkpoint");
     }
@@ -232,19 +232,20 @@ public class CheckpointTests
     [Fact]
     public async Task InstanceCheckpoint_FromOutsideThatContext_Throws()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Name = "the loop" });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Name = "the loop" });
+        await using var disposeLoop = loop.BoundedDisposal();
         Action checkpoint = () => loop.Context.Checkpoint();
         Func<bool> shouldYield = () => loop.Context.ShouldYield;
         checkpoint.Should().Throw<InvalidOperationException>().WithMessage("*Checkpoint*");
         shouldYield.Should().Throw<InvalidOperationException>().WithMessage("*ShouldYield*");
 
         // From inside another context: named in the message.
-        PriorityContext.Run(
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(
             () =>
             {
                 checkpoint.Should().Throw<InvalidOperationException>().WithMessage("*the loop*the other*");
             },
-            new PriorityContextOptions { Name = "the other" });
+            new PriorityContextOptions { Name = "the other" }), "PriorityContext.Run");
 
         // From inside its own context: fine.
         bool inside = await loop.Context.RunOn(1, async () =>
@@ -261,7 +262,7 @@ public class CheckpointTests
         // The checkpoint queues behind a level-2 item that faults the loop: its continuation is dropped, resumes on the thread pool,
         // and GetResult throws rather than running the rest of the method off the loop.
         Task? pending = null;
-        Action run = () => PriorityContext.Run(() =>
+        Action run = () => TestTimeout.OnOwnThread(() => PriorityContext.Run(() =>
         {
             PriorityContext.Current!.GetSynchronizationContext(2).Post(_ => throw new InvalidTimeZoneException("the fault"), null);
             pending = Body();
@@ -271,7 +272,7 @@ public class CheckpointTests
                 await Checkpoint();
                 throw new InvalidOperationException("the rest of the method must not run");
             }
-        }, Options);
+        }, Options), "PriorityContext.Run");
 
         run.Should().Throw<InvalidTimeZoneException>();
         Func<Task> awaitPending = () => pending!.WithTimeout("the dropped continuation");
@@ -281,7 +282,7 @@ public class CheckpointTests
     [Fact]
     public void TickTimeSlice_ItemsKeepStarting_NeverRaisesTheFlag()
     {
-        PriorityContext.Run(async () =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(async () =>
         {
             PriorityContext context = PriorityContext.Current!;
             for (int i = 0; i < 10; i++)
@@ -291,7 +292,7 @@ public class CheckpointTests
             }
 
             context.SliceExpiredFlag.Should().Be(0);
-        }, Options);
+        }, Options), "PriorityContext.Run");
     }
 
     [Fact]
@@ -300,7 +301,8 @@ public class CheckpointTests
         // S1 with the real clock: the loop's wake-up does nothing for the clock; the sentinel waits in the loop's flag for the first
         // checkpoint, which wakes the clock. Another test's busy loop may keep the clock awake; then only the checks that hold
         // regardless are made.
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, TimeSlice = TimeSpan.FromMilliseconds(1) });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, TimeSlice = TimeSpan.FromMilliseconds(1) });
+        await using var disposeLoop = loop.BoundedDisposal();
         await loop.Context.RunOn(0, () => { }).WithTimeout("the first item");
         loop.Context.WaitUntilParked();
         bool dormant = WaitUntilSliceClockDormant();
@@ -350,7 +352,8 @@ public class CheckpointTests
     {
         // The real slice clock (1 ms slices): an item that spins until ShouldYield, with another item waiting, is eventually told to
         // yield. No timing is asserted; the test's own timeout bounds a clock that never raises the flag.
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, TimeSlice = TimeSpan.FromMilliseconds(1) });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, TimeSlice = TimeSpan.FromMilliseconds(1) });
+        await using var disposeLoop = loop.BoundedDisposal();
         var ran = new List<string>();
 
         // Parked first: unless another test's loop is awake, the slice clock goes dormant, and the post below must wake it (S1 in

@@ -1,3 +1,5 @@
+using PriorityAsync.Tests.Infrastructure;
+
 namespace PriorityAsync.Tests.Checkpoints;
 
 /// <summary><see cref="PriorityContextOptions.TimeSlice"/>: null or 1 ms to 1 minute, checked when the context is created.</summary>
@@ -37,7 +39,7 @@ public class TimeSliceValidationTests
         foreach (TimeSpan? slice in new TimeSpan?[] { null, PriorityContextOptions.MinTimeSlice, PriorityContextOptions.MaxTimeSlice })
         {
             bool ran = false;
-            PriorityContext.Run(() => ran = true, new PriorityContextOptions { TimeSlice = slice });
+            TestTimeout.OnOwnThread(() => PriorityContext.Run(() => ran = true, new PriorityContextOptions { TimeSlice = slice }), "PriorityContext.Run");
             ran.Should().BeTrue();
         }
     }

@@ -40,7 +40,7 @@ public abstract class SynchronizationContextContractTests : IAsyncLifetime
         return Task.CompletedTask;
     }
 
-    public async Task DisposeAsync() => await _host.DisposeAsync().AsTask().WithTimeout("the scheduler to finish"); // rethrows a fault
+    public Task DisposeAsync() => _host.DisposeOrFailAsync(); // bounded, naming what holds the scheduler open; rethrows a fault
 
     [Fact]
     public void Identity_IsCachedPerLevel_AndCopyKeepsLevel()
@@ -146,11 +146,14 @@ public abstract class SynchronizationContextContractTests : IAsyncLifetime
         levelAfter.Should().Be(0, "Send restores the caller's level");
     }
 
+    // A cross-thread Send blocks its caller, without a timeout, until the callback ran: each one below runs on a thread of its own,
+    // whose join is bounded, so that a lost item fails the test instead of blocking the test runner's thread for good.
+
     [Fact]
     public void Send_FromOtherThread_BlocksUntilRunOnLoopThread()
     {
         bool owned = false;
-        Sut.Send(_ => owned = _host.OwnsCurrentThread(), null);
+        TestTimeout.OnOwnThread(() => Sut.Send(_ => owned = _host.OwnsCurrentThread(), null), "the Send");
         owned.Should().BeTrue("Send returns only after the callback ran, on one of the scheduler's threads");
     }
 
@@ -158,19 +161,19 @@ public abstract class SynchronizationContextContractTests : IAsyncLifetime
     public void Send_FromOtherThread_RethrowsTheCallbacksExceptionUnwrapped()
     {
         var boom = new InvalidOperationException("boom");
-        Action send = () => Sut.Send(_ => throw boom, null);
+        Action send = () => TestTimeout.OnOwnThread(() => Sut.Send(_ => throw boom, null), "the throwing Send");
         send.Should().Throw<InvalidOperationException>().Which.Should().BeSameAs(boom);
 
         // The loop is still alive and the exception did not count as unhandled.
         int after = 0;
-        Sut.Send(_ => after = 1, null);
+        TestTimeout.OnOwnThread(() => Sut.Send(_ => after = 1, null), "the Send after it");
         after.Should().Be(1);
     }
 
     [Fact]
     public async Task Send_AfterContextFinished_ThrowsObjectDisposed()
     {
-        await _host.DisposeAsync();
+        await _host.DisposeOrFailAsync();
         Action send = () => Sut.Send(_ => { }, null);
         send.Should().Throw<ObjectDisposedException>();
     }
@@ -180,7 +183,7 @@ public abstract class SynchronizationContextContractTests : IAsyncLifetime
     {
         var dropped = new List<WorkDroppedEventArgs>();
         Scheduler.WorkDropped += (_, e) => dropped.Add(e);
-        await _host.DisposeAsync();
+        await _host.DisposeOrFailAsync();
 
         SendOrPostCallback callback = _ => throw new InvalidOperationException("must not run");
         object state = new();

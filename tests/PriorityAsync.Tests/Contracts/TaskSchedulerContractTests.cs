@@ -35,7 +35,7 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
         return Task.CompletedTask;
     }
 
-    public async Task DisposeAsync() => await _host.DisposeAsync().AsTask().WithTimeout("the scheduler to finish");
+    public Task DisposeAsync() => _host.DisposeOrFailAsync();
 
     [Fact]
     public void Identity_IsCachedPerLevel_WithTheLevelsConcurrency()

@@ -18,7 +18,8 @@ public sealed class ControllerAllocationTests
     [Fact]
     public async Task PostAndRun_UnderAController_OnTheLoopThread_AllocatesNothingPerItem()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         PriorityTaskController controller = loop.Context.CreateController(1);
         double bytesPerItem = await loop.Context.RunOn(0, async () =>
         {
@@ -50,7 +51,8 @@ public sealed class ControllerAllocationTests
     [Fact]
     public async Task Post_UnderAController_FromAnotherThread_AllocatesNothingPerItemOnTheProducer()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         PriorityTaskController controller = loop.Context.CreateController(1);
         double bytesPerItem = 0;
         TestTimeout.OnOwnThread(() =>

@@ -1,5 +1,6 @@
 using FsCheck;
 using FsCheck.Fluent;
+using PriorityAsync.Tests.Infrastructure;
 
 namespace PriorityAsync.Tests.Controllers;
 
@@ -68,7 +69,7 @@ public sealed class ControllerModelTests
         var log = new List<string>();
         var dropped = new List<string>();
         long droppedCount = -1;
-        PriorityContext.Run(async () =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(async () =>
         {
             PriorityContext context = PriorityContext.Current!;
             context.WorkDropped += (_, e) =>
@@ -105,7 +106,7 @@ public sealed class ControllerModelTests
             }
 
             context.GetSynchronizationContext(0).Post(_ => droppedCount = context.GetSnapshot().DroppedCount, null);
-        }, new PriorityContextOptions { Levels = Levels, Name = "controller-model" });
+        }, new PriorityContextOptions { Levels = Levels, Name = "controller-model" }), "PriorityContext.Run");
 
         var model = new Model(plan.InitialLevels);
         model.Run(plan.Ops);

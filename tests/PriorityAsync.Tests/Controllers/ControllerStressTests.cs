@@ -23,7 +23,8 @@ public sealed class ControllerStressTests(ITestOutputHelper output)
     [Fact]
     public async Task ConcurrentPostsSetLevelAndCancel_EveryItemRunOrDroppedExactlyOnce_PrefixPerProducer()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = Levels, Name = "controller-stress" });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = Levels, Name = "controller-stress" });
+        await using var disposeLoop = loop.BoundedDisposal();
         var stopwatch = Stopwatch.StartNew();
         TimeSpan budget = StressSettings.Fraction(0.25);
         int rounds = 0;
@@ -60,7 +61,7 @@ public sealed class ControllerStressTests(ITestOutputHelper output)
                     }
 
                     Interlocked.Decrement(ref producersLeft);
-                }));
+                }) { IsBackground = true }); // a thread left running by a failed test must not keep the test process alive
             }
 
             threads.Add(new Thread(() =>
@@ -71,7 +72,7 @@ public sealed class ControllerStressTests(ITestOutputHelper output)
                     controller.SetLevel(rnd.Next(Levels));
                     Thread.SpinWait(rnd.Next(200));
                 }
-            }));
+            }) { IsBackground = true });
 
             threads.ForEach(t => t.Start());
             threads.ForEach(t => t.JoinOrFail("a producer or the mover"));
@@ -126,7 +127,7 @@ public sealed class ControllerStressTests(ITestOutputHelper output)
                             loop.Complete();
                         }
                     }
-                }));
+                }) { IsBackground = true });
             }
 
             threads.ForEach(t => t.Start());

@@ -18,13 +18,13 @@ public sealed class PriorityTaskControllerTests
     {
         var seen = new List<(int Level, SynchronizationContext? Context)>();
         PriorityTaskController? controller = null;
-        PriorityContext.Run(() =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(() =>
         {
             controller = PriorityContext.Current!.CreateController(2);
             controller.Post(() => seen.Add((PriorityContext.CurrentLevel, SynchronizationContext.Current)));
             controller.SynchronizationContext.Post(_ => seen.Add((PriorityContext.CurrentLevel, SynchronizationContext.Current)), null);
             controller.Factory.StartNew(() => seen.Add((PriorityContext.CurrentLevel, SynchronizationContext.Current)));
-        }, Options());
+        }, Options()), "PriorityContext.Run");
 
         seen.Should().HaveCount(3);
         seen.Should().OnlyContain(s => s.Level == 2 && ReferenceEquals(s.Context, controller!.SynchronizationContext));
@@ -35,7 +35,7 @@ public sealed class PriorityTaskControllerTests
     public void SetLevel_Up_MovesQueuedItemsAheadOfLowerLevels()
     {
         var log = new List<string>();
-        PriorityContext.Run(() =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(() =>
         {
             PriorityContext context = PriorityContext.Current!;
             PriorityTaskController controller = context.CreateController(0);
@@ -44,7 +44,7 @@ public sealed class PriorityTaskControllerTests
             context.GetSynchronizationContext(1).Post(_ => log.Add("p1"), null);
             controller.SetLevel(2);
             controller.Level.Should().Be(2);
-        }, Options());
+        }, Options()), "PriorityContext.Run");
 
         log.Should().Equal("c1", "c2", "p1");
     }
@@ -53,7 +53,7 @@ public sealed class PriorityTaskControllerTests
     public void SetLevel_Down_MovesQueuedItemsBehindHigherLevels_AndBehindWhatTheNewLevelAlreadyHolds()
     {
         var log = new List<string>();
-        PriorityContext.Run(() =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(() =>
         {
             PriorityContext context = PriorityContext.Current!;
             PriorityTaskController controller = context.CreateController(2);
@@ -63,7 +63,7 @@ public sealed class PriorityTaskControllerTests
             context.GetSynchronizationContext(0).Post(_ => log.Add("p0"), null);
             controller.SetLevel(0);
             context.GetSynchronizationContext(0).Post(_ => log.Add("p0-after"), null);
-        }, Options());
+        }, Options()), "PriorityContext.Run");
 
         // One place in the FIFO of level 0, behind p0; after each item the controller goes to the back of its level again.
         log.Should().Equal("p1", "p0", "c1", "p0-after", "c2");
@@ -73,14 +73,14 @@ public sealed class PriorityTaskControllerTests
     public void SetLevel_ToTheSameLevel_KeepsTheItemsPlace()
     {
         var log = new List<string>();
-        PriorityContext.Run(() =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(() =>
         {
             PriorityContext context = PriorityContext.Current!;
             PriorityTaskController controller = context.CreateController(1);
             controller.Post(() => log.Add("c1"));
             context.GetSynchronizationContext(1).Post(_ => log.Add("p1"), null);
             controller.SetLevel(1);
-        }, Options());
+        }, Options()), "PriorityContext.Run");
 
         log.Should().Equal("c1", "p1");
     }
@@ -91,7 +91,7 @@ public sealed class PriorityTaskControllerTests
         const int Items = 200;
         var ran = new List<int>();
         var levels = new List<int>();
-        PriorityContext.Run(() =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(() =>
         {
             PriorityContext context = PriorityContext.Current!;
             PriorityTaskController controller = context.CreateController(0);
@@ -111,7 +111,7 @@ public sealed class PriorityTaskControllerTests
                     controller.SetLevel(i % 4);
                 }
             }
-        }, Options(levels: 4));
+        }, Options(levels: 4)), "PriorityContext.Run");
 
         ran.Should().Equal(Enumerable.Range(0, Items), "a controller's items run in the order they were queued, whatever SetLevel does");
         levels.Skip(1).Should().Equal(Enumerable.Range(0, Items - 1).Select(n => (n * 7) % 4), "each item runs at the level set just before it");
@@ -124,7 +124,7 @@ public sealed class PriorityTaskControllerTests
         var dropped = new List<WorkDroppedEventArgs>();
         long droppedCount = 0;
         PriorityTaskController? controller = null;
-        PriorityContext.Run(() =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(() =>
         {
             PriorityContext context = PriorityContext.Current!;
             context.WorkDropped += (_, e) => dropped.Add(e);
@@ -144,7 +144,7 @@ public sealed class PriorityTaskControllerTests
             controller.SynchronizationContext.Post(_ => ran.Add(100), 6);
             controller.Cancel(); // again: nothing more to drop
             context.GetSynchronizationContext(0).Post(_ => droppedCount = context.GetSnapshot().DroppedCount, null);
-        }, Options());
+        }, Options()), "PriorityContext.Run");
 
         ran.Should().BeEmpty();
         dropped.Select(e => (int)e.State!).Should().Equal(0, 1, 2, 3, 4, 5, 6);
@@ -156,7 +156,7 @@ public sealed class PriorityTaskControllerTests
     public void Continuations_OfAsyncMethodsStartedUnderIt_FollowSetLevel()
     {
         var log = new List<string>();
-        PriorityContext.Run(async () =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(async () =>
         {
             PriorityContext context = PriorityContext.Current!;
             PriorityTaskController controller = context.CreateController(0);
@@ -178,7 +178,7 @@ public sealed class PriorityTaskControllerTests
             gate.SetResult(); // the continuation is queued through the controller, at level 2 now
             log.Add("entry");
             await work;
-        }, Options());
+        }, Options()), "PriorityContext.Run");
 
         log.Should().Equal("start@0", "entry", "resumed@2", "yielded@2", "p1");
     }
@@ -193,7 +193,7 @@ public sealed class PriorityTaskControllerTests
         var clock = new Microsoft.Extensions.Time.Testing.FakeTimeProvider();
         PriorityContextOptions options = Options();
         options.TimeProvider = clock;
-        PriorityContext.Run(async () =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(async () =>
         {
             controller = PriorityContext.Current!.CreateController(1);
             Task work = controller.Run(async () =>
@@ -206,7 +206,7 @@ public sealed class PriorityTaskControllerTests
             controller.SetLevel(2);
             clock.Advance(TimeSpan.FromMilliseconds(1)); // now the delay is due: it fires once this item ends
             await work;
-        }, options);
+        }, options), "PriorityContext.Run");
 
         level.Should().Be(2);
         current.Should().BeSameAs(controller!.SynchronizationContext);
@@ -219,7 +219,7 @@ public sealed class PriorityTaskControllerTests
         Task? running = null;
         Task<int>? typed = null;
         var dropped = new List<WorkDroppedEventArgs>();
-        PriorityContext.Run(async () =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(async () =>
         {
             PriorityContext context = PriorityContext.Current!;
             context.WorkDropped += (_, e) => dropped.Add(e);
@@ -231,7 +231,7 @@ public sealed class PriorityTaskControllerTests
             typed = controller.Run(() => Task.FromResult(1));
             controller.Cancel();
             never.SetResult(); // its continuation is posted under a cancelled controller: dropped, reported
-        }, Options()); // returns: the cancelled controller no longer holds the loop
+        }, Options()), "PriorityContext.Run"); // returns: the cancelled controller no longer holds the loop
 
         queued!.IsCanceled.Should().BeTrue();
         typed!.IsCanceled.Should().BeTrue();
@@ -243,7 +243,7 @@ public sealed class PriorityTaskControllerTests
     public void AsyncVoid_UnderACancelledController_DoesNotKeepTheLoopAlive()
     {
         bool resumed = false;
-        PriorityContext.Run(async () =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(async () =>
         {
             PriorityTaskController controller = PriorityContext.Current!.CreateController(1);
             var never = new TaskCompletionSource();
@@ -255,7 +255,7 @@ public sealed class PriorityTaskControllerTests
             await Priority.Yield();
             controller.Cancel();
             never.SetResult();
-        }, Options());
+        }, Options()), "PriorityContext.Run");
 
         resumed.Should().BeFalse();
     }
@@ -264,7 +264,7 @@ public sealed class PriorityTaskControllerTests
     public void Run_CompletesWithTheWorksResult_AndKeepsTheLoopAliveMeanwhile()
     {
         int result = 0;
-        PriorityContext.Run(() =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(() =>
         {
             PriorityTaskController controller = PriorityContext.Current!.CreateController(2);
             _ = controller.Run(async () =>
@@ -276,7 +276,7 @@ public sealed class PriorityTaskControllerTests
                     return 21;
                 }).ContinueWith(t => result = t.Result * 2, TaskScheduler.Default);
             });
-        }, Options());
+        }, Options()), "PriorityContext.Run");
 
         result.Should().Be(42);
     }
@@ -284,7 +284,8 @@ public sealed class PriorityTaskControllerTests
     [Fact]
     public async Task Send_FromAnotherThread_RunsUnderTheController()
     {
-        await using var loop = new PriorityContextThread(Options());
+        var loop = new PriorityContextThread(Options());
+        await using var disposeLoop = loop.BoundedDisposal();
         PriorityTaskController controller = loop.Context.CreateController(2);
         int level = -1;
         SynchronizationContext? current = null;
@@ -301,11 +302,12 @@ public sealed class PriorityTaskControllerTests
     [Fact]
     public async Task Send_FromAnotherThread_UnderACancelledController_ThrowsOperationCanceled_AndDoesNotHang()
     {
-        await using var loop = new PriorityContextThread(Options());
+        var loop = new PriorityContextThread(Options());
+        await using var disposeLoop = loop.BoundedDisposal();
         PriorityTaskController controller = loop.Context.CreateController(1);
         controller.Cancel();
         bool ran = false;
-        Func<Task> send = () => Task.Run(() => controller.SynchronizationContext.Send(_ => ran = true, null));
+        Func<Task> send = () => Task.Run(() => controller.SynchronizationContext.Send(_ => ran = true, null)).WithTimeout("the Send");
         (await send.Should().ThrowAsync<OperationCanceledException>()).Which.CancellationToken.Should().Be(controller.Token);
         ran.Should().BeFalse();
     }
@@ -314,7 +316,7 @@ public sealed class PriorityTaskControllerTests
     public void ContextFault_DropsTheControllersQueuedItems_WithTheContextsReason()
     {
         var dropped = new List<WorkDroppedEventArgs>();
-        Action run = () => PriorityContext.Run(() =>
+        Action run = () => TestTimeout.OnOwnThread(() => PriorityContext.Run(() =>
         {
             PriorityContext context = PriorityContext.Current!;
             context.WorkDropped += (_, e) => dropped.Add(e);
@@ -322,7 +324,7 @@ public sealed class PriorityTaskControllerTests
             controller.Post(_ => { }, "a");
             controller.Post(_ => { }, "b");
             context.GetSynchronizationContext(2).Post(_ => throw new InvalidOperationException("boom"), null);
-        }, Options());
+        }, Options()), "PriorityContext.Run");
 
         run.Should().Throw<InvalidOperationException>().WithMessage("boom");
         dropped.Select(e => e.State).Should().Equal("a", "b");
@@ -334,11 +336,11 @@ public sealed class PriorityTaskControllerTests
     {
         PriorityContext? finished = null;
         PriorityTaskController? controller = null;
-        PriorityContext.Run(() =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(() =>
         {
             finished = PriorityContext.Current!;
             controller = finished.CreateController(1);
-        }, Options());
+        }, Options()), "PriorityContext.Run");
 
         var dropped = new List<WorkDroppedEventArgs>();
         finished!.WorkDropped += (_, e) => dropped.Add(e);
@@ -363,7 +365,7 @@ public sealed class PriorityTaskControllerTests
     [InlineData(int.MaxValue)]
     public void BadLevel_ThrowsArgumentOutOfRange_NamingTheValueAndTheRange(int level)
     {
-        PriorityContext.Run(() =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(() =>
         {
             PriorityContext context = PriorityContext.Current!;
             foreach (Action act in new Action[] { () => context.CreateController(level), () => _ = new PriorityTaskController(context, level), () => context.CreateController(0).SetLevel(level) })
@@ -371,21 +373,21 @@ public sealed class PriorityTaskControllerTests
                 act.Should().Throw<ArgumentOutOfRangeException>()
                     .Where(e => e.ParamName == "level" && Equals(e.ActualValue, level) && e.Message.Contains("between 0 and 2"));
             }
-        }, Options());
+        }, Options()), "PriorityContext.Run");
     }
 
     [Fact]
     public void NullArguments_Throw()
     {
         FluentActions.Invoking(() => new PriorityTaskController(null!, 0)).Should().Throw<ArgumentNullException>().WithParameterName("context");
-        PriorityContext.Run(() =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(() =>
         {
             PriorityTaskController controller = PriorityContext.Current!.CreateController(0);
             controller.Invoking(c => c.Post(null!, null)).Should().Throw<ArgumentNullException>();
             controller.Invoking(c => c.Post((Action)null!)).Should().Throw<ArgumentNullException>();
             FluentActions.Invoking(() => { controller.Run(null!); }).Should().Throw<ArgumentNullException>();
             controller.Invoking(c => c.SynchronizationContext.Post(null!, null)).Should().Throw<ArgumentNullException>();
-        }, Options());
+        }, Options()), "PriorityContext.Run");
     }
 
     [Fact]
@@ -395,7 +397,7 @@ public sealed class PriorityTaskControllerTests
         PriorityTaskController? controller = null;
         SynchronizationContext? resumedUnder = null;
         Task? work = null;
-        PriorityContext.Run(() =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(() =>
         {
             PriorityContext context = PriorityContext.Current!;
             controller = context.CreateController(0);
@@ -407,7 +409,7 @@ public sealed class PriorityTaskControllerTests
                 resumedUnder = SynchronizationContext.Current;
                 log.Add($"resumed at {PriorityContext.CurrentLevel}");
             });
-        }, Options());
+        }, Options()), "PriorityContext.Run");
 
         work!.IsCompletedSuccessfully.Should().BeTrue();
         resumedUnder.Should().BeSameAs(controller!.SynchronizationContext, "a checkpoint must not take the method out of its controller");

@@ -75,7 +75,8 @@ public sealed class PoolDiagnosticsTests
     {
         string name = UniqueName();
         using var capture = new MetricsCapture(name, "priorityasync.work_item.wait.duration", "priorityasync.work_item.run.duration");
-        await using (var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { Name = name, ThreadCount = 2, Levels = 3 }))
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { Name = name, ThreadCount = 2, Levels = 3 });
+        await using (pool.BoundedDisposal())
         {
             var done = new CountdownEvent(9); // not disposed: the last item may still be inside Signal
             for (int level = 0; level < 3; level++)
@@ -103,7 +104,8 @@ public sealed class PoolDiagnosticsTests
     {
         string name = UniqueName();
         using PriorityTraceRecorder recorder = PriorityTraceRecorder.Start();
-        await using (var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { Name = name, ThreadCount = 2, Levels = 3 }))
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { Name = name, ThreadCount = 2, Levels = 3 });
+        await using (pool.BoundedDisposal())
         {
             var done = new CountdownEvent(12); // not disposed: the last item may still be inside Signal
             for (int i = 0; i < 4; i++)

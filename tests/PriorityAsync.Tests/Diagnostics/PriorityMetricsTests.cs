@@ -162,7 +162,7 @@ public sealed class PriorityMetricsTests
                 context.GetSynchronizationContext(2).Post(_ => throw new InvalidOperationException("handled"), null);
                 context.GetSynchronizationContext(1).Post(_ => throw new FormatException("not handled"), null);
             },
-            new PriorityContextOptions { Name = name, Levels = 3 }));
+            new PriorityContextOptions { Name = name, Levels = 3 })).WithTimeout("the context");
 
         await run.Should().ThrowAsync<FormatException>();
 

@@ -44,7 +44,8 @@ public sealed class WorkFaultReportTests
     {
         string name = "cancelled-" + Guid.NewGuid().ToString("N");
         using var metrics = new MetricsCapture(name, "priorityasync.work.faulted");
-        await using (var thread = new PriorityContextThread(new PriorityContextOptions { Name = name }))
+        var thread = new PriorityContextThread(new PriorityContextOptions { Name = name });
+        await using (thread.BoundedDisposal())
         {
             await thread.Context.InvokeAsync(
                 () => TaskScope.RunAsync(async scope =>
@@ -64,7 +65,8 @@ public sealed class WorkFaultReportTests
     {
         string name = "invoke-" + Guid.NewGuid().ToString("N");
         using var metrics = new MetricsCapture(name, "priorityasync.work.faulted");
-        await using (var thread = new PriorityContextThread(new PriorityContextOptions { Name = name, Levels = 2 }))
+        var thread = new PriorityContextThread(new PriorityContextOptions { Name = name, Levels = 2 });
+        await using (thread.BoundedDisposal())
         {
             _ = thread.Context.InvokeAsync(FailAsync, 1); // nobody awaits it
             await thread.Context.InvokeAsync(() => Task.CompletedTask, 0).WithTimeout("a marker behind it");
@@ -83,7 +85,7 @@ public sealed class WorkFaultReportTests
         using var metrics = new MetricsCapture(name, "priorityasync.work_item.dropped");
         using var events = new FaultEvents(name);
         var thread = new PriorityContextThread(new PriorityContextOptions { Name = name, Levels = 2 });
-        await thread.DisposeAsync();
+        await thread.DisposeOrFailAsync();
 
         thread.Context.GetSynchronizationContext(1).Post(Late, null);
 

@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Runtime.CompilerServices;
 
 namespace PriorityAsync.Tests.Infrastructure;
 
@@ -38,6 +39,82 @@ public static class TestTimeout
         {
             throw new TimeoutException($"Timed out after {Unexpected.TotalSeconds} s waiting for: {what} ({e.CurrentCount} of {e.InitialCount} signals missing).");
         }
+    }
+
+    /// <summary>A blocking wait for <paramref name="task"/> (for a synchronous test, or a thread of its own), bounded: rethrows what the
+    /// task threw, unwrapped.</summary>
+    public static void WaitOrFail(this Task task, string what)
+    {
+        if (Task.WaitAny([task], Unexpected) < 0)
+        {
+            throw new TimeoutException($"Timed out after {Unexpected.TotalSeconds} s waiting for: {what} (a deadlock or a lost item).");
+        }
+
+        task.GetAwaiter().GetResult();
+    }
+
+    /// <summary>
+    /// In place of <c>await using var loop = new PriorityContextThread(...)</c> (or <c>using var</c>, or a pool): <c>var loop = new ...;
+    /// await using var disposeLoop = loop.BoundedDisposal();</c> disposes <paramref name="resource"/> at the end of the scope as its own
+    /// disposal does (rethrowing its fault), and fails with <see cref="TimeoutException"/> naming it, and what still holds it open, if
+    /// that never ends.
+    /// </summary>
+    /// <remarks>A loop's or a pool's disposal waits until no operation is outstanding and nothing is queued. An item the scheduler lost,
+    /// or an operation the test never releases (because it failed before it could), would otherwise hang the whole test run without
+    /// a word. When the test failed before, this timeout replaces that failure: read the state it reports.</remarks>
+    public static BoundedDisposer BoundedDisposal(this IAsyncDisposable resource, [CallerArgumentExpression(nameof(resource))] string what = "")
+        => new(resource, what);
+
+    /// <summary>Disposes <paramref name="resource"/> now, awaiting its disposal with the usual timeout (see <see cref="BoundedDisposal"/>).</summary>
+    public static async Task DisposeOrFailAsync(this IAsyncDisposable resource, [CallerArgumentExpression(nameof(resource))] string what = "")
+    {
+        Task disposal = resource.DisposeAsync().AsTask();
+        if (await Task.WhenAny(disposal, Task.Delay(Unexpected)).ConfigureAwait(false) != disposal)
+        {
+            throw DisposalTimedOut(resource, what);
+        }
+
+        await disposal.ConfigureAwait(false);
+    }
+
+    /// <summary>Disposes <paramref name="resource"/> now, blocking with the usual timeout (for a synchronous test; no thread-pool thread
+    /// is needed, so it also works while the .NET thread pool is starved).</summary>
+    public static void DisposeOrFail(this IAsyncDisposable resource, [CallerArgumentExpression(nameof(resource))] string what = "")
+    {
+        Task disposal = resource.DisposeAsync().AsTask();
+        if (Task.WaitAny([disposal], Unexpected) < 0)
+        {
+            throw DisposalTimedOut(resource, what);
+        }
+
+        disposal.GetAwaiter().GetResult();
+    }
+
+    private static TimeoutException DisposalTimedOut(IAsyncDisposable resource, string what)
+    {
+        string state = resource switch
+        {
+            PriorityContextThread thread => Describe($"the PriorityContextThread '{thread.Context.Name}'", thread.Context.GetSnapshot()),
+            PriorityThreadPool pool => Describe($"the PriorityThreadPool '{pool.Name}'", pool.GetSnapshot()),
+            SchedulerHost host => Describe($"the scheduler {host.Scheduler}", host.Scheduler.GetSnapshot()),
+            _ => resource.GetType().Name,
+        };
+        return new TimeoutException(
+            $"Timed out after {Unexpected.TotalSeconds} s waiting for the disposal of {what} ({state}): an operation that never ends, " +
+            "an item that never returns, or a lost item or wake-up.");
+    }
+
+    private static string Describe(string name, PriorityContextSnapshot snapshot) =>
+        $"{name}: {snapshot.State}, {snapshot.OutstandingOperations} operation(s) outstanding, " +
+        $"queued per level [{string.Join(", ", snapshot.PendingPerLevel)}]";
+
+    /// <summary>What <see cref="BoundedDisposal"/> returns: disposes its resource with the usual timeout, from <c>await using</c> or
+    /// <c>using</c>.</summary>
+    public sealed class BoundedDisposer(IAsyncDisposable resource, string what) : IAsyncDisposable, IDisposable
+    {
+        public ValueTask DisposeAsync() => new(resource.DisposeOrFailAsync(what));
+
+        public void Dispose() => resource.DisposeOrFail(what);
     }
 
     public static void JoinOrFail(this Thread t, string what)

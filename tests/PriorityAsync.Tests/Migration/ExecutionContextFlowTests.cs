@@ -182,7 +182,7 @@ public class ExecutionContextFlowTests
         {
             s_value.Value = 21;
             var thread = new PriorityContextThread(); // created here, where the value is set
-            await using (thread)
+            await using (thread.BoundedDisposal())
             {
                 var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
                 using (ExecutionContext.SuppressFlow())
@@ -196,7 +196,7 @@ public class ExecutionContextFlowTests
 
                 await done.Task.WithTimeout("the callback");
             }
-        });
+        }).WithTimeout("the creating task");
 
         seen.Should().Be(0);
     }
@@ -204,7 +204,8 @@ public class ExecutionContextFlowTests
     [Fact]
     public async Task Levels_CallbacksPostedFromTwoThreadsAtTwoLevels_EachSeesItsOwnPostersValue()
     {
-        await using var thread = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var thread = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeThread = thread.BoundedDisposal();
         var seen = new int[2];
         using (thread.Context.PauseLoop())
         {
@@ -228,7 +229,8 @@ public class ExecutionContextFlowTests
     [Fact]
     public async Task InvokeAsync_WorkSeesTheCallersValue_AndSetsNothingForTheNextItem()
     {
-        await using var thread = new PriorityContextThread();
+        var thread = new PriorityContextThread();
+        await using var disposeThread = thread.BoundedDisposal();
         int seenByWork = await Task.Run(() =>
         {
             s_value.Value = 31;
@@ -254,7 +256,8 @@ public class ExecutionContextFlowTests
     [Fact]
     public async Task Controller_PostAndRunFromAnotherThread_SeeTheCallersValue_AndDoNotLeak()
     {
-        await using var thread = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        var thread = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        await using var disposeThread = thread.BoundedDisposal();
         PriorityTaskController controller = thread.Context.CreateController(1);
         var seenByPost = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
         var seenBySyncContextPost = new TaskCompletionSource<int>(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -310,7 +313,8 @@ public class ExecutionContextFlowTests
     {
         // An async method captured nothing (the default context); a plain callback that runs before its continuation sets a value and
         // returns. The continuation resumes with nothing set, as it would on a thread-pool thread.
-        await using var thread = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        var thread = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        await using var disposeThread = thread.BoundedDisposal();
         int seen = await Task.Run(() =>
         {
             using (ExecutionContext.SuppressFlow())

@@ -53,7 +53,8 @@ public class MigrationDifferenceTests
             () => Environment.CurrentManagedThreadId, CancellationToken.None, TaskCreationOptions.None, AsyncContext.Current!.Scheduler)).WithTimeout("the outer task");
         (await asyncExNested.WithTimeout("the nested AsyncEx task")).Should().Be(asyncExLoop);
 
-        await using var priority = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var priority = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposePriority = priority.BoundedDisposal();
         Task<(int Thread, int Level)> priorityNested = await priority.Context.GetTaskFactory(0).StartNew(
             () => PriorityContext.Current!.GetTaskFactory(2).StartNew(() => (Environment.CurrentManagedThreadId, PriorityContext.CurrentLevel))).WithTimeout("the outer task");
         (int thread, int level) = await priorityNested.WithTimeout("the nested PriorityAsync task");
@@ -165,7 +166,8 @@ public class MigrationDifferenceTests
         asyncExLater.IsCompleted.Should().BeFalse("the AsyncEx loop thread has ended; nothing will ever run the task");
 
         // PriorityAsync, with a handler that marks it handled: reported once, and the loop goes on.
-        await using (var handled = new PriorityContextThread())
+        var handled = new PriorityContextThread();
+        await using (handled.BoundedDisposal())
         {
             var seen = new List<Exception>();
             handled.UnhandledException += (_, e) =>
@@ -302,7 +304,8 @@ public class MigrationDifferenceTests
         var asyncEx = new AsyncContext();
         asyncEx.Id.Should().Be(asyncEx.Scheduler.Id);
 
-        using var priority = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var priority = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        using var disposePriority = priority.BoundedDisposal();
         Enumerable.Range(0, 3).Select(level => priority.Context.GetScheduler(level).Id).Should().OnlyHaveUniqueItems();
     }
 

@@ -161,7 +161,7 @@ public abstract class PortedAsyncContextTests(ContextLibrary library)
         using ContextThread thread = Library.StartThread();
         SynchronizationContext context = (await thread.Run(() => SynchronizationContext.Current).WithTimeout("the task"))!;
         int value = 0;
-        context.Send(_ => value = 13, null);
+        TestTimeout.OnOwnThread(() => context.Send(_ => value = 13, null), "the Send"); // it blocks without a timeout: bounded here
         value.Should().Be(13);
     }
 

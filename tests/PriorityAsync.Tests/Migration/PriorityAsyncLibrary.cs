@@ -1,3 +1,5 @@
+using PriorityAsync.Tests.Infrastructure;
+
 namespace PriorityAsync.Tests.Migration;
 
 /// <summary>PriorityAsync, called as docs/migrating-from-asynccontext.md tells an AsyncEx user to.</summary>
@@ -47,6 +49,6 @@ public sealed class PriorityAsyncLibrary : ContextLibrary
             return thread.Completion;
         }
 
-        public override void Dispose() => thread.Dispose();
+        public override void Dispose() => thread.DisposeOrFail(); // Dispose, bounded: it waits for the loop to finish
     }
 }

@@ -141,7 +141,7 @@ public sealed class TracingAndLoggingFlowTests
             }
 
             var priority = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
-            return new Loop(priority.Context.GetSynchronizationContext, priority);
+            return new Loop(priority.Context.GetSynchronizationContext, priority.BoundedDisposal()); // its Dispose waits for the loop: bounded
         }
 
         public SynchronizationContext At(int level) => _at(level);

@@ -22,7 +22,8 @@ public sealed class PolicyAllocationTests
             "shares" => PriorityPolicy.WeightedShares(1, 2, 4),
             _ => PriorityPolicy.Strict,
         };
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, Policy = policy });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, Policy = policy });
+        await using var disposeLoop = loop.BoundedDisposal();
         double bytesPerItem = await loop.Context.RunOn(2, async () =>
         {
             var sc = new[] { loop.Context.GetSynchronizationContext(0), loop.Context.GetSynchronizationContext(1), loop.Context.GetSynchronizationContext(2) };

@@ -1,3 +1,5 @@
+using PriorityAsync.Tests.Infrastructure;
+
 namespace PriorityAsync.Tests.Policies;
 
 /// <summary>Bad policy input throws ArgumentOutOfRangeException naming the value and the valid range, as early as possible: the
@@ -68,7 +70,8 @@ public sealed class PolicyValidationTests
     [Fact]
     public void SetShares_BadValueOrLevel_Throws()
     {
-        using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, Policy = PriorityPolicy.WeightedShares(1, 2, 4) });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, Policy = PriorityPolicy.WeightedShares(1, 2, 4) });
+        using var disposeLoop = loop.BoundedDisposal();
         var ex = ((Action)(() => loop.Context.SetShares(2, 0))).Should().Throw<ArgumentOutOfRangeException>().Which;
         ex.ParamName.Should().Be("shares");
         ex.ActualValue.Should().Be(0);
@@ -83,7 +86,8 @@ public sealed class PolicyValidationTests
     [Fact]
     public void SetShares_UnderAnotherPolicy_ThrowsNamingThePolicy()
     {
-        using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        using var disposeLoop = loop.BoundedDisposal();
         loop.Context.Policy.Should().BeSameAs(PriorityPolicy.Strict);
         ((Action)(() => loop.Context.SetShares(0, 1))).Should().Throw<InvalidOperationException>()
             .Which.Message.Should().Contain("runs Strict").And.Contain("PriorityPolicy.WeightedShares");

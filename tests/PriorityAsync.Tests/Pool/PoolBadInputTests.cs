@@ -56,7 +56,8 @@ public class PoolBadInputTests
             MaxConcurrencyPerLevel = Enumerable.Repeat(1, PriorityContextOptions.MaxLevels).ToArray(),
             Policy = PriorityPolicy.Aging(Enumerable.Repeat(TimeSpan.FromDays(1), PriorityContextOptions.MaxLevels).ToArray()),
         };
-        using var pool = new PriorityThreadPool(options);
+        var pool = new PriorityThreadPool(options);
+        using var disposePool = pool.BoundedDisposal();
         pool.GetMaxConcurrency(63).Should().Be(1);
         options.IdleSpinCount = 0;
         options.StallTimeout = PriorityContextOptions.MinStallTimeout;
@@ -65,7 +66,8 @@ public class PoolBadInputTests
         options.MaxConcurrencyPerLevel = null;
         options.Policy = PriorityPolicy.Strict;
         options.ThreadCount = PriorityThreadPoolOptions.MaxThreadCount;
-        using var widest = new PriorityThreadPool(options);
+        var widest = new PriorityThreadPool(options);
+        using var disposeWidest = widest.BoundedDisposal();
         widest.ThreadCount.Should().Be(PriorityThreadPoolOptions.MaxThreadCount);
     }
 
@@ -87,14 +89,16 @@ public class PoolBadInputTests
     [Fact]
     public async Task Name_Empty_IsAcceptedAndKept_AsOnTheSingleLoop()
     {
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Name = "" });
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Name = "" });
+        await using var disposePool = pool.BoundedDisposal();
         pool.Name.Should().BeEmpty();
         (await pool.InvokeAsync(() => Task.FromResult(Thread.CurrentThread.Name)).WithTimeout("an item on the unnamed pool")).Should().Be(" #0");
         string? loopName = null;
         TestTimeout.OnOwnThread(() => PriorityContext.Run(() => loopName = PriorityContext.Current!.Name, new PriorityContextOptions { Name = "" }), "the unnamed loop");
         loopName.Should().BeEmpty();
         new PriorityThreadPoolOptions().Name.Should().BeNull();
-        await using var unnamed = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1 });
+        var unnamed = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1 });
+        await using var disposeUnnamed = unnamed.BoundedDisposal();
         unnamed.Name.Should().Be("PriorityThreadPool");
     }
 
@@ -114,7 +118,8 @@ public class PoolBadInputTests
     [InlineData(int.MaxValue)]
     public async Task EveryLevelTakingMember_LevelOutOfRange_ThrowsNamingTheRange(int level)
     {
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 3 });
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 3 });
+        await using var disposePool = pool.BoundedDisposal();
         IPriorityScheduler scheduler = pool;
         var calls = new Action[]
         {
@@ -152,7 +157,8 @@ public class PoolBadInputTests
     [InlineData(3)]
     public async Task StaticApi_OnAPoolThread_LevelOutOfRange_ThrowsNamingTheRange_AndStartsNothing(int level)
     {
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 2, Levels = 3, Name = "levels" });
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 2, Levels = 3, Name = "levels" });
+        await using var disposePool = pool.BoundedDisposal();
         bool childRan = false;
         Exception?[] caught = await pool.InvokeAsync(() => Task.FromResult(new[]
         {
@@ -176,7 +182,8 @@ public class PoolBadInputTests
     [Fact]
     public async Task StaticApi_OnAPoolThread_NullChildOrDelayTooLong_Throws()
     {
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1 });
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1 });
+        await using var disposePool = pool.BoundedDisposal();
         Exception?[] caught = await pool.InvokeAsync(() => Task.FromResult(new[]
         {
             Record(() => Priority.Start(null!)),
@@ -196,7 +203,8 @@ public class PoolBadInputTests
     [Fact]
     public async Task Timers_DueTimeOrPeriodOutOfRange_ThrowNamingTheValueAndTheRange()
     {
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 2, Name = "timers" });
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 2, Name = "timers" });
+        await using var disposePool = pool.BoundedDisposal();
         TimeSpan negative = TimeSpan.FromMilliseconds(-2);
         TimeSpan tooLong = TimeSpan.FromMilliseconds(uint.MaxValue);
         var calls = new (string Parameter, TimeSpan Value, Action Call)[]
@@ -221,7 +229,7 @@ public class PoolBadInputTests
     public async Task InvokeAsync_AfterTheEnd_FaultsTheTask_AndTheWorkNeverRuns()
     {
         var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Name = "ended" });
-        await pool.DisposeAsync();
+        await pool.DisposeOrFailAsync();
         bool ran = false;
         Task late = pool.InvokeAsync(() => Task.FromResult(ran = true));
         await FluentActions.Awaiting(() => late.WithTimeout("the late work's task")).Should().ThrowAsync<ObjectDisposedException>().WithMessage("*ended*");
@@ -233,7 +241,8 @@ public class PoolBadInputTests
     [InlineData(2)]
     public async Task GetSharesAndSetShares_LevelOutOfRange_ThrowNamingTheRange(int level)
     {
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 2, Policy = PriorityPolicy.WeightedShares(1, 3) });
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 2, Policy = PriorityPolicy.WeightedShares(1, 3) });
+        await using var disposePool = pool.BoundedDisposal();
         foreach (Action call in new Action[] { () => pool.GetShares(level), () => pool.SetShares(level, 5) })
         {
             call.Should().Throw<ArgumentOutOfRangeException>().WithParameterName(nameof(level)).WithMessage("*between 0 and 1*")
@@ -250,7 +259,8 @@ public class PoolBadInputTests
     [InlineData(PriorityPolicy.MaxShares + 1)]
     public async Task SetShares_SharesOutOfRange_ThrowsNamingTheValueAndTheRange_AndKeepsTheOldValue(int shares)
     {
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 2, Policy = PriorityPolicy.WeightedShares(1, 3) });
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 2, Policy = PriorityPolicy.WeightedShares(1, 3) });
+        await using var disposePool = pool.BoundedDisposal();
         Action set = () => pool.SetShares(1, shares);
         set.Should().Throw<ArgumentOutOfRangeException>().WithParameterName(nameof(shares)).WithMessage("*level 1*between 1 and 10000*")
             .Which.ActualValue.Should().Be(shares);
@@ -265,7 +275,8 @@ public class PoolBadInputTests
     public async Task GetSharesAndSetShares_OnAPoolWithoutShares_ThrowNamingThePolicy(bool aging)
     {
         PriorityPolicy policy = aging ? PriorityPolicy.Aging(TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1)) : PriorityPolicy.Strict;
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 2, Policy = policy, Name = "no shares" });
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 2, Policy = policy, Name = "no shares" });
+        await using var disposePool = pool.BoundedDisposal();
         foreach (Action call in new Action[] { () => pool.GetShares(0), () => pool.SetShares(0, 2), () => pool.GetShares(-1), () => pool.SetShares(5, 0) })
         {
             call.Should().Throw<InvalidOperationException>()
@@ -279,7 +290,7 @@ public class PoolBadInputTests
     public async Task TaskScheduler_QueueAfterTheEnd_FaultsTheTaskNamingThePool()
     {
         var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 2, Name = "ended" });
-        await pool.DisposeAsync();
+        await pool.DisposeOrFailAsync();
         bool ran = false;
         Action start = () => pool.GetTaskFactory(1).StartNew(() => ran = true);
         start.Should().Throw<TaskSchedulerException>().WithInnerException<ObjectDisposedException>()
@@ -290,7 +301,8 @@ public class PoolBadInputTests
     [Fact]
     public async Task NullDelegates_ThrowArgumentNull()
     {
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1 });
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1 });
+        await using var disposePool = pool.BoundedDisposal();
         Action invoke = () => pool.InvokeAsync(null!);
         invoke.Should().Throw<ArgumentNullException>();
         Action invokeTyped = () => pool.InvokeAsync<int>(null!, 0);
@@ -307,14 +319,16 @@ public class PoolBadInputTests
     [Fact]
     public async Task InvokeAsync_DelegateReturnsNull_FaultsTheTask()
     {
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1 });
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1 });
+        await using var disposePool = pool.BoundedDisposal();
         await FluentActions.Awaiting(() => pool.InvokeAsync(() => null!).WithTimeout("the task")).Should().ThrowAsync<InvalidOperationException>();
     }
 
     [Fact]
     public async Task Delay_OutOfRange_Throws_AndSharesOutOfRangeThrow()
     {
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 2, Policy = PriorityPolicy.WeightedShares(1, 1) });
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 2, Policy = PriorityPolicy.WeightedShares(1, 1) });
+        await using var disposePool = pool.BoundedDisposal();
         await pool.InvokeAsync(() =>
         {
             FluentActions.Invoking(() => Priority.Delay(TimeSpan.FromMilliseconds(-2))).Should().Throw<ArgumentOutOfRangeException>().WithParameterName("delay");
@@ -327,7 +341,8 @@ public class PoolBadInputTests
     [Fact]
     public async Task OperationCompleted_Unmatched_Throws()
     {
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1 });
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1 });
+        await using var disposePool = pool.BoundedDisposal();
         pool.Complete();
         await pool.Completion.WithTimeout("the pool");
         FluentActions.Invoking(() => pool.GetSynchronizationContext(0).OperationCompleted()).Should().Throw<InvalidOperationException>();
@@ -380,8 +395,10 @@ public class PoolBadInputTests
     [Fact]
     public async Task LoopOnlyMembers_OnAPoolThread_NameThePoolAndWhatToUseThere()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Name = "the loop" });
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 3, Name = "the pool" });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Name = "the loop" });
+        await using var disposeLoop = loop.BoundedDisposal();
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 3, Name = "the pool" });
+        await using var disposePool = pool.BoundedDisposal();
         Exception?[] caught = await pool.InvokeAsync(
             () => Task.FromResult(new[]
             {

@@ -48,7 +48,8 @@ public sealed class PoolNestedRunTests
         // inline (and Wait's inlining is not raced by a free thread). Should the task not be inlined, the blocker gives up after the
         // usual timeout and its thread runs the task: the assertions then fail instead of the test hanging.
         using var blockerGate = new ManualResetEventSlim();
-        await using var pool = CappedPool($"nested-{kind}", 1, 2);
+        var pool = CappedPool($"nested-{kind}", 1, 2);
+        await using var disposePool = pool.BoundedDisposal();
         await StartBlocker(pool, 1, blockerGate);
 
         var result = await pool.InvokeAsync(() =>
@@ -98,7 +99,8 @@ public sealed class PoolNestedRunTests
         // The reviewer's case: a level-0 item (level 0 capped at 1) runs a task inline at level 1, then goes on. A second level-0
         // item must wait for it: the caller kept its slot.
         using var release = new ManualResetEventSlim();
-        await using var pool = CappedPool("nested-cap-holds", 1, 2);
+        var pool = CappedPool("nested-cap-holds", 1, 2);
+        await using var disposePool = pool.BoundedDisposal();
         var inlined = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         var firstEnded = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         pool.GetSynchronizationContext(0).Post(_ =>
@@ -134,7 +136,8 @@ public sealed class PoolNestedRunTests
     public async Task InlinedTask_AtAFullLevel_IsQueued_AndRunsWhenTheLevelHasRoom()
     {
         using var blockerGate = new ManualResetEventSlim();
-        await using var pool = CappedPool("nested-full", 1, 1);
+        var pool = CappedPool("nested-full", 1, 1);
+        await using var disposePool = pool.BoundedDisposal();
         int blockerThread = await StartBlocker(pool, 1, blockerGate);
 
         int taskThread = -1;
@@ -168,7 +171,8 @@ public sealed class PoolNestedRunTests
     {
         // A nested run at the caller's own level needs no second slot (level 0 is capped at 1). An inline Prioritize inside it takes
         // a slot of its own at the new level; it must not move the caller's, which the caller needs once the task returns.
-        await using var pool = CappedPool("nested-same-level", 1, 2);
+        var pool = CappedPool("nested-same-level", 1, 2);
+        await using var disposePool = pool.BoundedDisposal();
         var result = await pool.InvokeAsync(() =>
         {
             (int, int) afterMove = default;
@@ -201,7 +205,8 @@ public sealed class PoolNestedRunTests
         // other thread parks. When the task returns, its slot frees level 1 while the caller goes on: a parked thread must be woken
         // for the queued item at once (the caller waits for it: without the wake-up, nobody would run it).
         using var queuedRan = new ManualResetEventSlim();
-        await using var pool = CappedPool("nested-wakes", 2, 1);
+        var pool = CappedPool("nested-wakes", 2, 1);
+        await using var disposePool = pool.BoundedDisposal();
         await pool.InvokeAsync(() =>
         {
             new Task(() =>
@@ -220,7 +225,8 @@ public sealed class PoolNestedRunTests
     [Fact]
     public async Task Send_OnAPoolThread_BorrowsASlotAtItsLevelWhileItRuns()
     {
-        await using var pool = CappedPool("nested-send", 1, 1);
+        var pool = CappedPool("nested-send", 1, 1);
+        await using var disposePool = pool.BoundedDisposal();
         var result = await pool.InvokeAsync(() =>
         {
             int callerThread = Environment.CurrentManagedThreadId;
@@ -240,7 +246,8 @@ public sealed class PoolNestedRunTests
         // Queueing it and blocking could deadlock (the slot it would wait for may be its caller's): it runs inline, and its level is
         // one over its cap meanwhile (documented).
         using var blockerGate = new ManualResetEventSlim();
-        await using var pool = CappedPool("nested-send-full", 1, 1);
+        var pool = CappedPool("nested-send-full", 1, 1);
+        await using var disposePool = pool.BoundedDisposal();
         await StartBlocker(pool, 1, blockerGate);
 
         var result = await pool.InvokeAsync(() =>

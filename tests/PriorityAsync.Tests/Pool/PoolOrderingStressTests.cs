@@ -20,7 +20,8 @@ public sealed class PoolOrderingStressTests
     {
         const int Producers = 4;
         const int Levels = 4;
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 3, Levels = Levels, Name = "ordering-stress" });
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 3, Levels = Levels, Name = "ordering-stress" });
+        await using var disposePool = pool.BoundedDisposal();
         var lastDequeued = new long[Producers, Levels];
         for (int p = 0; p < Producers; p++)
         {
@@ -100,13 +101,14 @@ public sealed class PoolOrderingStressTests
             int levels = 1 + random.Next(5);
             // The top level is never capped: the pause blocks every thread there.
             int[]? caps = random.Next(2) == 0 ? null : Enumerable.Range(0, levels).Select(l => l == levels - 1 ? threads : 1 + random.Next(threads)).ToArray();
-            await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
+            var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
             {
                 ThreadCount = threads,
                 Levels = levels,
                 MaxConcurrencyPerLevel = caps,
                 Name = $"mix-{round}",
             });
+            await using var disposePool = pool.BoundedDisposal();
             var host = (Queue<int>[])Array.CreateInstance(typeof(Queue<int>), levels);
             for (int l = 0; l < levels; l++)
             {

@@ -80,7 +80,7 @@ public sealed class PoolPolicyTests
         var firstLowQueued = new ManualResetEventSlim();
         bool abandoned = false; // a failed wait below stops the chains, so that the pool's Dispose does not wait for them forever
 
-        using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
         {
             ThreadCount = threads,
             Levels = 3,
@@ -88,6 +88,7 @@ public sealed class PoolPolicyTests
             PolicyClock = clock,
             Name = "aging-n",
         });
+        using var disposePool = pool.BoundedDisposal();
         var low = pool.GetSynchronizationContext(0);
         var top = pool.GetSynchronizationContext(2);
         object topMarker = new();
@@ -234,7 +235,7 @@ public sealed class PoolPolicyTests
         object gate = new();
         var chainsEnded = new CountdownEvent(3 * (threads + 1));
 
-        using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
         {
             ThreadCount = threads,
             Levels = 3,
@@ -242,6 +243,7 @@ public sealed class PoolPolicyTests
             PolicyClock = clock,
             Name = "shares-n",
         });
+        using var disposePool = pool.BoundedDisposal();
 
         // Hold every thread while the chains are queued, so that every level is backlogged from the first dispatch (a level that
         // turned on later would be lifted to the floor, W2, and start above its share). The hold items move no clock: charged 0.

@@ -139,8 +139,16 @@ public sealed class PoolSharedDequeueStressTests(ITestOutputHelper output)
             queues.Enqueue(High, new WorkItem(static _ => { }, rounds, null, 0));
             Volatile.Write(ref published, rounds);
             var wait = default(SpinWait);
+            long publishedAt = Stopwatch.GetTimestamp();
             while (Volatile.Read(ref taken) != rounds)
             {
+                if (Stopwatch.GetElapsedTime(publishedAt) > Infrastructure.TestTimeout.Unexpected)
+                {
+                    // Stop the consumers first: spinning on, they would slow every test that runs after this one.
+                    Volatile.Write(ref stop, true);
+                    throw new TimeoutException($"Timed out after {Infrastructure.TestTimeout.Unexpected.TotalSeconds} s waiting for a consumer to take the high item of round {rounds} (a lost item: its bit clear over it).");
+                }
+
                 wait.SpinOnce(sleep1Threshold: -1);
             }
         }

@@ -10,7 +10,8 @@ public sealed class PoolStarvationAndStallTests
     [Fact]
     public void Delay_WithTheThreadPoolStarved_FiresOnThePoolsOwnThreads()
     {
-        using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 2, Levels = 2, Name = "starved-pool" });
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 2, Levels = 2, Name = "starved-pool" });
+        using var disposePool = pool.BoundedDisposal();
         using var fired = new ManualResetEventSlim(false);
         bool starvedWhenFired = false;
         int levelWhenFired = -1;
@@ -40,13 +41,14 @@ public sealed class PoolStarvationAndStallTests
         using var release = new ManualResetEventSlim(false);
         using var reported = new ManualResetEventSlim(false);
         using var blocking = new ManualResetEventSlim(false);
-        using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
         {
             ThreadCount = 2,
             Levels = 3,
             Name = "stall-one-of-two",
             StallTimeout = TimeSpan.FromMilliseconds(100),
         });
+        using var disposePool = pool.BoundedDisposal();
         StallDetectedEventArgs? report = null;
         pool.StallDetected += (_, e) =>
         {

@@ -29,7 +29,8 @@ public class PoolTimeSliceTests
     [Fact]
     public async Task Checkpoint_OneThreadSliceUsedUpAndOtherWorkWaiting_YieldsToTheBackOfItsLevel()
     {
-        await using var pool = new PriorityThreadPool(Options(threads: 1));
+        var pool = new PriorityThreadPool(Options(threads: 1));
+        await using var disposePool = pool.BoundedDisposal();
         var ran = new ConcurrentQueue<string>();
         await pool.InvokeAsync(async () =>
         {
@@ -53,7 +54,8 @@ public class PoolTimeSliceTests
     [Fact]
     public async Task Checkpoint_EveryThreadBusy_YieldsToWorkThatWaitsForAThread()
     {
-        await using var pool = new PriorityThreadPool(Options(threads: 2));
+        var pool = new PriorityThreadPool(Options(threads: 2));
+        await using var disposePool = pool.BoundedDisposal();
         var ran = new ConcurrentQueue<string>();
         using var release = new ManualResetEventSlim(false);
         using var entered = new ManualResetEventSlim(false);
@@ -83,7 +85,8 @@ public class PoolTimeSliceTests
     public async Task Checkpoint_OwnLevelAtItsCap_YieldsEvenWithAnIdleThread()
     {
         // Level 0 may use one thread, and this item holds it: the idle thread cannot take the waiting level-0 item; only a yield can.
-        await using var pool = new PriorityThreadPool(Options(threads: 2, caps: [1, 2]));
+        var pool = new PriorityThreadPool(Options(threads: 2, caps: [1, 2]));
+        await using var disposePool = pool.BoundedDisposal();
         var ran = new ConcurrentQueue<string>();
         await pool.InvokeAsync(async () =>
         {
@@ -103,7 +106,8 @@ public class PoolTimeSliceTests
     {
         // Every thread is busy, but the waiting item is at level 0, at its cap because of the other thread: this item's yield would
         // not let it run, so it goes on (and the flag is cleared, so the checkpoints that follow take the fast path).
-        await using var pool = new PriorityThreadPool(Options(threads: 2, caps: [1, 2]));
+        var pool = new PriorityThreadPool(Options(threads: 2, caps: [1, 2]));
+        await using var disposePool = pool.BoundedDisposal();
         var ran = new ConcurrentQueue<string>();
         using var release = new ManualResetEventSlim(false);
         using var entered = new ManualResetEventSlim(false);
@@ -137,7 +141,8 @@ public class PoolTimeSliceTests
     {
         // On the pool a stale mask bit (this item's own level) is cleared only by the next dequeue (I1), not by a checkpoint: the clock
         // may raise the flag at every tick while it lasts, and each raise costs one slow checkpoint, which clears it and goes on.
-        await using var pool = new PriorityThreadPool(Options(threads: 2));
+        var pool = new PriorityThreadPool(Options(threads: 2));
+        await using var disposePool = pool.BoundedDisposal();
         await pool.InvokeAsync(() =>
         {
             int index = PoolWorker.Current!.Index;
@@ -156,7 +161,8 @@ public class PoolTimeSliceTests
     [Fact]
     public async Task Checkpoint_SliceClockDormantSentinel_IsClearedByTheNextCheckpoint_WhichDoesNotYieldForIt()
     {
-        await using var pool = new PriorityThreadPool(Options(threads: 2));
+        var pool = new PriorityThreadPool(Options(threads: 2));
+        await using var disposePool = pool.BoundedDisposal();
         await pool.InvokeAsync(() =>
         {
             pool.MarkSliceClockDormant();
@@ -174,7 +180,8 @@ public class PoolTimeSliceTests
     {
         PriorityThreadPoolOptions options = Options(threads: 1);
         options.TimeSlice = null;
-        await using var pool = new PriorityThreadPool(options);
+        var pool = new PriorityThreadPool(options);
+        await using var disposePool = pool.BoundedDisposal();
         await pool.InvokeAsync(() =>
         {
             pool.GetSynchronizationContext(0).Post(_ => { }, null);
@@ -191,7 +198,8 @@ public class PoolTimeSliceTests
     {
         // The real slice clock (1 ms slices) watching a pool: an item that spins until ShouldYield, with another item waiting and the
         // only thread busy, is eventually told to yield. No timing is asserted; the test's timeout bounds a clock that never raises.
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 2, TimeSlice = TimeSpan.FromMilliseconds(1) });
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 2, TimeSlice = TimeSpan.FromMilliseconds(1) });
+        await using var disposePool = pool.BoundedDisposal();
         var ran = new ConcurrentQueue<string>();
         await pool.InvokeAsync(async () =>
         {
@@ -224,7 +232,8 @@ public class PoolTimeSliceTests
 
         foreach (TimeSpan? slice in new TimeSpan?[] { null, PriorityContextOptions.MinTimeSlice, PriorityContextOptions.MaxTimeSlice })
         {
-            using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, TimeSlice = slice });
+            var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, TimeSlice = slice });
+            using var disposePool = pool.BoundedDisposal();
         }
     }
 }

@@ -29,7 +29,8 @@ public sealed class PoolWakeUpStressTests
         using var single = new ManualResetEventSlim();
         using var pair = new CountdownEvent(2);
         using var pairDone = new CountdownEvent(2);
-        await using var pool = new PriorityThreadPool(Options(threads, capped, "wake-stress"));
+        var pool = new PriorityThreadPool(Options(threads, capped, "wake-stress"));
+        await using var disposePool = pool.BoundedDisposal();
         var random = new Random(threads * 10 + (capped ? 1 : 0));
         DateTime end = DateTime.UtcNow + StressSettings.Fraction(0.15);
         int posts = 0;

@@ -13,7 +13,8 @@ public class PriorityThreadPoolTests
     [Fact]
     public async Task Prioritize_FromOutside_HopsOntoThePoolAtThatLevel()
     {
-        await using var pool = new PriorityThreadPool(Options());
+        var pool = new PriorityThreadPool(Options());
+        await using var disposePool = pool.BoundedDisposal();
         (PriorityThreadPool? current, int level, IPriorityScheduler? scheduler) = await Task.Run(async () =>
         {
             await pool.Prioritize(2);
@@ -27,7 +28,8 @@ public class PriorityThreadPoolTests
     [Fact]
     public async Task StaticApi_InsideThePool_KeepsTheLevelAcrossAwaits()
     {
-        await using var pool = new PriorityThreadPool(Options());
+        var pool = new PriorityThreadPool(Options());
+        await using var disposePool = pool.BoundedDisposal();
         List<int> levels = await pool.InvokeAsync(async () =>
         {
             var seen = new List<int> { CurrentLevel };
@@ -53,7 +55,8 @@ public class PriorityThreadPoolTests
     [Fact]
     public async Task Prioritize_OnAPoolThread_QueuesWhenWorkItMayRunWaitsAbove()
     {
-        await using var pool = new PriorityThreadPool(Options(threads: 1));
+        var pool = new PriorityThreadPool(Options(threads: 1));
+        await using var disposePool = pool.BoundedDisposal();
         var order = new ConcurrentQueue<string>();
         await pool.InvokeAsync(async () =>
         {
@@ -68,7 +71,8 @@ public class PriorityThreadPoolTests
     [Fact]
     public async Task InvokeAsync_RunsInThePostersExecutionContext_AndLeavesNothingBehind()
     {
-        await using var pool = new PriorityThreadPool(Options(threads: 1));
+        var pool = new PriorityThreadPool(Options(threads: 1));
+        await using var disposePool = pool.BoundedDisposal();
         var local = new AsyncLocal<string?>();
         local.Value = "poster";
         string? seen = await pool.InvokeAsync(() =>
@@ -86,7 +90,8 @@ public class PriorityThreadPoolTests
     [Fact]
     public async Task Delay_FiresOnThePool_AtTheCallersLevel()
     {
-        await using var pool = new PriorityThreadPool(Options());
+        var pool = new PriorityThreadPool(Options());
+        await using var disposePool = pool.BoundedDisposal();
         (int level, bool onPool) = await pool.InvokeAsync(async () =>
         {
             await Delay(TimeSpan.FromMilliseconds(5));
@@ -99,7 +104,8 @@ public class PriorityThreadPoolTests
     [Fact]
     public async Task Delay_Cancelled_ThrowsTaskCanceledOnThePool()
     {
-        await using var pool = new PriorityThreadPool(Options());
+        var pool = new PriorityThreadPool(Options());
+        await using var disposePool = pool.BoundedDisposal();
         using var cts = new CancellationTokenSource();
         Task pending = pool.InvokeAsync(async () => await Delay(Timeout.InfiniteTimeSpan, cts.Token), level: 1);
         cts.Cancel();
@@ -109,7 +115,8 @@ public class PriorityThreadPoolTests
     [Fact]
     public async Task TimeProvider_TimerFiresOnThePoolAtItsLevel()
     {
-        await using var pool = new PriorityThreadPool(Options());
+        var pool = new PriorityThreadPool(Options());
+        await using var disposePool = pool.BoundedDisposal();
         var fired = new TaskCompletionSource<(int Level, bool OnPool)>(TaskCreationOptions.RunContinuationsAsynchronously);
         using ITimer timer = pool.GetTimeProvider(2).CreateTimer(
             _ => fired.TrySetResult((CurrentLevel, PriorityThreadPool.Current == pool)), null, TimeSpan.FromMilliseconds(2), Timeout.InfiniteTimeSpan);
@@ -132,7 +139,7 @@ public class PriorityThreadPoolTests
             return Task.FromResult(delay);
         });
         Task delay = await waiter.WithTimeout("arming");
-        await pool.DisposeAsync();
+        await pool.DisposeOrFailAsync();
         await FluentActions.Awaiting(() => delay.WithTimeout("the dropped delay")).Should().ThrowAsync<ObjectDisposedException>();
         dropped.Should().ContainSingle(e => e.Reason == DropReason.TimerArmedAtFinish);
     }
@@ -140,12 +147,13 @@ public class PriorityThreadPoolTests
     [Fact]
     public async Task Cap_KeepsALevelBelowItsThreads_AndAnotherLevelRunsBesideIt()
     {
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
         {
             ThreadCount = 2,
             Levels = 2,
             MaxConcurrencyPerLevel = [1, 2],
         });
+        await using var disposePool = pool.BoundedDisposal();
         pool.GetMaxConcurrency(0).Should().Be(1);
         pool.GetScheduler(0).MaximumConcurrencyLevel.Should().Be(1);
         using var release = new ManualResetEventSlim();
@@ -178,13 +186,14 @@ public class PriorityThreadPoolTests
         // queued item of its old level run now, on the parked thread, not only once the moved item ends (work conservation).
         using var movedGate = new ManualResetEventSlim();
         using var keepRunning = new ManualResetEventSlim();
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
+        var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
         {
             ThreadCount = 2,
             Levels = 2,
             MaxConcurrencyPerLevel = [1, 2],
             Name = "cap-freed-inline",
         });
+        await using var disposePool = pool.BoundedDisposal();
         var started = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         var moved = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         Task first = pool.InvokeAsync(async () =>
@@ -213,7 +222,8 @@ public class PriorityThreadPoolTests
     [Fact]
     public async Task Post_ToAnIdlePool_WakesOneThreadNotAll()
     {
-        await using var pool = new PriorityThreadPool(Options(threads: 4));
+        var pool = new PriorityThreadPool(Options(threads: 4));
+        await using var disposePool = pool.BoundedDisposal();
         WaitUntil(() => pool.IdleCount == 4, "every thread to park");
         long before = pool.WakeCount;
         using var ran = new ManualResetEventSlim();
@@ -229,7 +239,8 @@ public class PriorityThreadPoolTests
         // Declared before the pool, so disposed after it: the pool's disposal waits for the items that may still be inside Wait.
         using var all = new CountdownEvent(3);
         using var release = new ManualResetEventSlim();
-        await using var pool = new PriorityThreadPool(Options(threads: 3));
+        var pool = new PriorityThreadPool(Options(threads: 3));
+        await using var disposePool = pool.BoundedDisposal();
         for (int i = 0; i < 3; i++)
         {
             pool.GetSynchronizationContext(0).Post(_ =>
@@ -259,13 +270,14 @@ public class PriorityThreadPoolTests
             .Which.Should().BeSameAs(boom);
         pool.State.Should().Be(PriorityContextState.Faulted);
         dropped.Should().ContainSingle(e => e.Reason == DropReason.AbandonedAfterFault);
-        await FluentActions.Awaiting(() => pool.DisposeAsync().AsTask()).Should().ThrowAsync<InvalidOperationException>();
+        await FluentActions.Awaiting(() => pool.DisposeOrFailAsync()).Should().ThrowAsync<InvalidOperationException>();
     }
 
     [Fact]
     public async Task UnhandledException_Handled_KeepsThePoolRunning()
     {
-        await using var pool = new PriorityThreadPool(Options());
+        var pool = new PriorityThreadPool(Options());
+        await using var disposePool = pool.BoundedDisposal();
         var seen = new TaskCompletionSource<PriorityUnhandledExceptionEventArgs>(TaskCreationOptions.RunContinuationsAsynchronously);
         pool.UnhandledException += (_, e) =>
         {
@@ -296,7 +308,7 @@ public class PriorityThreadPoolTests
         pool.WorkDropped += (_, e) => dropped.Enqueue(e);
         pool.GetSynchronizationContext(1).Post(_ => Interlocked.Increment(ref ran), null);
         Task late = pool.InvokeAsync(() => Task.CompletedTask);
-        await FluentActions.Awaiting(() => late).Should().ThrowAsync<ObjectDisposedException>();
+        await FluentActions.Awaiting(() => late.WithTimeout("the late work's task")).Should().ThrowAsync<ObjectDisposedException>();
         FluentActions.Invoking(() => pool.GetSynchronizationContext(0).Send(_ => { }, null)).Should().Throw<ObjectDisposedException>();
         Action start = () => pool.GetTaskFactory(0).StartNew(() => { });
         start.Should().Throw<TaskSchedulerException>().WithInnerException<ObjectDisposedException>();
@@ -394,7 +406,8 @@ public class PriorityThreadPoolTests
     [Fact]
     public async Task Snapshot_SumsRunCountsOverThreads()
     {
-        await using var pool = new PriorityThreadPool(Options(threads: 3));
+        var pool = new PriorityThreadPool(Options(threads: 3));
+        await using var disposePool = pool.BoundedDisposal();
         await Task.WhenAll(Enumerable.Range(0, 30).Select(i => pool.InvokeAsync(() => Task.CompletedTask, i % 3))).WithTimeout("the items");
         PriorityContextSnapshot snapshot = pool.GetSnapshot();
         snapshot.RunPerLevel.Should().Equal(10, 10, 10);
@@ -404,11 +417,13 @@ public class PriorityThreadPoolTests
     [Fact]
     public async Task WeightedShares_CanBeReadAndChanged_AndOtherPoliciesRefuse()
     {
-        await using var shares = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 2, Levels = 2, Policy = PriorityPolicy.WeightedShares(1, 3) });
+        var shares = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 2, Levels = 2, Policy = PriorityPolicy.WeightedShares(1, 3) });
+        await using var disposeShares = shares.BoundedDisposal();
         shares.GetShares(1).Should().Be(3);
         shares.SetShares(1, 5);
         shares.GetShares(1).Should().Be(5);
-        await using var strict = new PriorityThreadPool(Options());
+        var strict = new PriorityThreadPool(Options());
+        await using var disposeStrict = strict.BoundedDisposal();
         FluentActions.Invoking(() => strict.GetShares(0)).Should().Throw<InvalidOperationException>();
     }
 
@@ -417,7 +432,8 @@ public class PriorityThreadPoolTests
     {
         foreach (PriorityPolicy policy in new PriorityPolicy[] { PriorityPolicy.Aging(TimeSpan.FromMilliseconds(1), TimeSpan.FromMilliseconds(5), TimeSpan.FromMilliseconds(50)), PriorityPolicy.WeightedShares(1, 2, 4) })
         {
-            await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 2, Levels = 3, Policy = policy, MaxConcurrencyPerLevel = [1, 2, 2] });
+            var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 2, Levels = 3, Policy = policy, MaxConcurrencyPerLevel = [1, 2, 2] });
+            await using var disposePool = pool.BoundedDisposal();
             int ran = 0;
             await Task.WhenAll(Enumerable.Range(0, 300).Select(i => pool.InvokeAsync(() =>
             {

@@ -16,7 +16,8 @@ public sealed class TaskScopeTests
     {
         var gate = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         var childEnded = false;
-        await using var loop = new PriorityContextThread(ThreeLevels);
+        var loop = new PriorityContextThread(ThreeLevels);
+        await using var disposeLoop = loop.BoundedDisposal();
         Task scope = await loop.Context.InvokeAsync(
             () => Task.FromResult(TaskScope.RunAsync(scope =>
             {
@@ -43,7 +44,8 @@ public sealed class TaskScopeTests
         var releaseSibling = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         var failure = new InvalidOperationException("lease lost");
         bool siblingEnded = false;
-        await using var loop = new PriorityContextThread(ThreeLevels);
+        var loop = new PriorityContextThread(ThreeLevels);
+        await using var disposeLoop = loop.BoundedDisposal();
 
         Task scope = await loop.Context.InvokeAsync(
             () => Task.FromResult(TaskScope.RunAsync(async scope =>
@@ -77,7 +79,8 @@ public sealed class TaskScopeTests
     {
         var first = new InvalidOperationException("first");
         var second = new ArgumentException("second");
-        await using var loop = new PriorityContextThread(ThreeLevels);
+        var loop = new PriorityContextThread(ThreeLevels);
+        await using var disposeLoop = loop.BoundedDisposal();
         Task scope = await loop.Context.InvokeAsync(
             () => Task.FromResult(TaskScope.RunAsync(scope =>
             {
@@ -97,7 +100,8 @@ public sealed class TaskScopeTests
     {
         var failure = new FormatException("bad message");
         bool childEndedCancelled = false;
-        await using var loop = new PriorityContextThread(ThreeLevels);
+        var loop = new PriorityContextThread(ThreeLevels);
+        await using var disposeLoop = loop.BoundedDisposal();
         Task scope = await loop.Context.InvokeAsync(
             () => Task.FromResult(TaskScope.RunAsync(async scope =>
             {
@@ -128,7 +132,8 @@ public sealed class TaskScopeTests
     {
         using var outer = new CancellationTokenSource();
         var childStarted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        await using var loop = new PriorityContextThread(ThreeLevels);
+        var loop = new PriorityContextThread(ThreeLevels);
+        await using var disposeLoop = loop.BoundedDisposal();
         Task scope = await loop.Context.InvokeAsync(
             () => Task.FromResult(TaskScope.RunAsync(
                 async scope =>
@@ -155,7 +160,8 @@ public sealed class TaskScopeTests
     {
         int renewals = 0;
         // A clock that never moves: the renewal interval never ends, so the keeper renews exactly once before the body cancels it.
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, TimeProvider = new FakeTimeProvider() });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, TimeProvider = new FakeTimeProvider() });
+        await using var disposeLoop = loop.BoundedDisposal();
         int result = await loop.Context.InvokeAsync(
             () => TaskScope.RunAsync(async scope =>
             {
@@ -189,7 +195,8 @@ public sealed class TaskScopeTests
     [Fact]
     public async Task Start_ChildRunsAtItsOwnLevel_OnTheLoop_QueuedBehindThatLevel()
     {
-        await using var loop = new PriorityContextThread(ThreeLevels);
+        var loop = new PriorityContextThread(ThreeLevels);
+        await using var disposeLoop = loop.BoundedDisposal();
         var order = new List<string>();
         (int Level, int Thread) seen = await loop.Context.InvokeAsync(
             () => TaskScope.RunAsync(async scope =>
@@ -217,7 +224,8 @@ public sealed class TaskScopeTests
     public async Task Child_EndingOffTheLoop_IsCountedAndItsFaultSurfaces()
     {
         var failure = new TimeoutException("off the loop");
-        await using var loop = new PriorityContextThread(ThreeLevels);
+        var loop = new PriorityContextThread(ThreeLevels);
+        await using var disposeLoop = loop.BoundedDisposal();
         Task scope = await loop.Context.InvokeAsync(
             () => Task.FromResult(TaskScope.RunAsync(scope =>
             {
@@ -419,7 +427,8 @@ public sealed class TaskScopeTests
     [Fact]
     public async Task BadInput_NullDelegates_ArgumentNullException()
     {
-        await using var loop = new PriorityContextThread(ThreeLevels);
+        var loop = new PriorityContextThread(ThreeLevels);
+        await using var disposeLoop = loop.BoundedDisposal();
         await loop.Context.InvokeAsync(
             () =>
             {
@@ -442,7 +451,8 @@ public sealed class TaskScopeTests
     [Fact]
     public async Task BadInput_StartAfterTheScopeCompleted_ThrowsAndStartsNothing()
     {
-        await using var loop = new PriorityContextThread(ThreeLevels);
+        var loop = new PriorityContextThread(ThreeLevels);
+        await using var disposeLoop = loop.BoundedDisposal();
         string message = await loop.Context.InvokeAsync(
             async () =>
             {
@@ -473,7 +483,8 @@ public sealed class TaskScopeTests
     [Fact]
     public async Task BadInput_StartFromAnotherThread_ThrowsAndStartsNothing_TheScopeStillCompletes()
     {
-        await using var loop = new PriorityContextThread(ThreeLevels);
+        var loop = new PriorityContextThread(ThreeLevels);
+        await using var disposeLoop = loop.BoundedDisposal();
         var scopeOpen = new TaskCompletionSource<TaskScope>(TaskCreationOptions.RunContinuationsAsynchronously);
         var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         Task scopeTask = await loop.Context.InvokeAsync(
@@ -509,7 +520,8 @@ public sealed class TaskScopeTests
     [Fact]
     public async Task BadInput_BodyOrChildReturnsNull_TheScopeFailsWithAClearMessage()
     {
-        await using var loop = new PriorityContextThread(ThreeLevels);
+        var loop = new PriorityContextThread(ThreeLevels);
+        await using var disposeLoop = loop.BoundedDisposal();
         Task scope = await loop.Context.InvokeAsync(
             () => Task.FromResult(TaskScope.RunAsync(scope =>
             {

@@ -14,7 +14,8 @@ public class LoopTimerTests
     [Fact]
     public async Task CreateTimer_SeveralDueTimesAtOneLevel_FireInDueOrderOnTheLoop()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var log = new Log();
         var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         TimeProvider provider = loop.Context.GetTimeProvider(1);
@@ -46,7 +47,8 @@ public class LoopTimerTests
     [Fact]
     public async Task CreateTimer_DueWhileTheLoopIsBusy_FireInDueOrderThenRunByStrictPriority()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var log = new Log();
         var created = new List<(LoopTimer Timer, int Level, string Name)>();
         using (loop.Context.PauseLoop())
@@ -88,7 +90,8 @@ public class LoopTimerTests
     [Fact]
     public async Task CreateTimer_InsideTheContext_FiresAtTheCreatingLevel()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 4, DefaultLevel = 1 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 4, DefaultLevel = 1 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var fired = new TaskCompletionSource<(int Level, bool OnLoop)>(TaskCreationOptions.RunContinuationsAsynchronously);
         await loop.Context.RunOn(3, () =>
         {
@@ -105,7 +108,8 @@ public class LoopTimerTests
     [Fact]
     public async Task CreateTimer_FromAnotherThread_FiresOnTheLoopAtTheDefaultLevel()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 4, DefaultLevel = 2 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 4, DefaultLevel = 2 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var fired = new TaskCompletionSource<(int Level, bool OnLoop)>(TaskCreationOptions.RunContinuationsAsynchronously);
         TestTimeout.OnOwnThread(
             () => loop.Context.TimeProvider.CreateTimer(
@@ -121,8 +125,10 @@ public class LoopTimerTests
     [Fact]
     public async Task CreateTimer_FromAnotherContextsLoop_FiresAtTheDefaultLevelOfItsOwnContext()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 4, DefaultLevel = 0 });
-        await using var other = new PriorityContextThread(new PriorityContextOptions { Levels = 4 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 4, DefaultLevel = 0 });
+        await using var disposeLoop = loop.BoundedDisposal();
+        var other = new PriorityContextThread(new PriorityContextOptions { Levels = 4 });
+        await using var disposeOther = other.BoundedDisposal();
         var fired = new TaskCompletionSource<(int Level, bool OnLoop)>(TaskCreationOptions.RunContinuationsAsynchronously);
         await other.Context.RunOn(3, () =>
         {
@@ -139,7 +145,8 @@ public class LoopTimerTests
     [Fact]
     public async Task GetTimeProvider_SameLevel_ReturnsTheSameInstance()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         loop.Context.GetTimeProvider(2).Should().BeSameAs(loop.Context.GetTimeProvider(2));
         loop.Context.GetTimeProvider(2).Should().NotBeSameAs(loop.Context.GetTimeProvider(1));
         loop.Context.TimeProvider.Should().BeSameAs(loop.Context.TimeProvider);
@@ -152,7 +159,8 @@ public class LoopTimerTests
     [InlineData(3)]
     public async Task GetTimeProvider_LevelOutOfRange_Throws(int level)
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         loop.Invoking(l => l.Context.GetTimeProvider(level)).Should().Throw<ArgumentOutOfRangeException>().WithParameterName(nameof(level));
     }
 
@@ -161,7 +169,8 @@ public class LoopTimerTests
     {
         // Only time has to pass here: a fake clock (PriorityContextOptions.TimeProvider) moves it on at once.
         var clock = new Microsoft.Extensions.Time.Testing.FakeTimeProvider();
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { TimeProvider = clock });
+        var loop = new PriorityContextThread(new PriorityContextOptions { TimeProvider = clock });
+        await using var disposeLoop = loop.BoundedDisposal();
         var log = new Log();
         var sentinel = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         TimeProvider provider = loop.Context.GetTimeProvider(0);
@@ -179,7 +188,8 @@ public class LoopTimerTests
     [Fact]
     public async Task Dispose_WhileItsFiringIsQueued_CancelsTheFiring()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         int fired = 0;
         await loop.Context.RunOn(0, async () =>
         {
@@ -196,7 +206,8 @@ public class LoopTimerTests
     [Fact]
     public async Task Change_WhileItsFiringIsQueued_CancelsTheFiringAndRearms()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         var log = new Log();
         var second = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         int fired = 0;
@@ -226,7 +237,8 @@ public class LoopTimerTests
     [Fact]
     public async Task Change_FromItsOwnCallback_RearmsAOneShotTimer()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         int count = 0;
         ITimer? timer = null;
@@ -258,7 +270,8 @@ public class LoopTimerTests
     {
         // Only time has to pass here: a fake clock moves it on a period at a time, and then well past the disposal.
         var clock = new Microsoft.Extensions.Time.Testing.FakeTimeProvider();
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { TimeProvider = clock });
+        var loop = new PriorityContextThread(new PriorityContextOptions { TimeProvider = clock });
+        await using var disposeLoop = loop.BoundedDisposal();
         var sentinel = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         var ticked = new SemaphoreSlim(0);
         int count = 0;
@@ -292,7 +305,8 @@ public class LoopTimerTests
     [Fact]
     public async Task Periodic_LoopHeldForManyPeriods_QueuesOneFiringAndSkipsTheMissedTicks()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         var log = new Log();
         var first = new TaskCompletionSource<long>(TaskCreationOptions.RunContinuationsAsynchronously);
         LoopTimer timer;
@@ -325,7 +339,8 @@ public class LoopTimerTests
     [Fact]
     public async Task Callback_Throws_GoesToUnhandledException()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         var seen = new TaskCompletionSource<(Exception Error, int Level)>(TaskCreationOptions.RunContinuationsAsynchronously);
         loop.UnhandledException += (_, e) =>
         {
@@ -342,7 +357,8 @@ public class LoopTimerTests
     [Fact]
     public async Task Callback_RunsInTheExecutionContextCapturedAtCreation()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         var local = new AsyncLocal<string>();
         var seen = new TaskCompletionSource<(string? Flowed, string? Suppressed)>(TaskCreationOptions.RunContinuationsAsynchronously);
         string? flowed = null;
@@ -406,13 +422,13 @@ public class LoopTimerTests
     public void Run_EntryAwaitsATimerOnAnIdleLoop_ParksUntilDueAndWakesUp()
     {
         var order = new List<string>();
-        PriorityContext.Run(async () =>
+        TestTimeout.OnOwnThread(() => PriorityContext.Run(async () =>
         {
             PriorityContext context = PriorityContext.Current!;
             order.Add("before");
             await Task.Delay(TimeSpan.FromMilliseconds(20), context.TimeProvider);
             order.Add($"after:{SynchronizationContext.Current is PrioritySynchronizationContext}");
-        });
+        }), "PriorityContext.Run");
 
         order.Should().Equal("before", "after:True");
     }

@@ -11,7 +11,8 @@ public class ParkTimeoutTests
     [Fact]
     public async Task ParkTimeout_FollowsTheEarliestArmedTimer_AndIsInfiniteWithNone()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        await using var disposeLoop = loop.BoundedDisposal();
         PriorityContext context = loop.Context;
         context.ParkTimeoutForTests.Should().Be(Timeout.Infinite, "no timer is armed");
 
@@ -31,7 +32,8 @@ public class ParkTimeoutTests
     [Fact]
     public async Task ParkTimeout_InfiniteDelayOnly_IsInfinite()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
+        await using var disposeLoop = loop.BoundedDisposal();
         using var cancel = new CancellationTokenSource();
         Task pending = loop.Context.RunOn(0, async () => await Priority.Delay(Timeout.InfiniteTimeSpan, cancel.Token));
         TimerTestHelpers.WaitUntil(() => loop.Context.ArmedTimerCount == 1, "the infinite delay to be armed");

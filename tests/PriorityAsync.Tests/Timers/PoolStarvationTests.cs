@@ -36,7 +36,8 @@ public class PoolStarvationTests
     /// <summary>Returns whether the plain delay had completed when the last loop timer fired.</summary>
     private static bool RunOnce()
     {
-        using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, Name = "starved" });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, Name = "starved" });
+        using var disposeLoop = loop.BoundedDisposal();
         var log = new Log();
         using var allFired = new ManualResetEventSlim(false);
         Task? plainDelay = null;

@@ -15,7 +15,8 @@ public class PriorityDelayTests
     {
         // The system clock on purpose (the default): the loop's own timed wait and the alarm thread fire these; the tests below
         // drive a FakeTimeProvider.
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var result = await loop.Context.RunOn(2, async () =>
         {
             await Delay(TimeSpan.FromMilliseconds(5));
@@ -32,7 +33,8 @@ public class PriorityDelayTests
     public async Task Delay_SeveralAtOneLevel_CompleteInDueOrder()
     {
         var clock = new FakeTimeProvider();
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { TimeProvider = clock });
+        var loop = new PriorityContextThread(new PriorityContextOptions { TimeProvider = clock });
+        await using var disposeLoop = loop.BoundedDisposal();
         var log = new TimerTestHelpers.Log();
         Task all = await loop.Context.RunOn(0, () => Task.FromResult(Task.WhenAll(Wait(30), Wait(10), Wait(20)))).WithTimeout("arming the delays");
 
@@ -51,7 +53,8 @@ public class PriorityDelayTests
     [Fact]
     public async Task Delay_Zero_CompletesAtOnce()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         bool completed = await loop.Context.RunOn(0, () => Task.FromResult(Delay(TimeSpan.Zero).IsCompletedSuccessfully)).WithTimeout("the check");
         completed.Should().BeTrue();
     }
@@ -59,7 +62,8 @@ public class PriorityDelayTests
     [Fact]
     public async Task Delay_CancelledFromAnotherThread_ThrowsTaskCanceledOnTheLoop()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         using var cts = new CancellationTokenSource();
         var armed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         Task<(bool OnLoop, int Level, CancellationToken Token)> body = loop.Context.RunOn(1, async () =>
@@ -88,7 +92,8 @@ public class PriorityDelayTests
     [Fact]
     public async Task Delay_AlreadyCancelledToken_CompletesCancelledAtOnce()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         bool canceled = await loop.Context.RunOn(0, () => Task.FromResult(Delay(TimeSpan.FromSeconds(1), new CancellationToken(true)).IsCanceled)).WithTimeout("the check");
         canceled.Should().BeTrue();
     }
@@ -96,7 +101,8 @@ public class PriorityDelayTests
     [Fact]
     public async Task Delay_InfiniteThenCancelled_Throws()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         using var cts = new CancellationTokenSource();
         Task body = loop.Context.RunOn(0, async () =>
         {
@@ -133,7 +139,8 @@ public class PriorityDelayTests
     [Fact]
     public async Task Delay_AwaitedTwice_ThrowsInvalidOperation()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         Task body = loop.Context.RunOn(0, async () =>
         {
             ValueTask delay = Delay(TimeSpan.FromMilliseconds(1));
@@ -147,7 +154,8 @@ public class PriorityDelayTests
     [Fact]
     public async Task Delay_AsTaskAwaitedOffTheLoop_Completes()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         Task task = await loop.Context.RunOn(0, () => Task.FromResult(Delay(TimeSpan.FromMilliseconds(1)).AsTask())).WithTimeout("arming");
         await task.WithTimeout("the delay awaited from the test thread");
         loop.Context.Drain();
@@ -167,7 +175,8 @@ public class PriorityDelayTests
     [InlineData(4294967295.0)]
     public async Task Delay_OutOfRange_ThrowsLikeTaskDelay(double ms)
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         TimeSpan delay = TimeSpan.FromMilliseconds(ms);
         Exception? expected = Record(() => Task.Delay(delay, TimeProvider.System));
 #pragma warning disable PA0003 // the call throws before it returns a task: there is nothing to own

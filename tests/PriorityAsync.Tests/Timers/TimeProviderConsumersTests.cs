@@ -8,7 +8,8 @@ public class TimeProviderConsumersTests
     [Fact]
     public async Task TaskDelay_WithTheLoopsProvider_ResumesOnTheLoopAtTheLevel()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var result = await loop.Context.RunOn(2, async () =>
         {
             // The system clock on purpose (the default): the loop's own timers fire it, not a provider's timer.
@@ -22,7 +23,8 @@ public class TimeProviderConsumersTests
     [Fact]
     public async Task TaskDelay_Cancelled_ThrowsOnTheLoopAndDisarmsTheTimer()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         using var cts = new CancellationTokenSource();
         Task body = loop.Context.RunOn(0, async () =>
         {
@@ -38,7 +40,8 @@ public class TimeProviderConsumersTests
     [Fact]
     public async Task WaitAsync_TimesOutOnTheLoop()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var never = new TaskCompletionSource();
         var result = await loop.Context.RunOn(1, async () =>
         {
@@ -59,7 +62,8 @@ public class TimeProviderConsumersTests
     [Fact]
     public async Task PeriodicTimer_TicksOnTheLoop()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var ticks = await loop.Context.RunOn(2, async () =>
         {
             var seen = new List<(bool, int)>();
@@ -79,7 +83,8 @@ public class TimeProviderConsumersTests
     [Fact]
     public async Task CancellationTokenSource_WithTheLoopsProvider_CancelsOnTheLoop()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var cancelled = new TaskCompletionSource<(bool OnLoop, int Level)>(TaskCreationOptions.RunContinuationsAsynchronously);
         CancellationTokenSource? cts = null;
         await loop.Context.RunOn(1, () =>

@@ -16,7 +16,8 @@ public class TimerAllocationTests
     [Fact]
     public async Task PeriodicTimer_Firing_AllocatesNothingInSteadyState()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         var done = new TaskCompletionSource<double>(TaskCreationOptions.RunContinuationsAsynchronously);
         var counter = new Counter();
         using ITimer timer = loop.Context.TimeProvider.CreateTimer(
@@ -44,7 +45,8 @@ public class TimerAllocationTests
     [Fact]
     public async Task PriorityDelay_AllocatesNothingInSteadyState()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         double bytesPerDelay = await loop.Context.RunOn(0, async () =>
         {
             for (int i = 0; i < Warm; i++)

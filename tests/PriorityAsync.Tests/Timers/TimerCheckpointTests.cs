@@ -11,7 +11,8 @@ public class TimerCheckpointTests
     [Fact]
     public async Task Prioritize_DueTimerAbove_RunsItAtTheCheckpoint()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var log = new Log();
         await loop.Context.RunOn(1, async () =>
         {
@@ -36,7 +37,8 @@ public class TimerCheckpointTests
     [Fact]
     public async Task Prioritize_DueTimerAtTheSameLevel_GoesOnInlineAndTheTimerRunsLater()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var log = new Log();
         await loop.Context.RunOn(1, async () =>
         {

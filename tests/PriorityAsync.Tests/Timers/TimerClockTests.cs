@@ -15,7 +15,8 @@ public class TimerClockTests
     public async Task PriorityDelay_OnAFakeClock_FiresWhenAdvanced_InDueOrder_OnTheLoop()
     {
         var clock = new FakeTimeProvider();
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, TimeProvider = clock });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, TimeProvider = clock });
+        await using var disposeLoop = loop.BoundedDisposal();
         var log = new TimerTestHelpers.Log();
         var armed = new CountdownEvent(3);
         Task waits = loop.Context.RunOn(1, async () =>
@@ -45,7 +46,8 @@ public class TimerClockTests
     public async Task ContextTimeProvider_OnAFakeClock_TimersAndTaskDelayFireWhenAdvanced_AndItsClockIsTheFakeOne()
     {
         var clock = new FakeTimeProvider(new DateTimeOffset(2030, 1, 1, 0, 0, 0, TimeSpan.Zero));
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, TimeProvider = clock });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, TimeProvider = clock });
+        await using var disposeLoop = loop.BoundedDisposal();
         TimeProvider provider = loop.Context.GetTimeProvider(2);
         provider.GetUtcNow().Should().Be(clock.GetUtcNow());
         provider.TimestampFrequency.Should().Be(clock.TimestampFrequency);
@@ -71,7 +73,8 @@ public class TimerClockTests
     {
         // T2 without waiting for real time: the loop is held while the clock moves 30 periods on.
         var clock = new FakeTimeProvider();
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, TimeProvider = clock });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2, TimeProvider = clock });
+        await using var disposeLoop = loop.BoundedDisposal();
         int fired = 0;
         using ITimer timer = loop.Context.TimeProvider.CreateTimer(_ => fired++, null, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1));
         await loop.Context.RunOn(0, () =>
@@ -88,7 +91,8 @@ public class TimerClockTests
     {
         // The stall watchdog counts an overdue loop timer as waiting work: overdue by the loop timers' clock, not by Stopwatch.
         var clock = new FakeTimeProvider();
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, TimeProvider = clock });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, TimeProvider = clock });
+        await using var disposeLoop = loop.BoundedDisposal();
         using ITimer timer = loop.Context.GetTimeProvider(2).CreateTimer(_ => { }, null, TimeSpan.FromHours(1), Never);
         (int before, int after) = await loop.Context.RunOn(0, () =>
         {

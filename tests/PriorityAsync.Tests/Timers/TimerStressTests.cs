@@ -16,7 +16,8 @@ public class TimerStressTests
     [Fact]
     public async Task ArmChangeDispose_FromSeveralThreads_EveryFinalArmingFiresOnceAndNoneTwice()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var timers = new List<Entry>();
         long deadline = Stopwatch.GetTimestamp() + (long)(StressSettings.Fraction(0.4).TotalSeconds * Stopwatch.Frequency);
         const int Threads = 4;
@@ -82,7 +83,8 @@ public class TimerStressTests
     [Fact]
     public async Task Delays_CancelledFromAnotherThread_EachCompletesExactlyOnce()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         int started = 0;
         int ranToEnd = 0;
         int canceled = 0;

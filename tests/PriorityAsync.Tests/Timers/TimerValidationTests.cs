@@ -25,7 +25,8 @@ public class TimerValidationTests
     [MemberData(nameof(DueAndPeriod))]
     public async Task CreateTimer_SameInputAsTheSystemProvider_SameOutcome(TimeSpan dueTime, TimeSpan period)
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Name = "validating" });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Name = "validating" });
+        await using var disposeLoop = loop.BoundedDisposal();
         Exception? expected = Record(() => TimeProvider.System.CreateTimer(_ => { }, null, dueTime, period));
         Exception? actual = Record(() => loop.Context.TimeProvider.CreateTimer(_ => { }, null, dueTime, period));
 
@@ -40,7 +41,8 @@ public class TimerValidationTests
     [MemberData(nameof(DueAndPeriod))]
     public async Task Change_SameInputAsTheSystemProvider_SameOutcome(TimeSpan dueTime, TimeSpan period)
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         using ITimer system = TimeProvider.System.CreateTimer(_ => { }, null, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
         using ITimer ours = loop.Context.TimeProvider.CreateTimer(_ => { }, null, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
         bool? systemResult = null;
@@ -55,7 +57,8 @@ public class TimerValidationTests
     [Fact]
     public async Task CreateTimer_NullCallback_ThrowsLikeTheSystemProvider()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         Exception? expected = Record(() => TimeProvider.System.CreateTimer(null!, null, TimeSpan.Zero, TimeSpan.Zero));
         Exception? actual = Record(() => loop.Context.TimeProvider.CreateTimer(null!, null, TimeSpan.Zero, TimeSpan.Zero));
         expected.Should().NotBeNull();
@@ -65,7 +68,8 @@ public class TimerValidationTests
     [Fact]
     public async Task Change_AfterDispose_ReturnsWhatTheSystemTimerReturns()
     {
-        await using var loop = new PriorityContextThread();
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
         ITimer system = TimeProvider.System.CreateTimer(_ => { }, null, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
         ITimer ours = loop.Context.TimeProvider.CreateTimer(_ => { }, null, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
         system.Dispose();

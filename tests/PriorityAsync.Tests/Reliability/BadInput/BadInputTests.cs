@@ -154,7 +154,8 @@ public sealed class BadInputTests
     [Fact]
     public async Task Run_OnTheLoopThreadOfAPriorityContextThread_ThrowsNamingTheRunningContext()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Name = "thread-loop" });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Name = "thread-loop" });
+        await using var disposeLoop = loop.BoundedDisposal();
         Exception? caught = await loop.Context.GetTaskFactory(0).StartNew(() => Record(() => PriorityContext.Run(() => { }))).WithTimeout("the nested Run");
         caught.Should().BeOfType<InvalidOperationException>().Which.Message.Should().Contain("'thread-loop'").And.Contain("await the work instead");
     }
@@ -163,7 +164,7 @@ public sealed class BadInputTests
     public async Task Send_ToFinishedContext_ThrowsObjectDisposedNamingContextAndAlternative()
     {
         var loop = new PriorityContextThread(new PriorityContextOptions { Name = "finished-send" });
-        await loop.DisposeAsync();
+        await loop.DisposeOrFailAsync();
         int ran = 0;
         Exception? caught = Record(() => loop.Context.GetSynchronizationContext(0).Send(_ => ran++, null));
         caught.Should().BeOfType<ObjectDisposedException>().Which.Message.Should().Contain("'finished-send'").And.Contain("Post");
@@ -174,16 +175,18 @@ public sealed class BadInputTests
     public async Task Prioritize_FromOtherThreadOnFinishedContext_ThrowsObjectDisposedNamingContextAndLevel()
     {
         var loop = new PriorityContextThread(new PriorityContextOptions { Name = "finished-prioritize" });
-        await loop.DisposeAsync();
-        Func<Task> hop = async () => await loop.Context.Prioritize(1);
+        await loop.DisposeOrFailAsync();
+        Func<Task> hop = () => HopAsync().WithTimeout("the hop onto the finished loop");
         (await hop.Should().ThrowAsync<ObjectDisposedException>()).Which.Message.Should().Contain("'finished-prioritize'").And.Contain("level 1");
+
+        async Task HopAsync() => await loop.Context.Prioritize(1);
     }
 
     [Fact]
     public async Task Post_ToFinishedContext_DoesNotThrow_CountedAndReported()
     {
         var loop = new PriorityContextThread(new PriorityContextOptions { Name = "finished-post" });
-        await loop.DisposeAsync();
+        await loop.DisposeOrFailAsync();
         var dropped = new List<WorkDroppedEventArgs>();
         loop.Context.WorkDropped += (_, e) => dropped.Add(e);
         object state = new();
@@ -196,7 +199,7 @@ public sealed class BadInputTests
     public async Task StartNew_OnFinishedContext_TaskFaultsWithObjectDisposed_NeverHangs()
     {
         var loop = new PriorityContextThread(new PriorityContextOptions { Name = "finished-task" });
-        await loop.DisposeAsync();
+        await loop.DisposeOrFailAsync();
         int ran = 0;
         Exception? caught = Record(() => loop.Context.GetTaskFactory(0).StartNew(() => ran++));
         caught.Should().BeOfType<TaskSchedulerException>().Which.InnerException.Should().BeOfType<ObjectDisposedException>()
@@ -208,7 +211,7 @@ public sealed class BadInputTests
     public async Task OperationCompleted_WithoutMatchingOperationStarted_ThrowsAndLeavesTheCountAlone()
     {
         var loop = new PriorityContextThread(new PriorityContextOptions { Name = "unmatched" });
-        await loop.DisposeAsync();
+        await loop.DisposeOrFailAsync();
         Exception? caught = Record(() => loop.Context.GetSynchronizationContext(0).OperationCompleted());
         caught.Should().BeOfType<InvalidOperationException>().Which.Message.Should().Contain("'unmatched'").And.Contain("OperationStarted");
         loop.Context.GetSnapshot().OutstandingOperations.Should().Be(0);
@@ -218,10 +221,10 @@ public sealed class BadInputTests
     public async Task Dispose_Twice_AndCompleteAfterDispose_AreNoOps()
     {
         var loop = new PriorityContextThread();
-        await loop.DisposeAsync();
+        await loop.DisposeOrFailAsync();
         loop.Dispose();
         loop.Complete();
-        await loop.DisposeAsync();
+        await loop.DisposeOrFailAsync();
         loop.Context.State.Should().Be(PriorityContextState.Completed);
     }
 

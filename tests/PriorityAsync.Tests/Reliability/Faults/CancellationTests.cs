@@ -12,7 +12,8 @@ public sealed class CancellationTests
     [Fact]
     public async Task QueuedTask_CancelledBeforeItRuns_NeverRuns_CompletesCancelled()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         using var gate = new ManualResetEventSlim(false);
         using var blocking = new ManualResetEventSlim(false);
         loop.Context.GetSynchronizationContext(2).Post(_ =>
@@ -53,7 +54,8 @@ public sealed class CancellationTests
     [Fact]
     public async Task CancelRacingTheLoop_EveryTaskEitherRanOrWasCancelledWithoutRunning()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
         var random = new Random(7);
         int ranButCancelled = 0;
         int completed = 0;

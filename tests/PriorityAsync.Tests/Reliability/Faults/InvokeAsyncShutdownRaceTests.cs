@@ -74,7 +74,7 @@ public sealed class InvokeAsyncShutdownRaceTests
         threads.Add(new Thread(() =>
         {
             go.Wait();
-            SpinWait.SpinUntil(() => Volatile.Read(ref invokedSoFar) >= completeAfter);
+            SpinWait.SpinUntil(() => Volatile.Read(ref invokedSoFar) >= completeAfter, TestTimeout.Unexpected); // bounded: an invoker that failed must not leave it spinning
             loop.Complete();
         }) { IsBackground = true });
 

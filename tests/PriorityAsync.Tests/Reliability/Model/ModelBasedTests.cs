@@ -137,7 +137,7 @@ public sealed class ModelBasedTests
                         break;
                     case Op.Dispose when !late:
                         gate.Set();
-                        loop.Dispose();
+                        loop.DisposeOrFail(); // Dispose, bounded: it waits for the loop to stop
                         late = true;
                         break;
                 }

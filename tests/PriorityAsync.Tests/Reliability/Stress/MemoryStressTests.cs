@@ -40,7 +40,8 @@ public sealed class MemoryStressTests(ITestOutputHelper output)
     [Fact]
     public async Task PostsAndAwaits_TenMillion_NoHeapGrowth_FinishedStateMachinesCollected()
     {
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = Levels, Name = "memory" });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = Levels, Name = "memory" });
+        await using var disposeLoop = loop.BoundedDisposal();
         var counter = new Counter();
 
         var stopwatch = Stopwatch.StartNew();
@@ -77,7 +78,8 @@ public sealed class MemoryStressTests(ITestOutputHelper output)
         const int backlog = 200_000;
         long slotBytes = (System.Runtime.CompilerServices.Unsafe.SizeOf<Internal.WorkItem>() + sizeof(int) + 7) / 8 * 8;
         const long slack = 256 * 1024;
-        await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = Levels, Name = "backlog" });
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = Levels, Name = "backlog" });
+        await using var disposeLoop = loop.BoundedDisposal();
         var counter = new Counter();
         await loop.Context.GetTaskFactory(0).StartNew(() => { }).WithTimeout("the loop to start");
         long before = SettledHeapBytes();

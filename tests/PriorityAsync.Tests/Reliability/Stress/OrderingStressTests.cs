@@ -156,6 +156,12 @@ public sealed class OrderingStressTests(ITestOutputHelper output)
             while (postedTotal - Volatile.Read(ref checker.RanTotal[producer * Stride]) >= MaxInFlightPerProducer)
             {
                 Interlocked.Increment(ref checker.ThrottleWaits);
+                if (stopwatch.Elapsed > duration + TestTimeout.Unexpected)
+                {
+                    // The loop stopped running this producer's items: fail rather than spin on for the rest of the test run.
+                    throw new TimeoutException($"producer {producer}: its queued items stopped running {TestTimeout.Unexpected.TotalSeconds} s after the stress budget (a lost item or wake-up, or a stopped loop).");
+                }
+
                 Thread.Yield();
             }
 

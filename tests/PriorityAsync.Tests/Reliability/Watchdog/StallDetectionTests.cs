@@ -24,7 +24,8 @@ public sealed class StallDetectionTests
         // queued to the same loop. The handler breaks the deadlock (the test's way out), so the loop survives to be disposed.
         string name = NewName();
         var options = new PriorityContextOptions { Levels = 3, Name = name, StallTimeout = s_shortTimeout };
-        await using var loop = new PriorityContextThread(options);
+        var loop = new PriorityContextThread(options);
+        await using var disposeLoop = loop.BoundedDisposal();
         using var escape = new CancellationTokenSource(TestTimeout.Unexpected);
         var reported = new TaskCompletionSource<StallDetectedEventArgs>(TaskCreationOptions.RunContinuationsAsynchronously);
         loop.Context.StallDetected += (_, e) =>
@@ -96,7 +97,8 @@ public sealed class StallDetectionTests
         // StartNew(...).Wait() on the loop is inlined only when nothing more urgent waits; here a level-2 item waits, so the task stays
         // queued behind it and Wait blocks the only thread that could run either.
         var options = new PriorityContextOptions { Levels = 3, Name = NewName(), StallTimeout = s_shortTimeout };
-        await using var loop = new PriorityContextThread(options);
+        var loop = new PriorityContextThread(options);
+        await using var disposeLoop = loop.BoundedDisposal();
         using var escape = new CancellationTokenSource(TestTimeout.Unexpected);
         var reported = new TaskCompletionSource<StallDetectedEventArgs>(TaskCreationOptions.RunContinuationsAsynchronously);
         loop.Context.StallDetected += (_, e) =>
@@ -152,7 +154,8 @@ public sealed class StallDetectionTests
         listener.Start();
 
         var options = new PriorityContextOptions { Levels = 2, Name = name, StallTimeout = s_shortTimeout };
-        await using var loop = new PriorityContextThread(options);
+        var loop = new PriorityContextThread(options);
+        await using var disposeLoop = loop.BoundedDisposal();
         using var release = new ManualResetEventSlim(false);
         var reported = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         loop.Context.StallDetected += (_, _) =>
@@ -286,7 +289,8 @@ public sealed class StallDetectionTests
         // The loop blocks on a Priority.Delay that only the loop itself can fire: nothing is ever queued (the blocked loop never moves
         // the due timer into its queues), yet the loop is stuck. The watchdog counts the overdue timer as waiting work.
         var options = new PriorityContextOptions { Levels = 3, Name = NewName(), StallTimeout = s_shortTimeout };
-        await using var loop = new PriorityContextThread(options);
+        var loop = new PriorityContextThread(options);
+        await using var disposeLoop = loop.BoundedDisposal();
         using var release = new ManualResetEventSlim(false);
         var reported = new TaskCompletionSource<StallDetectedEventArgs>(TaskCreationOptions.RunContinuationsAsynchronously);
         loop.Context.StallDetected += (_, e) =>
@@ -299,7 +303,7 @@ public sealed class StallDetectionTests
             _ =>
             {
                 Task delay = Priority.Delay(TimeSpan.FromMilliseconds(1)).AsTask();
-                WaitHandle.WaitAny([((IAsyncResult)delay).AsyncWaitHandle, release.WaitHandle]); // delay.Wait(), with a way out
+                WaitHandle.WaitAny([((IAsyncResult)delay).AsyncWaitHandle, release.WaitHandle], TestTimeout.Unexpected); // delay.Wait(), with a way out
             },
             null);
 

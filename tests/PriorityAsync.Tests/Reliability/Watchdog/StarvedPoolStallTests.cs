@@ -10,12 +10,13 @@ public sealed class StarvedPoolStallTests
     [Fact]
     public void StalledLoop_WithThePoolStarved_IsReported()
     {
-        using var loop = new PriorityContextThread(new PriorityContextOptions
+        var loop = new PriorityContextThread(new PriorityContextOptions
         {
             Levels = 2,
             Name = "starved-stall-" + Guid.NewGuid().ToString("N")[..8],
             StallTimeout = TimeSpan.FromMilliseconds(100),
         });
+        using var disposeLoop = loop.BoundedDisposal();
         using var release = new ManualResetEventSlim(false);
         using var reported = new ManualResetEventSlim(false);
         bool poolStarvedWhenReported = false;
