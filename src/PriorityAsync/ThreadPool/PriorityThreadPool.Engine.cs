@@ -225,7 +225,7 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
             $"{operation} needs the weighted-shares policy, and the PriorityThreadPool '{Name}' runs {Policy}. " +
             "Create the pool with PriorityThreadPoolOptions.Policy = PriorityPolicy.WeightedShares(...).");
 
-    private void StartThreads(TimeSpan? stallTimeout)
+    private void StartThreads(TimeSpan? stallTimeout, Action<PriorityThreadPool, int>? threadStartingForTests)
     {
         _workers = new PoolWorker[ThreadCount];
         _idleStack = new PoolWorker[ThreadCount];
@@ -249,7 +249,7 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
                     Name = $"{Name} #{started}",
                 };
                 worker.Thread = thread;
-                ThreadStartingForTests?.Invoke(this, started);
+                threadStartingForTests?.Invoke(this, started);
                 thread.UnsafeStart(worker); // in the default context, as a thread-pool thread (E1), not in the creator's
             }
         }
@@ -259,11 +259,6 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
             throw;
         }
     }
-
-    /// <summary>For tests: called on the constructing thread before each pool thread starts (a throw there stands for the OS
-    /// refusing a thread, as a process or container thread limit does). Thread-static, so tests running in parallel never see it.</summary>
-    [ThreadStatic]
-    internal static Action<PriorityThreadPool, int>? ThreadStartingForTests;
 
     /// <summary>The constructor failed to start thread <paramref name="started"/> (the OS refused it): the threads already started
     /// must leave, and the pool must leave the metrics registry and the watchdog, as at a normal end. The unstarted threads never

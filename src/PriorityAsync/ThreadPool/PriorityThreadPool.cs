@@ -64,7 +64,7 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
         _timeSliceTicks = TimeSliceOption.ToStopwatchTicks(options.TimeSlice);
         _timeSliceWatched = options.TimeSlice is not null && !options.TimeSliceDrivenByTests;
         ContextRegistry.Register(this); // the instruments report the pool until its last thread ends (OnLastThreadEnded)
-        StartThreads(options.StallTimeout);
+        StartThreads(options.StallTimeout, options.ThreadStartingForTests);
         StartSliceWatch();
     }
 

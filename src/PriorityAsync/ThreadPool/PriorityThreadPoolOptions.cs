@@ -63,6 +63,11 @@ public sealed class PriorityThreadPoolOptions
     /// <c>PriorityThreadPool.TickTimeSlice</c> with made-up timestamps.</summary>
     internal bool TimeSliceDrivenByTests { get; set; }
 
+    /// <summary>For tests: called on the constructing thread before each pool thread starts, with the pool and the thread's index (a
+    /// throw there stands for the OS refusing a thread, as a process or container thread limit does). An option, so only the pool
+    /// a test creates sees it.</summary>
+    internal Action<PriorityThreadPool, int>? ThreadStartingForTests { get; set; }
+
     /// <summary>For tests: the clock the aging and weighted-shares policies read, or <see langword="null"/> for
     /// <see cref="System.Diagnostics.Stopwatch"/>. The weighted-shares policy reads it only on the thread that runs the item (at the
     /// dequeue and at the item's end), so a clock per thread measures each item's own run time. The aging policy compares it with the

@@ -21,38 +21,31 @@ public sealed class PoolStartFailureTests
     {
         var refused = new OutOfMemoryException("Thread failed to start.");
         PriorityThreadPool? abandoned = null;
-        PriorityThreadPool.ThreadStartingForTests = (pool, index) =>
+        var options = new PriorityThreadPoolOptions
         {
-            abandoned = pool;
-            if (index == failingThread)
+            ThreadCount = 3,
+            Levels = 2,
+            Name = $"start-failure-{failingThread}",
+            StallTimeout = TimeSpan.FromSeconds(1),
+            // Locked dispatch (a cap) or lock-free (strict, no cap): the started threads leave through either mode's path (D-N).
+            MaxConcurrencyPerLevel = lockFree ? null : [2, 3],
+            ThreadStartingForTests = (pool, index) =>
             {
-                if (startedThreadsParkFirst)
+                abandoned = pool;
+                if (index == failingThread)
                 {
-                    // The threads started so far are parked when the fault comes (not spinning, which leaves another way).
-                    WaitUntilParked(pool, index);
-                }
+                    if (startedThreadsParkFirst)
+                    {
+                        // The threads started so far are parked when the fault comes (not spinning, which leaves another way).
+                        WaitUntilParked(pool, index);
+                    }
 
-                throw refused;
-            }
+                    throw refused;
+                }
+            },
         };
-        try
-        {
-            var options = new PriorityThreadPoolOptions
-            {
-                ThreadCount = 3,
-                Levels = 2,
-                Name = $"start-failure-{failingThread}",
-                StallTimeout = TimeSpan.FromSeconds(1),
-                // Locked dispatch (a cap) or lock-free (strict, no cap): the started threads leave through either mode's path (D-N).
-                MaxConcurrencyPerLevel = lockFree ? null : [2, 3],
-            };
-            Action create = () => _ = new PriorityThreadPool(options);
-            create.Should().Throw<OutOfMemoryException>().Which.Should().BeSameAs(refused);
-        }
-        finally
-        {
-            PriorityThreadPool.ThreadStartingForTests = null;
-        }
+        Action create = () => _ = new PriorityThreadPool(options);
+        create.Should().Throw<OutOfMemoryException>().Which.Should().BeSameAs(refused);
 
         abandoned.Should().NotBeNull();
         // Completion ends when the last started thread has left (or at once, when none had started).
