@@ -4,6 +4,7 @@ using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using Microsoft.Extensions.Time.Testing;
 using PriorityAsync.Hosting.Tests.Infrastructure;
 
 namespace PriorityAsync.Hosting.Tests;
@@ -138,6 +139,40 @@ public sealed class PriorityThreadPoolBackgroundServiceTests
         Func<Task> stop = () => host.StopAsync().Within("host stop");
         (await stop.Should().ThrowAsync<InvalidOperationException>("the host rethrows a BackgroundService's fault under StopHost")).WithMessage("boom");
         worker.PriorityPool.State.Should().Be(PriorityContextState.Completed, "a fault of ExecuteAsync is the host's business; the pool itself ends normally");
+    }
+
+    [Fact]
+    public async Task HostsTimeProviderThrows_AsThePoolFiresItsTimers_ExecuteTaskFaultsWithIt_AndTheHostStops()
+    {
+        // The pool's timers run on the host's registered clock: a clock that throws faults the pool (and so ExecuteTask) with its
+        // own exception. It used to escape the pool thread that fired the timers and end the process.
+        var logs = new TestLoggerProvider();
+        var clock = new BreakableClock();
+        var failure = new InvalidOperationException("the clock broke");
+        var armed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        using IHost host = Build(
+            logs,
+            async (worker, token) =>
+            {
+                using ITimer timer = worker.PriorityPool.TimeProvider.CreateTimer(_ => { }, null, TimeSpan.FromMinutes(1), Timeout.InfiniteTimeSpan);
+                armed.SetResult();
+                await Task.Delay(Timeout.Infinite, token); // not on the pool: ExecuteAsync ends only when the host stops it
+            },
+            clock: clock);
+        var stopping = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        host.Services.GetRequiredService<IHostApplicationLifetime>().ApplicationStopping.Register(() => stopping.TrySetResult());
+
+        await host.StartAsync().Within("host start");
+        await armed.Task.Within("the delay to be armed");
+        clock.Failure = failure;
+        clock.Advance(TimeSpan.FromMinutes(1));
+        await stopping.Task.Within("the host to stop itself");
+
+        ScriptedPoolWorker worker = Worker(host);
+        worker.ExecuteTask!.Exception!.InnerException.Should().BeSameAs(failure);
+        worker.PriorityPool.State.Should().Be(PriorityContextState.Faulted);
+        Func<Task> stop = () => host.StopAsync().Within("host stop");
+        (await stop.Should().ThrowAsync<InvalidOperationException>()).Which.Should().BeSameAs(failure);
     }
 
     [Fact]
@@ -321,9 +356,15 @@ public sealed class PriorityThreadPoolBackgroundServiceTests
         TestLoggerProvider logs,
         Func<ScriptedPoolWorker, CancellationToken, Task> script,
         Dictionary<string, string?>? configuration = null,
-        Action<PriorityWorkerOptions>? configure = null)
+        Action<PriorityWorkerOptions>? configure = null,
+        TimeProvider? clock = null)
     {
         HostApplicationBuilder builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true });
+        if (clock is not null)
+        {
+            builder.Services.AddSingleton(clock);
+        }
+
         builder.Configuration.AddInMemoryCollection(configuration ?? []);
         builder.Logging.ClearProviders();
         builder.Logging.SetMinimumLevel(LogLevel.Debug);
@@ -332,5 +373,24 @@ public sealed class PriorityThreadPoolBackgroundServiceTests
         builder.Services.AddPriorityThreadPoolWorker<ScriptedPoolWorker>(configure);
         builder.Services.AddHealthChecks().AddCheck<PriorityWorkersHealthCheck>("priority-workers");
         return builder.Build();
+    }
+
+    /// <summary>A fake clock whose <see cref="GetTimestamp"/> throws <see cref="Failure"/> once it is set: a buggy host clock.</summary>
+    private sealed class BreakableClock : TimeProvider
+    {
+        private readonly FakeTimeProvider _time = new();
+
+        public Exception? Failure { get; set; }
+
+        public override long TimestampFrequency => _time.TimestampFrequency;
+
+        public override long GetTimestamp() => Failure is { } failure ? throw failure : _time.GetTimestamp();
+
+        public override DateTimeOffset GetUtcNow() => _time.GetUtcNow();
+
+        public override ITimer CreateTimer(TimerCallback callback, object? state, TimeSpan dueTime, TimeSpan period) =>
+            _time.CreateTimer(callback, state, dueTime, period);
+
+        public void Advance(TimeSpan delta) => _time.Advance(delta);
     }
 }

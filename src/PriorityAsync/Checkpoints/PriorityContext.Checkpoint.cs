@@ -98,9 +98,9 @@ public sealed partial class PriorityContext : ISliceWatched
             return !IsFinished;
         }
 
-        if (Volatile.Read(ref _timersDue) != 0)
+        if (Volatile.Read(ref _timersDue) != 0 && !FireDueTimers()) // a due timer above the caller's level runs first (see "Timers")
         {
-            FireDueTimers(); // a due timer above the caller's level runs first (see "Timers")
+            return true; // the clock threw: the context faulted (T4), and the caller must not go on
         }
 
         if (_queues.HasWorkAbove(level))

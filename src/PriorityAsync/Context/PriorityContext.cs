@@ -83,6 +83,11 @@ public sealed partial class PriorityContext : IPriorityScheduler, IItemDropper
     //     has come, the loop raises the flag itself. So a due timer on an idle loop fires within that resolution plus one wake-up,
     //     the loop's own. A timer armed after Park read the value is covered by T0 (the alarm, or the arming thread, raises the flag
     //     and wakes the loop): T3 makes a firing sooner, it never is what guarantees it.
+    //   * A clock that throws (the options' TimeProvider; T4-T6 at the top of Timers/LoopTimers.cs): FireDue never throws; it hands
+    //     the provider's exception to OnClockFailed, which sets _fault (not through UnhandledException: no handler may mark it
+    //     handled) and leaves the flag raised, so FireDueTimers returns false wherever it is called: between items the loop stops
+    //     at once; at a checkpoint or an inline Prioritize the running item does not go on (its continuation is queued, and dropped
+    //     when the loop stops after the item). Nothing is added to the per-item path: the flag's branch is where it was.
     //   * Invariants of each kind of timer: T1, T2 in Timers/LoopTimer.cs, D1 in Timers/DelaySource.cs, A1 in Timers/Alarm.cs.
     //   Lock order: _timerLock, then the alarm's lock. Nothing that runs user code (callbacks, WorkDropped) runs under either.
     //
@@ -448,14 +453,8 @@ public sealed partial class PriorityContext : IPriorityScheduler, IItemDropper
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal bool CanRunInlineAt(int level) =>
         Thread.CurrentThread == _loopThread
-        && (Volatile.Read(ref _timersDue) == 0 || FireDueTimersAtCheckpoint())
+        && (Volatile.Read(ref _timersDue) == 0 || FireDueTimers()) // false: the clock threw, the context faulted (T4)
         && !_queues.HasWorkAbove(level); // HasWorkAbove: consumer only, and we are it
-
-    private bool FireDueTimersAtCheckpoint()
-    {
-        FireDueTimers();
-        return true;
-    }
 
     /// <summary>The inline end of an <c>await Prioritize</c> (its <c>IsCompleted</c>): when the caller may go on at once, makes the level
     /// current there and then, so that <c>GetResult</c> has only the finished check left (<see cref="ThrowIfResumedAfterFinish"/>).</summary>
@@ -569,9 +568,9 @@ public sealed partial class PriorityContext : IPriorityScheduler, IItemDropper
                 policy.OnDrainStart();
                 while (true)
                 {
-                    if (Volatile.Read(ref _timersDue) != 0)
+                    if (Volatile.Read(ref _timersDue) != 0 && !FireDueTimers()) // the one branch the timers add per item (see "Timers")
                     {
-                        FireDueTimers(); // the one branch the timers add per item (see "Timers")
+                        return; // the clock threw: the context faulted (T4)
                     }
 
                     if (!policy.TryDequeue(_queues, out WorkItem item, out level))

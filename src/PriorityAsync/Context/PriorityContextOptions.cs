@@ -128,6 +128,11 @@ public sealed class PriorityContextOptions
     /// due order, each at its level.</para>
     /// <para>The time quota (<see cref="TimeSlice"/>) and the stall watchdog keep measuring real time: they watch the loop thread,
     /// not the code's waits.</para>
+    /// <para>A provider that throws (from <see cref="System.TimeProvider.GetTimestamp"/> or its timer's <see cref="System.Threading.ITimer.Change"/>)
+    /// as the loop fires its timers faults the context with that exception, as an exception escaping a callback does, but without
+    /// raising <see cref="PriorityContext.UnhandledException"/> (no handler may mark it handled: the loop could no longer fire its
+    /// timers). A call that arms a timer (<see cref="Priority.Delay"/>, <c>CreateTimer</c>, <see cref="System.Threading.ITimer.Change"/>) gets the
+    /// exception and arms nothing; disarming (<see cref="IDisposable.Dispose"/>, a cancellation) never throws it.</para>
     /// </remarks>
     /// <value>The default value is <see cref="System.TimeProvider.System"/>.</value>
     /// <exception cref="ArgumentNullException">The value is <see langword="null"/>.</exception>

@@ -105,6 +105,11 @@ namespace PriorityAsync;
 // too: there a callback's exception becomes a root failure.) From then on an await of Prioritize, Yield or Checkpoint on the pool
 // does not go on: GetResult throws ObjectDisposedException on any thread, as for a finished pool (the single loop runs nothing more
 // after its fault; here the running items are told at their next await). An await that races the fault may go on or throw.
+// A clock that throws (the options' TimeProvider, read by LoopTimers.FireDue on whichever thread fires the timers: between items,
+// at a checkpoint, at an inline Prioritize or task) faults the pool the same way, with the provider's own exception (T4 in
+// Timers/LoopTimers.cs): FireDue catches it, so it never escapes a thread's loop (it would end the process), and hands it to
+// SetFault outside the timer lock; UnhandledException is not raised (no handler may mark it handled: the timers could not run).
+// At the end, a throwing Dispose of the clock's timer is reported as a WorkDropped handler's exception is (T6).
 //
 // Timers: the flag _timersDue is read between items by every thread; the one whose interlocked exchange clears it fires the due
 // timers (LoopTimers.FireDue), queueing each firing at its level (a producer's enqueue; the next dequeue orders it). T0-T3 hold
@@ -1185,6 +1190,9 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
         Interlocked.Exchange(ref _timersDue, 1);
         WakeOne();
     }
+
+    // T4: on the thread that fired the timers, outside the timer lock; the fault stops the pool as an item's does (see "Faults").
+    void ITimerHost.OnClockFailed(ExceptionDispatchInfo failure) => SetFault(failure);
 
     bool ITimerHost.IsRunningAt(int level) =>
         PoolWorker.Current?.Pool == this && SynchronizationContext.Current is PriorityThreadPoolSynchronizationContext current && current.Level == level;

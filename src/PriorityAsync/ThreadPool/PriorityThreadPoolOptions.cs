@@ -85,6 +85,9 @@ public sealed class PriorityThreadPoolOptions
     }
 
     /// <summary>Gets or sets the clock whose timers the pool fires itself (<see cref="Priority.Delay"/>, <see cref="PriorityThreadPool.GetTimeProvider(int)"/>).</summary>
+    /// <remarks>As <see cref="PriorityContextOptions.TimeProvider"/>: a provider that throws as the pool fires its timers faults the
+    /// pool with that exception (<see cref="PriorityThreadPool.Completion"/>), without raising
+    /// <see cref="PriorityThreadPool.UnhandledException"/>; a call that arms a timer gets it and arms nothing.</remarks>
     /// <value>The default value is <see cref="System.TimeProvider.System"/>.</value>
     /// <exception cref="ArgumentNullException">The value is <see langword="null"/>.</exception>
     public TimeProvider TimeProvider

@@ -1,3 +1,4 @@
+using System.Runtime.ExceptionServices;
 using System.Threading;
 
 namespace PriorityAsync.Internal;
@@ -36,6 +37,11 @@ internal interface ITimerHost
 
     /// <summary>Whether <paramref name="current"/> is one of this scheduler's per-level contexts (a controller's context is not), and its level.</summary>
     bool TryGetOwnLevel(SynchronizationContext current, out int level);
+
+    /// <summary>T4 (Timers/LoopTimers.cs): the clock threw in <see cref="LoopTimers.FireDue"/>, on a thread that runs the scheduler's
+    /// items, outside the timer lock: fault with <paramref name="failure"/> (the provider's own exception), as for an item's exception
+    /// that no handler marked handled, but without raising UnhandledException. Called once.</summary>
+    void OnClockFailed(ExceptionDispatchInfo failure);
 
     /// <summary>Counts and reports a timer dropped as the scheduler finished (<see cref="DropReason.TimerArmedAtFinish"/>); a throwing
     /// WorkDropped handler's exception propagates.</summary>

@@ -7,6 +7,35 @@ using System.Threading.Tasks;
 
 namespace PriorityAsync.Internal;
 
+// ---- Protocol: a clock that throws (T4-T6; read before changing any call into _clock or _clockTimer) ---------------------------
+//
+// With a TimeProvider from the options, the loop timers call the user's code: the provider's GetTimestamp and TimestampFrequency
+// (Now, Ticks) and its timer's Change and Dispose (UpdateClockTimerLocked, DropArmed). A provider that throws there is a bug in
+// user code. Where the exception goes depends on whose call met it; it is always the provider's own instance, never wrapped, so
+// its stack trace points at the provider. With the system clock nothing here can throw (Stopwatch and the alarm).
+//   * T4, a scheduler's own thread (FireDue: between items, at a checkpoint, at an inline Prioritize, a task inlined on a pool
+//     thread): FireDue catches whatever the clock throws and hands it to the scheduler (ITimerHost.OnClockFailed), outside the
+//     timer lock, and returns normally, so no call site sees it and none needs a try of its own (the per-item path is unchanged).
+//     The scheduler faults with it, as for an exception escaping an item that no handler marked handled: it runs no more items
+//     (the context after the item running now, whose await then does not go on; the pool as for any fault), what is queued is
+//     dropped as AbandonedAfterFault, and Completion (or Run) faults with it. It is NOT raised as UnhandledException: it is no
+//     item's, and a handler that marked it handled would leave the scheduler running on a clock that cannot fire its timers (the
+//     heap keeps due timers, the clock's timer is pointed nowhere): a hang instead of a fault. From then on FireDue does nothing
+//     (_clockFailed): the clock is not called again, and the heap stays as the failure left it, consistent (each entry is in the
+//     heap, or its firing is queued), until the end drops it.
+//   * T5, a caller's own call: it gets the exception, synchronously, when its call arms a timer (Priority.Delay, CreateTimer,
+//     Change to a due time; InsertLocked): the entry goes into the heap only after the clock was read, and if pointing the clock's
+//     timer then throws, it is taken out again, so the call arms nothing (a Change leaves its timer disarmed: its earlier arming
+//     was taken out first). A call that only disarms (Dispose, Change to Timeout.InfiniteTimeSpan, a delay's cancellation;
+//     RemoveLocked) takes effect and does not throw: Dispose must not, and a cancellation must still queue its firing (D1). In
+//     both cases a throwing clock raises the flag, so T0 holds by its second clause whatever the failing call left the clock's
+//     timer pointed at: the scheduler's next FireDue points it again, or faults by T4 if the clock still throws. So no entry is
+//     ever left in the heap with nothing to fire it. (A Delay that threw loses its pooled source to the collector: nothing else.)
+//   * T6, the other threads: the watchdog (OverdueTimerLevel) reads a throwing clock as "no overdue timer" (the scheduler reports
+//     the failure itself, T4). At the end, a throwing Dispose of the clock's timer does not stop DropArmed: every armed timer is
+//     still dropped and reported, then the exception is returned as a WorkDropped handler's would be, so it surfaces in Completion
+//     (or Run) unless the scheduler faulted. The clock timer's callback and the alarm only raise the flag: they call no user code.
+
 /// <summary>
 /// The timers a scheduler fires itself, shared by both schedulers (<see cref="ITimerHost"/>): the heap of armed loop timers and
 /// <see cref="Priority.Delay"/> sources, its lock, the alarm registration (T0), the earliest due time a parked thread waits for (T3),
@@ -30,6 +59,7 @@ internal sealed class LoopTimers : IAlarmTarget
     private AlarmRegistration? _alarmRegistration;
     private long _sequence;
     private bool _closed;
+    private bool _clockFailed; // T4: the clock threw in FireDue, and the scheduler faulted with it; under _lock
 
     // The clock of the loop timers: null for the system clock (Stopwatch, the alarm thread and the parked thread's timed wait, T3),
     // else the given provider, whose one timer (_clockTimer) plays the alarm's part (T0) and whose GetTimestamp decides what is due.
@@ -171,11 +201,7 @@ internal sealed class LoopTimers : IAlarmTarget
 
             // An infinite delay is armed too, at the end of time: it never comes due, but it is dropped (and its awaiter released
             // with ObjectDisposedException) when the scheduler finishes, instead of hanging for ever.
-            long now = Now();
-            source.Due = ms == -1 ? long.MaxValue : now + Ticks(delay);
-            source.Sequence = ++_sequence;
-            _heap.Insert(source);
-            UpdateAlarmLocked(now);
+            InsertLocked(source, ms == -1 ? long.MaxValue : Ticks(delay)); // a clock that throws: to this caller, nothing armed (T5)
         }
 
         var task = new ValueTask(source, source.Version);
@@ -198,8 +224,7 @@ internal sealed class LoopTimers : IAlarmTarget
                 if (timer.TryMarkDisposed())
                 {
                     timer.FireRequested = false; // T1: a queued firing will not start
-                    _heap.Remove(timer);
-                    UpdateAlarmLocked(Now());
+                    RemoveLocked(timer);
                 }
 
                 return true;
@@ -211,19 +236,68 @@ internal sealed class LoopTimers : IAlarmTarget
             }
 
             timer.FireRequested = false; // T1
-            _heap.Remove(timer);
             timer.Period = periodTicks > 0 ? periodTicks : 0;
-            long now = Now();
-            if (dueTicks >= 0)
+            if (dueTicks < 0)
             {
-                timer.Due = now + dueTicks;
-                timer.Sequence = ++_sequence;
-                _heap.Insert(timer);
+                RemoveLocked(timer);
+            }
+            else
+            {
+                _heap.Remove(timer); // the earlier arming; a clock that throws below leaves the timer disarmed (T5)
+                InsertLocked(timer, dueTicks);
             }
 
-            UpdateAlarmLocked(now);
             return true;
         }
+    }
+
+    /// <summary>
+    /// Under the lock, a caller arming <paramref name="entry"/> (not in the heap) <paramref name="dueTicks"/> from now (long.MaxValue:
+    /// at the end of time), then pointing the alarm at the new earliest due time. T5: if the clock throws, the entry is left out of the
+    /// heap, the flag is raised (T0 by its second clause, whatever the failing call left the clock's timer pointed at), and the
+    /// exception goes on to the caller.
+    /// </summary>
+    private void InsertLocked(TimerEntry entry, long dueTicks)
+    {
+        try
+        {
+            long now = Now();
+            entry.Due = dueTicks == long.MaxValue ? long.MaxValue : now + dueTicks;
+            entry.Sequence = ++_sequence;
+            _heap.Insert(entry);
+            UpdateAlarmLocked(now);
+        }
+        catch
+        {
+            _heap.Remove(entry);
+            Host.RaiseTimersDue();
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// Under the lock, a caller disarming <paramref name="entry"/>: takes it out of the heap and, if it was there, points the alarm at
+    /// the new earliest due time. T5: if the clock throws, the removal stands and the flag is raised; the caller does not see it (the
+    /// scheduler's FireDue points the clock's timer again, or faults with its exception).
+    /// </summary>
+    /// <returns>Whether the entry was armed.</returns>
+    private bool RemoveLocked(TimerEntry entry)
+    {
+        if (!_heap.Remove(entry))
+        {
+            return false; // the heap did not change, nor must the alarm (after the end the heap is empty: the clock is left alone)
+        }
+
+        try
+        {
+            UpdateAlarmLocked(Now());
+        }
+        catch (Exception)
+        {
+            Host.RaiseTimersDue();
+        }
+
+        return true;
     }
 
     /// <summary>A cancellation of a pending delay: takes it out of the heap. Returns true if the caller must queue its firing (D1).</summary>
@@ -231,7 +305,7 @@ internal sealed class LoopTimers : IAlarmTarget
     {
         lock (_lock)
         {
-            if (!_heap.Remove(source))
+            if (!RemoveLocked(source)) // never throws (T5): the caller must queue the firing
             {
                 return false; // already fired (its firing is queued or ran) or dropped: too late to cancel
             }
@@ -239,7 +313,6 @@ internal sealed class LoopTimers : IAlarmTarget
             source.Canceled = true;
             source.FireRequested = true;
             source.ItemQueued = true;
-            UpdateAlarmLocked(Now());
             return true;
         }
     }
@@ -299,47 +372,74 @@ internal sealed class LoopTimers : IAlarmTarget
     /// Called by the scheduler after it cleared its flag (a full fence): queues the firing of every due timer at its level, in due order
     /// (ties in arming order), re-arms the periodic ones, and registers the new earliest due time with the alarm.
     /// </summary>
+    /// <remarks>Never throws (T4): what the clock throws goes to <see cref="ITimerHost.OnClockFailed"/>, once, outside the lock, and
+    /// from then on this does nothing.</remarks>
     public void FireDue()
     {
+        ExceptionDispatchInfo clockFailure;
         lock (_lock)
         {
-            long now = Now();
-            while (_heap.Min is { } entry && entry.Due <= now)
+            if (_clockFailed)
             {
-                _heap.RemoveMin();
-                if (!entry.FireRequested)
+                return;
+            }
+
+            try
+            {
+                long now = Now();
+                while (_heap.Min is { } entry && entry.Due <= now)
                 {
-                    entry.FireRequested = true;
-                    if (!entry.ItemQueued)
+                    _heap.RemoveMin();
+                    if (!entry.FireRequested)
                     {
-                        entry.ItemQueued = true;
-                        Host.EnqueueTimerFiring(entry.Level, entry);
+                        entry.FireRequested = true;
+                        if (!entry.ItemQueued)
+                        {
+                            entry.ItemQueued = true;
+                            Host.EnqueueTimerFiring(entry.Level, entry);
+                        }
+                    }
+
+                    // else T2: the previous firing has not run yet; this tick is skipped.
+                    if (entry.Period > 0)
+                    {
+                        long next = entry.Due + entry.Period;
+                        entry.Due = next > now ? next : now + entry.Period; // fell behind: skip the missed ticks
+                        entry.Sequence = ++_sequence;
+                        _heap.Insert(entry);
                     }
                 }
 
-                // else T2: the previous firing has not run yet; this tick is skipped.
-                if (entry.Period > 0)
-                {
-                    long next = entry.Due + entry.Period;
-                    entry.Due = next > now ? next : now + entry.Period; // fell behind: skip the missed ticks
-                    entry.Sequence = ++_sequence;
-                    _heap.Insert(entry);
-                }
+                UpdateAlarmLocked(now);
+                return;
             }
-
-            UpdateAlarmLocked(now);
+            catch (Exception ex)
+            {
+                _clockFailed = true;
+                clockFailure = ExceptionDispatchInfo.Capture(ex);
+            }
         }
+
+        Host.OnClockFailed(clockFailure);
     }
 
     /// <summary>
     /// The watchdog thread: the level of the earliest armed timer if its due time has passed, else -1. Only the scheduler's threads move
     /// due timers into its queues, so a blocked scheduler leaves an overdue timer in the heap, where this sees it.
     /// </summary>
+    /// <remarks>A clock that throws reads as "no overdue timer" (T6): the scheduler reports it itself (T4).</remarks>
     public int OverdueTimerLevel()
     {
         lock (_lock)
         {
-            return _heap.Min is { } earliest && earliest.Due != long.MaxValue && earliest.Due <= Now() ? earliest.Level : -1;
+            try
+            {
+                return _heap.Min is { } earliest && earliest.Due != long.MaxValue && earliest.Due <= Now() ? earliest.Level : -1;
+            }
+            catch (Exception)
+            {
+                return -1;
+            }
         }
     }
 
@@ -418,10 +518,11 @@ internal sealed class LoopTimers : IAlarmTarget
     /// <summary>
     /// Once the scheduler has finished: no timer can be armed any more, and every armed one is dropped (TimerArmedAtFinish). Any thread.
     /// </summary>
-    /// <returns>The first exception thrown by a WorkDropped handler, or null.</returns>
+    /// <returns>What the clock's timer threw when disposed (T6), else the first exception thrown by a WorkDropped handler, or null.</returns>
     public ExceptionDispatchInfo? DropArmed()
     {
         List<TimerEntry>? armed = null;
+        ExceptionDispatchInfo? clockFailure = null;
         lock (_lock)
         {
             _closed = true;
@@ -435,16 +536,24 @@ internal sealed class LoopTimers : IAlarmTarget
                 Alarm.Shared.Clear(_alarmRegistration);
             }
 
-            _clockTimer?.Dispose();
+            try
+            {
+                _clockTimer?.Dispose();
+            }
+            catch (Exception ex)
+            {
+                clockFailure = ExceptionDispatchInfo.Capture(ex); // T6: the armed timers are still dropped, then it surfaces
+            }
+
             Volatile.Write(ref _earliestDue, long.MaxValue);
         }
 
         if (armed is null)
         {
-            return null;
+            return clockFailure;
         }
 
-        ExceptionDispatchInfo? firstHandlerFailure = null;
+        ExceptionDispatchInfo? firstHandlerFailure = clockFailure;
         foreach (TimerEntry entry in armed)
         {
             try

@@ -103,16 +103,19 @@ public sealed partial class PriorityContext : ITimerHost
     }
 
     /// <summary>
-    /// Loop thread only (between items, in Park's re-check path, and at Prioritize's inline check): clears the flag, then queues the
-    /// firing of every due timer at its level, in due order (ties in arming order), re-arms the periodic ones, and registers the new
-    /// earliest due time with the alarm.
+    /// Loop thread only (between items, at a checkpoint and at Prioritize's inline check): clears the flag, then queues the firing of
+    /// every due timer at its level, in due order (ties in arming order), re-arms the periodic ones, and registers the new earliest due
+    /// time with the alarm.
     /// </summary>
-    private void FireDueTimers()
+    /// <returns><see langword="false"/> once the context has faulted because its clock threw (T4, here or at an earlier check): the
+    /// loop stops, and the code at a checkpoint does not go on.</returns>
+    private bool FireDueTimers()
     {
         // Clear before reading the clock: a raise that lands after this clear is seen at the next check (one extra lap at worst),
         // and a raise before it is for a due time the clock read below has passed (Stopwatch is monotonic across threads).
         Interlocked.Exchange(ref _timersDue, 0);
         _loopTimers.FireDue();
+        return _fault is null;
     }
 
     /// <summary>Once the loop has finished: no timer can be armed any more, and every armed one is dropped (TimerArmedAtFinish).</summary>
@@ -130,6 +133,15 @@ public sealed partial class PriorityContext : ITimerHost
         _queues.EnqueueFromConsumer(level, new WorkItem(TimerEntry.FireCallback, entry, enqueuedAt: PolicyStamp()));
 
     void ITimerHost.RaiseTimersDue() => RaiseTimersDue();
+
+    // T4, on the loop thread (FireDue runs nowhere else): the context faults with the clock's exception, not through
+    // UnhandledException, and the flag stays raised, so the loop's next look at it stops the loop: between items at once; after the
+    // item running now when the clock threw at the check of one of its awaits (FireDueTimers returned false there: it did not go on).
+    void ITimerHost.OnClockFailed(ExceptionDispatchInfo failure)
+    {
+        _fault ??= failure;
+        Volatile.Write(ref _timersDue, 1);
+    }
 
     bool ITimerHost.IsRunningAt(int level) => IsOnLoopThread && CurrentLevelContext?.Level == level;
 
