@@ -170,12 +170,17 @@ public class MigrationDifferenceTests
         await using (handled.BoundedDisposal())
         {
             var seen = new List<Exception>();
+            var reported = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
             handled.UnhandledException += (_, e) =>
             {
                 seen.Add(e.Exception);
                 e.Handled = true;
+                reported.TrySetResult();
             };
             await handled.Context.GetTaskFactory(0).StartNew(() => ThrowAsyncVoid()).WithTimeout("the task that starts the async void");
+            // Waited for, not assumed: the async void's exception is posted as an item of its own once its continuation has thrown,
+            // which may be behind work queued meanwhile.
+            await reported.Task.WithTimeout("the async void's exception to be reported");
             (await handled.Context.GetTaskFactory(0).StartNew(() => 1).WithTimeout("the work after the exception")).Should().Be(1);
             seen.Should().ContainSingle().Which.Should().BeOfType<NotImplementedException>();
         }
