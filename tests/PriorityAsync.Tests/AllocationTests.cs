@@ -282,6 +282,11 @@ public class AllocationTests
             return (after - before) / (double)children;
         }).WithTimeout("Task.Run");
 
-        perChild.Should().BeLessThanOrEqualTo(perTaskRun, $"a child ({perChild:F0} B) must cost no more than Task.Run's caller side ({perTaskRun:F0} B)");
+        // Per child, beside a one-off allocation of the whole burst of up to 1 KB (seen: 80 B once, beside another test run: 144.008 B
+        // per child); one byte more per child would be 10 KB.
+        const double OneOffBytes = 1024;
+        perChild.Should().BeLessThanOrEqualTo(
+            perTaskRun + (OneOffBytes / children),
+            $"a child ({perChild:F3} B) must cost no more than Task.Run's caller side ({perTaskRun:F3} B)");
     }
 }
