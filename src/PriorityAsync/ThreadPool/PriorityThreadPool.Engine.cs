@@ -202,6 +202,12 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
     /// <summary>For tests: called under the dispatch lock with the level and state of every item dequeued, in dequeue order.</summary>
     internal Action<int, object?>? DequeueObserver { get; set; }
 
+    /// <summary>For tests, only while <see cref="DequeueObserver"/> is set: called as each dequeue begins (before it reads the mask), in
+    /// the same critical section as the observer's call for the item it takes, so a test knows what had been posted when it began.
+    /// (Not the moment the item was posted: a dequeue that read a stale bit of a level that was empty may take an item posted after it
+    /// began, while an item posted before that one waits above.)</summary>
+    internal Action? DequeueStarting { get; set; }
+
     /// <summary>For tests: how many threads are parked (or about to park).</summary>
     internal int IdleCount => _idleCount;
 
@@ -508,6 +514,7 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
             // Tests only: the dequeue and its observation in one critical section, so that the observed order is the dequeue order.
             lock (_observerLock)
             {
+                DequeueStarting?.Invoke();
                 got = _queues.TryDequeueHighestShared(out item, out level);
                 if (got)
                 {
@@ -535,6 +542,11 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
         lock (_dispatchLock)
         {
             EndItemLocked(worker);
+            if (DequeueObserver is not null)
+            {
+                DequeueStarting?.Invoke(); // tests only: the dequeue begins (under the lock, as the observer's call)
+            }
+
             if (_fault is not null || Volatile.Read(ref _state) != StateRunning || !TryDequeueLocked(out item, out level))
             {
                 item = default;

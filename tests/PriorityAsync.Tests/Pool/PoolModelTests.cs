@@ -20,14 +20,15 @@ namespace PriorityAsync.Tests.Pool;
 /// <item>Strict priority at each dequeue (strict policy only): when item X of level L is dequeued, no item Y of a higher level whose Post
 /// had returned before X's dequeue started is still queued, unless Y's level may have been at its cap.</item>
 /// </list>
-/// <para>How rule 3 is made exact, with no timing: one counter orders the test's events. Each item takes a number just before its
-/// Post starts (Start) and just after its Post returns (Done); each item, as its callback ends, stamps the counter into its thread's
-/// slot. X's dequeue started after X's Post started and after the previous item of the thread that runs X ended (a thread ends its
-/// item before it dequeues the next), so <c>Bound(X)</c> = max(Start(X), that thread's last end) is a moment before the dequeue; a
-/// Y with Done(Y) &lt; Bound(X) was queued at that dequeue unless the pool's DequeueObserver (called in dequeue order, nothing else
-/// assumed) shows it dequeued before X. The cap exception is an over-estimate of the running items of Y's level at X's dequeue:
-/// every item of that level dequeued before X, less those whose thread had dequeued another item before X (a thread releases its
-/// item's slot before its next dequeue). Over-estimating only skips checks; it never reports a violation that did not happen.</para>
+/// <para>How rule 3 is made exact, with no timing: one counter orders the test's events. Each item takes a number just after its
+/// Post returns (Done); the pool's DequeueStarting hook takes one as each dequeue begins, in the critical section in which the
+/// DequeueObserver then sees the item that dequeue took: <c>Bound(X)</c>, the moment X's dequeue began. A Y with Done(Y) &lt;
+/// Bound(X) was queued when that dequeue began unless the observer (called in dequeue order, nothing else assumed) shows it
+/// dequeued before X. (Not the moment X's Post started: a dequeue that read a stale bit of X's level, empty when it began, can take
+/// an X posted after it began while a Y posted in between waits above; a version that used it failed once under load.) The cap
+/// exception is an over-estimate of the running items of Y's level at X's dequeue: every item of that level dequeued before X,
+/// less those whose thread had dequeued another item before X (a thread releases its item's slot before its next dequeue).
+/// Over-estimating only skips checks; it never reports a violation that did not happen.</para>
 /// <para>A failure prints the plan (shrunk) and FsCheck's replay seed; PRIORITYASYNC_FSCHECK_REPLAY replays it as in
 /// <see cref="Reliability.Model.ModelBasedTests"/>.</para>
 /// </summary>
@@ -183,7 +184,6 @@ public sealed class PoolModelTests
 
         public Action? Gate { get; init; } // the hold items only: blocks the thread
 
-        public long Start; // the counter just before Post started
         public long Done; // the counter just after Post returned (0: not yet)
         public long Bound; // a counter value before this item's dequeue started (see the class remarks)
         public int Runs;
@@ -198,14 +198,16 @@ public sealed class PoolModelTests
     private sealed class Recorder
     {
         private readonly object _orderLock = new();
-        private readonly ConcurrentDictionary<int, long> _lastEndByThread = new();
         private long _clock;
+        private long _dequeueBegan; // the counter as the dequeue in progress began: written and read under the pool's observer lock
 
         public List<Item> Order { get; } = []; // dequeue order, as the observer sees it
 
         public ConcurrentQueue<object?> Unknown { get; } = new();
 
         public long Tick() => Interlocked.Increment(ref _clock);
+
+        public void OnDequeueStarting() => _dequeueBegan = Tick();
 
         public void OnDequeued(object? state)
         {
@@ -217,6 +219,7 @@ public sealed class PoolModelTests
 
             lock (_orderLock) // the observer's contract is "called in dequeue order", not "called under one lock"
             {
+                item.Bound = _dequeueBegan; // the hook's stamp for this same dequeue: same critical section in the pool
                 item.DequeuedAt = Order.Count;
                 Order.Add(item);
             }
@@ -225,14 +228,10 @@ public sealed class PoolModelTests
         public static readonly SendOrPostCallback Run = static state =>
         {
             var item = (Item)state!;
-            Recorder recorder = item.Recorder;
-            int thread = Environment.CurrentManagedThreadId;
-            item.Thread = thread;
-            item.Bound = Math.Max(Volatile.Read(ref item.Start), recorder._lastEndByThread.GetValueOrDefault(thread));
+            item.Thread = Environment.CurrentManagedThreadId;
             Interlocked.Increment(ref item.Runs);
             item.Gate?.Invoke();
             Thread.SpinWait(10 + (item.Index % 7) * 20); // a little work, varied, so threads overlap
-            recorder._lastEndByThread[thread] = recorder.Tick(); // after everything this item does: its thread's dequeue comes later
         };
     }
 
@@ -278,6 +277,7 @@ public sealed class PoolModelTests
             StallTimeout = null,
         });
         var recorder = new Recorder();
+        pool.DequeueStarting = recorder.OnDequeueStarting; // first: an observed dequeue without its stamp reads 0, which skips checks
         pool.DequeueObserver = (_, state) => recorder.OnDequeued(state);
         pool.WorkDropped += (_, e) =>
         {
@@ -353,7 +353,6 @@ public sealed class PoolModelTests
 
     private static void Post(PriorityThreadPool pool, Item item)
     {
-        Volatile.Write(ref item.Start, item.Recorder.Tick());
         pool.GetSynchronizationContext(item.Level).Post(Recorder.Run, item);
         Volatile.Write(ref item.Done, item.Recorder.Tick());
     }
