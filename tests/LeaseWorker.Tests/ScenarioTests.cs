@@ -108,23 +108,26 @@ public class ScenarioTests
         // With sleeping CPU parts, the loop thread's own CPU time is the cost of scheduling alone. The process-wide CPU time is
         // dominated by the timers and the thread pool, the same in both modes, so the comparison is made on the loop thread.
         // Checkpoints (four per CPU part) give both modes more scheduling points, so the difference stands out of the noise:
-        // over many runs seed-prioritize took 1.9 to 3 times the loop-thread CPU of priority, 1.5 to 2.6 times without them.
+        // over many runs seed-prioritize took 1.9 to 3 times the loop-thread CPU of priority, 1.5 to 2.6 times without them. Five
+        // attempts, not three: beside the other test assemblies' stress tests (CI-like, load above 10) all three attempts of one run
+        // once found the two equal (11.4 and 11.5 ms, about half the loop-thread CPU seed-prioritize used in the runs that passed).
         Settings settings = s_seedRatios with { Messages = 10, Steps = 6, Checkpoint = TimeSpan.FromMilliseconds(250) };
 
         (ModeResult Seed, ModeResult Priority) passed = await RunUntil<(ModeResult Seed, ModeResult Priority)>(
             async () => (await Simulation.RunAsync("seed-prioritize", settings), await Simulation.RunAsync("priority", settings)),
             p => p.Seed.Bus.Lost == 0 && p.Priority.Bus.Lost == 0 && p.Seed.LoopCpuTime >= 1.4 * p.Priority.LoopCpuTime,
             "seed-prioritize: 0 lost, and at least 1.4 x the loop-thread CPU time of priority (0 lost) for the same work",
-            p => $"seed-prioritize: {Describe(p.Seed)}\n    priority: {Describe(p.Priority)}");
+            p => $"seed-prioritize: {Describe(p.Seed)}, {p.Seed.SeedLaps} laps\n    priority: {Describe(p.Priority)}",
+            attempts: 5);
 
         passed.Seed.SeedLaps.Should().BeGreaterThan(settings.Messages * settings.Steps, "it polls: at least a queue lap per step");
     }
 
-    private async Task<T> RunUntil<T>(Func<Task<T>> run, Func<T, bool> passes, string claim, Func<T, string>? describe = null)
+    private async Task<T> RunUntil<T>(Func<Task<T>> run, Func<T, bool> passes, string claim, Func<T, string>? describe = null, int attempts = Attempts)
     {
         await s_warmUp.Value;
-        var report = new StringBuilder($"No attempt out of {Attempts} met the claim: {claim}.");
-        for (int attempt = 1; attempt <= Attempts; attempt++)
+        var report = new StringBuilder($"No attempt out of {attempts} met the claim: {claim}.");
+        for (int attempt = 1; attempt <= attempts; attempt++)
         {
             T result = await run();
             string description = describe is null ? Describe(result!) : describe(result);
