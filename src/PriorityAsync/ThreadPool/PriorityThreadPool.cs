@@ -64,6 +64,12 @@ public sealed partial class PriorityThreadPool : IPriorityScheduler, IAsyncDispo
         _timeSliceTicks = TimeSliceOption.ToStopwatchTicks(options.TimeSlice);
         _timeSliceWatched = options.TimeSlice is not null && !options.TimeSliceDrivenByTests;
         ContextRegistry.Register(this); // the instruments report the pool until its last thread ends (OnLastThreadEnded)
+        if (options.DequeueHooksForTests is { } hooks)
+        {
+            DequeueObserver = hooks.Observer;
+            DequeueStarting = hooks.Starting;
+        }
+
         StartThreads(options.StallTimeout, options.ThreadStartingForTests);
         StartSliceWatch();
     }

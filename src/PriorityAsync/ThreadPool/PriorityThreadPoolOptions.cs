@@ -68,6 +68,10 @@ public sealed class PriorityThreadPoolOptions
     /// a test creates sees it.</summary>
     internal Action<PriorityThreadPool, int>? ThreadStartingForTests { get; set; }
 
+    /// <summary>For tests: the pool's <c>DequeueObserver</c> and <c>DequeueStarting</c> from its construction, so that no dequeue goes
+    /// unobserved (set on the pool after it started, a thread already past its check of the hook dequeues without it).</summary>
+    internal (Action<int, object?> Observer, Action? Starting)? DequeueHooksForTests { get; set; }
+
     /// <summary>For tests: the clock the aging and weighted-shares policies read, or <see langword="null"/> for
     /// <see cref="System.Diagnostics.Stopwatch"/>. The weighted-shares policy reads it only on the thread that runs the item (at the
     /// dequeue and at the item's end), so a clock per thread measures each item's own run time. The aging policy compares it with the

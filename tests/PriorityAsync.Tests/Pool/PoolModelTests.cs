@@ -267,6 +267,7 @@ public sealed class PoolModelTests
 
     private static Result Run(Plan plan)
     {
+        var recorder = new Recorder();
         var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
         {
             ThreadCount = plan.Threads,
@@ -275,10 +276,10 @@ public sealed class PoolModelTests
             Policy = PolicyFor(plan.Policy, plan.Levels),
             Name = "pool-model",
             StallTimeout = null,
+            // From the construction: hooks set on the pool once it runs could miss a dequeue its thread had already begun (a held
+            // plan's hold item once ran unobserved, and every later dequeue looked like it overtook it).
+            DequeueHooksForTests = ((_, state) => recorder.OnDequeued(state), recorder.OnDequeueStarting),
         });
-        var recorder = new Recorder();
-        pool.DequeueStarting = recorder.OnDequeueStarting; // first: an observed dequeue without its stamp reads 0, which skips checks
-        pool.DequeueObserver = (_, state) => recorder.OnDequeued(state);
         pool.WorkDropped += (_, e) =>
         {
             if (e.State is Item item)
