@@ -202,7 +202,7 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
     /// <summary>For tests: called under the dispatch lock with the level and state of every item dequeued, in dequeue order.</summary>
     internal Action<int, object?>? DequeueObserver { get; set; }
 
-    /// <summary>For tests, only while <see cref="DequeueObserver"/> is set: called as each dequeue begins (before it reads the mask), in
+    /// <summary>For tests, set together with <see cref="DequeueObserver"/>: called as each dequeue begins (before it reads the mask), in
     /// the same critical section as the observer's call for the item it takes, so a test knows what had been posted when it began.
     /// (Not the moment the item was posted: a dequeue that read a stale bit of a level that was empty may take an item posted after it
     /// began, while an item posted before that one waits above.)</summary>
@@ -542,10 +542,7 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
         lock (_dispatchLock)
         {
             EndItemLocked(worker);
-            if (DequeueObserver is not null)
-            {
-                DequeueStarting?.Invoke(); // tests only: the dequeue begins (under the lock, as the observer's call)
-            }
+            DequeueStarting?.Invoke(); // tests only: the dequeue begins (under the lock, as the observer's call)
 
             if (_fault is not null || Volatile.Read(ref _state) != StateRunning || !TryDequeueLocked(out item, out level))
             {
