@@ -10,7 +10,8 @@ internal sealed class KnownSymbols
     {
         Priority = priority;
         PriorityContext = priorityContext;
-        PriorityThreadPool = compilation.GetTypeByMetadataName("PriorityAsync.PriorityThreadPool"); // null before issue 20
+        PriorityThreadPool = compilation.GetTypeByMetadataName("PriorityAsync.PriorityThreadPool");
+        PriorityScheduler = compilation.GetTypeByMetadataName("PriorityAsync.PriorityScheduler");
         PrioritySynchronizationContext = compilation.GetTypeByMetadataName("PriorityAsync.PrioritySynchronizationContext");
         PriorityTaskScheduler = compilation.GetTypeByMetadataName("PriorityAsync.PriorityTaskScheduler");
         PriorityTaskController = compilation.GetTypeByMetadataName("PriorityAsync.PriorityTaskController");
@@ -44,6 +45,9 @@ internal sealed class KnownSymbols
     public INamedTypeSymbol Priority { get; }
     public INamedTypeSymbol PriorityContext { get; }
     public INamedTypeSymbol? PriorityThreadPool { get; }
+
+    /// <summary>The base of both schedulers, where their shared members (Prioritize, InvokeAsync, TimeProvider...) are declared.</summary>
+    public INamedTypeSymbol? PriorityScheduler { get; }
     public INamedTypeSymbol? PrioritySynchronizationContext { get; }
     public INamedTypeSymbol? PriorityTaskScheduler { get; }
     public INamedTypeSymbol? PriorityTaskController { get; }

@@ -396,7 +396,7 @@ internal sealed class MemberWalk
         }
 
         if (Strip(only.Operation) is not IInvocationOperation { TargetMethod: { Name: "Prioritize" } target }
-            || !(Is(target.ContainingType, _symbols.Priority) || Is(target.ContainingType, _symbols.PriorityContext)))
+            || !(Is(target.ContainingType, _symbols.Priority) || IsScheduler(target.ContainingType)))
         {
             return false;
         }
@@ -519,7 +519,7 @@ internal sealed class MemberWalk
 
     private bool IsPriorityFactory(IOperation? instance) => StripOrNull(instance) switch
     {
-        IInvocationOperation { TargetMethod.Name: "GetTaskFactory" } invocation => Is(invocation.TargetMethod.ContainingType, _symbols.PriorityContext),
+        IInvocationOperation { TargetMethod.Name: "GetTaskFactory" } invocation => IsScheduler(invocation.TargetMethod.ContainingType),
         IPropertyReferenceOperation { Property.Name: "Factory" } property => Is(property.Property.ContainingType, _symbols.PriorityTaskController),
         _ => false,
     };
@@ -543,8 +543,8 @@ internal sealed class MemberWalk
 
     private bool IsLoopTimeProvider(IOperation? instance) => StripOrNull(instance) switch
     {
-        IPropertyReferenceOperation { Property.Name: "TimeProvider" } property => Is(property.Property.ContainingType, _symbols.PriorityContext),
-        IInvocationOperation { TargetMethod.Name: "GetTimeProvider" } invocation => Is(invocation.TargetMethod.ContainingType, _symbols.PriorityContext),
+        IPropertyReferenceOperation { Property.Name: "TimeProvider" } property => IsScheduler(property.Property.ContainingType),
+        IInvocationOperation { TargetMethod.Name: "GetTimeProvider" } invocation => IsScheduler(invocation.TargetMethod.ContainingType),
         _ => false,
     };
 
@@ -654,8 +654,10 @@ internal sealed class MemberWalk
         return false;
     }
 
-    /// <summary>A PriorityContext or a PriorityThreadPool: both run Priority.*, both own their timers.</summary>
-    private bool IsScheduler(ITypeSymbol? type) => Is(type, _symbols.PriorityContext) || Is(type, _symbols.PriorityThreadPool);
+    /// <summary>A PriorityContext, a PriorityThreadPool or their base, where the members they share are declared: both run Priority.*,
+    /// both own their timers.</summary>
+    private bool IsScheduler(ITypeSymbol? type) =>
+        Is(type, _symbols.PriorityContext) || Is(type, _symbols.PriorityThreadPool) || Is(type, _symbols.PriorityScheduler);
 
     private static bool Is(ITypeSymbol? type, INamedTypeSymbol? expected) =>
         type is not null && expected is not null && SymbolEqualityComparer.Default.Equals(type.OriginalDefinition, expected);

@@ -8,7 +8,7 @@ namespace PriorityAsync.Hosting;
 
 /// <summary>
 /// A <see cref="BackgroundService"/> whose <see cref="BackgroundService.ExecuteAsync(CancellationToken)"/> runs on its own
-/// <see cref="PriorityContextThread"/>, starting at <see cref="PriorityWorkerOptions.DefaultLevel"/>: every <c>await</c> in it resumes
+/// <see cref="PriorityContextThread"/>, starting at <see cref="PrioritySchedulerOptions.DefaultLevel"/>: every <c>await</c> in it resumes
 /// on that one thread, at the level it was running at, and <c>await Context.Prioritize(level)</c> moves work between levels.
 /// </summary>
 /// <remarks>

@@ -9,7 +9,7 @@ namespace PriorityAsync.Hosting;
 /// <summary>
 /// A <see cref="BackgroundService"/> whose <see cref="BackgroundService.ExecuteAsync(CancellationToken)"/> runs on its own
 /// <see cref="PriorityThreadPool"/> (<see cref="PriorityWorkerOptions.ThreadCount"/> threads, one per core by default), starting at
-/// <see cref="PriorityWorkerOptions.DefaultLevel"/>: every <c>await</c> in it resumes on one of the pool's threads at the level it was
+/// <see cref="PrioritySchedulerOptions.DefaultLevel"/>: every <c>await</c> in it resumes on one of the pool's threads at the level it was
 /// running at, and <c>await Priority.Prioritize(level)</c> moves work between levels. Work at several levels and of several messages
 /// runs on several cores at once: the worker's code must be thread-safe (use <see cref="PriorityBackgroundService"/> for one thread
 /// and no locks).

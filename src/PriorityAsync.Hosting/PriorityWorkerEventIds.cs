@@ -14,7 +14,7 @@ public static class PriorityWorkerEventIds
     /// rate-limited by <see cref="PriorityWorkerOptions.WorkDroppedLogInterval"/>. Level: Warning.</summary>
     public static readonly EventId WorkDropped = new(1002, nameof(WorkDropped));
 
-    /// <summary>The loop started nothing for at least <see cref="PriorityWorkerOptions.StallTimeout"/> while work waited. Carries the
+    /// <summary>The loop started nothing for at least <see cref="PrioritySchedulerOptions.StallTimeout"/> while work waited. Carries the
     /// most urgent waiting level and how long work has waited. Level: Warning.</summary>
     public static readonly EventId StallDetected = new(1003, nameof(StallDetected));
 

@@ -9,9 +9,15 @@ namespace PriorityAsync.Hosting;
 /// Bound from the configuration section <c>PriorityAsync:Workers:&lt;name&gt;</c> and validated when the host starts.
 /// </summary>
 /// <remarks><para>The worker reads the values once, when it is created; changing them afterwards has no effect.</para>
+/// <para>The settings every scheduler takes come from <see cref="PrioritySchedulerOptions"/> (keys <c>Levels</c>, <c>DefaultLevel</c>,
+/// <c>IdleSpinCount</c>, <c>StallTimeout</c>, <c>TimeSlice</c>, <c>Name</c>; <see cref="PrioritySchedulerOptions.Policy"/> and
+/// <see cref="PrioritySchedulerOptions.TimeProvider"/> are set in code). The scheduler is named after the worker unless
+/// <see cref="PrioritySchedulerOptions.Name"/> is set, and its timers run on the <see cref="TimeProvider"/> registered in the container
+/// (else the system clock) unless <see cref="PrioritySchedulerOptions.TimeProvider"/> is set to another provider than
+/// <see cref="TimeProvider.System"/>.</para>
 /// <para>The same options serve both kinds of worker. <see cref="ThreadCount"/> and <see cref="MaxConcurrencyPerLevel"/> apply to
 /// <see cref="PriorityThreadPoolBackgroundService"/> only.</para></remarks>
-public sealed class PriorityWorkerOptions
+public sealed class PriorityWorkerOptions : PrioritySchedulerOptions
 {
     /// <summary>The configuration section that holds one subsection per worker, named after the worker: <c>PriorityAsync:Workers</c>.</summary>
     public const string WorkersSection = "PriorityAsync:Workers";
@@ -24,23 +30,6 @@ public sealed class PriorityWorkerOptions
 
     /// <summary>The largest allowed value of <see cref="WorkDroppedLogInterval"/>: one hour.</summary>
     public static readonly TimeSpan MaxWorkDroppedLogInterval = TimeSpan.FromHours(1);
-
-    /// <summary>Gets or sets the number of priority levels of the worker's context (key <c>Levels</c>). A higher level runs first.</summary>
-    /// <value>The default value is 3. Allowed: 1 to 64.</value>
-    public int Levels { get; set; } = 3;
-
-    /// <summary>Gets or sets the level at which <c>ExecuteAsync</c> starts (key <c>DefaultLevel</c>).</summary>
-    /// <value>The default value is 0, the lowest level. Allowed: 0 to <c>Levels - 1</c>.</value>
-    public int DefaultLevel { get; set; }
-
-    /// <summary>
-    /// Gets or sets how long the loop may start nothing while work waits before a stall is logged (event <c>StallDetected</c>) and the
-    /// health check reports the worker unhealthy (key <c>StallTimeout</c>, for example <c>00:00:05</c>). <see langword="null"/> turns
-    /// stall detection off.
-    /// </summary>
-    /// <value>The default value is 10 seconds (<see cref="PriorityContextOptions.DefaultStallTimeout"/>, the core's default too). Allowed:
-    /// <see langword="null"/>, or from 10 milliseconds to 1 day.</value>
-    public TimeSpan? StallTimeout { get; set; } = PriorityContextOptions.DefaultStallTimeout;
 
     /// <summary>
     /// Gets or sets how many callbacks may wait at one level before the health check reports the worker degraded
@@ -57,23 +46,6 @@ public sealed class PriorityWorkerOptions
     /// <value>The default value is 10 seconds. Allowed: 10 milliseconds to 1 hour.</value>
     public TimeSpan WorkDroppedLogInterval { get; set; } = TimeSpan.FromSeconds(10);
 
-    /// <summary>Gets or sets how many times the idle loop checks for work before it parks its thread (key <c>IdleSpinCount</c>);
-    /// see <see cref="PriorityContextOptions.IdleSpinCount"/>.</summary>
-    /// <value>The default value is 20. Allowed: 0 to 10,000.</value>
-    public int IdleSpinCount { get; set; } = 20;
-
-    /// <summary>Gets or sets the time quota of one callback, after which <c>Checkpoint()</c> and <c>ShouldYield</c> ask it to yield when
-    /// other work waits (key <c>TimeSlice</c>, for example <c>00:00:00.050</c>; empty turns the quota off); see
-    /// <see cref="PriorityContextOptions.TimeSlice"/> (on the pool worker, per thread: <see cref="PriorityThreadPoolOptions.TimeSlice"/>).</summary>
-    /// <value>The default value is <see cref="PriorityContextOptions.DefaultTimeSlice"/> (20 ms). Allowed: <see langword="null"/>, or from
-    /// <see cref="PriorityContextOptions.MinTimeSlice"/> (1 ms) to <see cref="PriorityContextOptions.MaxTimeSlice"/> (1 minute).</value>
-    public TimeSpan? TimeSlice { get; set; } = PriorityContextOptions.DefaultTimeSlice;
-
-    /// <summary>Gets or sets how the worker's loop chooses between levels; see <see cref="PriorityContextOptions.Policy"/>. Set in code
-    /// (<c>AddPriorityWorker&lt;Worker&gt;(o =&gt; o.Policy = PriorityPolicy.WeightedShares(1, 2, 4))</c>); configuration does not bind it.</summary>
-    /// <value>The default value is <see cref="PriorityPolicy.Strict"/>. A policy with values per level must give exactly <see cref="Levels"/> of them.</value>
-    public PriorityPolicy Policy { get; set; } = PriorityPolicy.Strict;
-
     /// <summary>Gets or sets the number of threads of a <see cref="PriorityThreadPoolBackgroundService"/>'s pool (key <c>ThreadCount</c>);
     /// <see langword="null"/> gives one per core. A <see cref="PriorityBackgroundService"/> ignores it: its loop is one thread.</summary>
     /// <value>The default value is <see langword="null"/> (<see cref="Environment.ProcessorCount"/>). Allowed: <see langword="null"/>, or
@@ -84,7 +56,8 @@ public sealed class PriorityWorkerOptions
     /// once (key <c>MaxConcurrencyPerLevel</c>, one value per level, lowest level first; see
     /// <see cref="PriorityThreadPoolOptions.MaxConcurrencyPerLevel"/>). For example <c>[1, 2, 2]</c> on 2 threads keeps one thread free of
     /// bulk work at level 0. A <see cref="PriorityBackgroundService"/> ignores it.</summary>
-    /// <value>The default value is <see langword="null"/> (no cap). Allowed: <see langword="null"/>, or exactly <see cref="Levels"/> values,
+    /// <value>The default value is <see langword="null"/> (no cap). Allowed: <see langword="null"/>, or exactly <see cref="PrioritySchedulerOptions.Levels"/> values,
     /// each from 1 to the thread count.</value>
     public IReadOnlyList<int>? MaxConcurrencyPerLevel { get; set; }
 }
+

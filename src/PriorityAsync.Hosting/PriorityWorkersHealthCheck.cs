@@ -12,7 +12,7 @@ namespace PriorityAsync.Hosting;
 /// <summary>
 /// Reports the health of every <see cref="PriorityBackgroundService"/> and <see cref="PriorityThreadPoolBackgroundService"/> among the
 /// host's hosted services: unhealthy while a worker's scheduler (its loop, or its pool) is stalled (see
-/// <see cref="PriorityWorkerOptions.StallTimeout"/>) or after it or <c>ExecuteAsync</c> failed; degraded while a level's backlog is
+/// <see cref="PrioritySchedulerOptions.StallTimeout"/>) or after it or <c>ExecuteAsync</c> failed; degraded while a level's backlog is
 /// above <see cref="PriorityWorkerOptions.BacklogDegradedThreshold"/>; healthy otherwise. The worst worker decides; the data carries
 /// each worker's state and waiting work per level.
 /// </summary>
@@ -68,15 +68,15 @@ public sealed class PriorityWorkersHealthCheck : IHealthCheck
 
     private static (HealthStatus Status, string State, int[] Pending) Check(WorkerCore worker, HealthStatus failureStatus)
     {
-        IPriorityScheduler? scheduler = worker.SchedulerOrNull;
+        PriorityScheduler? scheduler = worker.SchedulerOrNull;
         if (scheduler is null)
         {
             return (HealthStatus.Healthy, "not started", []);
         }
 
-        PriorityContextSnapshot snapshot = scheduler.GetSnapshot();
+        PrioritySchedulerSnapshot snapshot = scheduler.GetSnapshot();
         int[] pending = [.. snapshot.PendingPerLevel];
-        if (snapshot.State == PriorityContextState.Faulted)
+        if (snapshot.State == PrioritySchedulerState.Faulted)
         {
             return (failureStatus, "loop faulted", pending);
         }
@@ -86,7 +86,7 @@ public sealed class PriorityWorkersHealthCheck : IHealthCheck
             return (failureStatus, "ExecuteAsync failed", pending);
         }
 
-        if (snapshot.State == PriorityContextState.Completed)
+        if (snapshot.State == PrioritySchedulerState.Completed)
         {
             return (HealthStatus.Healthy, "stopped", pending);
         }

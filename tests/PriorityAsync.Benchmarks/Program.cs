@@ -80,7 +80,7 @@ if (options.WatchdogSeconds > 0)
 
 if (options.SliceClock)
 {
-    // The time quota's cost and lateness per slice length, behind PriorityContextOptions.DefaultTimeSlice (docs/benchmarks.md).
+    // The time quota's cost and lateness per slice length, behind PrioritySchedulerOptions.DefaultTimeSlice (docs/benchmarks.md).
     SliceClockCost.Run();
     return 0;
 }

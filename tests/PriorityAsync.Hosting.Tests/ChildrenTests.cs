@@ -41,7 +41,7 @@ public sealed class ChildrenTests
         await host.StopAsync().Within("host stop");
 
         childFinishedCleanup.Should().BeTrue("the worker stopped only after its child ended");
-        worker.PriorityContext.State.Should().Be(PriorityContextState.Completed);
+        worker.PriorityContext.State.Should().Be(PrioritySchedulerState.Completed);
         worker.ExecuteTask!.IsCanceled.Should().BeTrue("a cancelled child is not a fault");
     }
 

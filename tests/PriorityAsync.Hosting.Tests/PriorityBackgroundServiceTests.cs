@@ -30,14 +30,14 @@ public sealed class PriorityBackgroundServiceTests
         context.Should().BeSameAs(worker.PriorityContext);
         level.Should().Be(1);
         threadId.Should().NotBe(Environment.CurrentManagedThreadId);
-        worker.PriorityContext.State.Should().Be(PriorityContextState.Running);
+        worker.PriorityContext.State.Should().Be(PrioritySchedulerState.Running);
         worker.ExecuteTask.Should().NotBeNull();
         worker.ExecuteTask!.IsCompleted.Should().BeFalse();
         logs.Entries.Should().Contain(e => e.EventId.Id == PriorityWorkerEventIds.Started.Id);
 
         await host.StopAsync().Within("host stop");
         worker.ExecuteTask.IsCanceled.Should().BeTrue("ExecuteAsync ended with the stopping token's OperationCanceledException");
-        worker.PriorityContext.State.Should().Be(PriorityContextState.Completed);
+        worker.PriorityContext.State.Should().Be(PrioritySchedulerState.Completed);
         logs.Entries.Should().NotContain(e => e.Level >= LogLevel.Warning);
     }
 
@@ -71,7 +71,7 @@ public sealed class PriorityBackgroundServiceTests
 
         afterCancel.Should().Equal((true, 0), (true, 2));
         worker.ExecuteTask!.Status.Should().Be(TaskStatus.RanToCompletion);
-        worker.PriorityContext.State.Should().Be(PriorityContextState.Completed);
+        worker.PriorityContext.State.Should().Be(PrioritySchedulerState.Completed);
         logs.Entries.Should().Contain(e => e.EventId.Id == PriorityWorkerEventIds.Stopped.Id);
     }
 
@@ -102,7 +102,7 @@ public sealed class PriorityBackgroundServiceTests
         await stop.Within("host stop");
 
         backgroundDone.Should().BeTrue();
-        worker.PriorityContext.State.Should().Be(PriorityContextState.Completed);
+        worker.PriorityContext.State.Should().Be(PrioritySchedulerState.Completed);
     }
 
     [Fact]
@@ -144,7 +144,7 @@ public sealed class PriorityBackgroundServiceTests
         await logs.WaitForAsync(e => e.Category == HostCategory && e.Exception?.Message == "boom", "the host to log the fault");
         Func<Task> stop = () => host.StopAsync().Within("host stop");
         (await stop.Should().ThrowAsync<InvalidOperationException>("the host rethrows a BackgroundService's fault under StopHost")).WithMessage("boom");
-        worker.PriorityContext.State.Should().Be(PriorityContextState.Completed, "a fault of ExecuteAsync is the host's business; the loop itself ends normally");
+        worker.PriorityContext.State.Should().Be(PrioritySchedulerState.Completed, "a fault of ExecuteAsync is the host's business; the loop itself ends normally");
     }
 
     [Fact]
@@ -192,7 +192,7 @@ public sealed class PriorityBackgroundServiceTests
         entry.Values["Level"].Should().Be(0, "an async void method reports its exception to the context it started on, level 0 here");
         entry.Category.Should().Be(PriorityWorkerServiceCollectionExtensions.LogCategory);
         worker.ExecuteTask!.Exception!.InnerException!.Message.Should().Be("loop boom");
-        worker.PriorityContext.State.Should().Be(PriorityContextState.Faulted);
+        worker.PriorityContext.State.Should().Be(PrioritySchedulerState.Faulted);
         Func<Task> stop = () => host.StopAsync().Within("host stop");
         (await stop.Should().ThrowAsync<InvalidOperationException>("the host rethrows a BackgroundService's fault under StopHost")).WithMessage("loop boom");
     }
@@ -217,7 +217,7 @@ public sealed class PriorityBackgroundServiceTests
             more: b => b.Services.Configure<HostOptions>(o => o.BackgroundServiceExceptionBehavior = BackgroundServiceExceptionBehavior.Ignore));
 
         await AssertHostKeepsRunningAfterFault(host, logs, "loop boom");
-        host.Worker().PriorityContext.State.Should().Be(PriorityContextState.Faulted);
+        host.Worker().PriorityContext.State.Should().Be(PrioritySchedulerState.Faulted);
     }
 
     [Fact]

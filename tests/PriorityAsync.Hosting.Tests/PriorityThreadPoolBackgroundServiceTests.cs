@@ -18,7 +18,7 @@ public sealed class PriorityThreadPoolBackgroundServiceTests
     public async Task StartAsync_ReturnsOnceThePoolRuns_ExecuteAsyncRunsOnThePoolAtTheDefaultLevel()
     {
         var logs = new TestLoggerProvider();
-        var entered = new TaskCompletionSource<(PriorityThreadPool? Pool, IPriorityScheduler? Scheduler, int Level)>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var entered = new TaskCompletionSource<(PriorityThreadPool? Pool, PriorityScheduler? Scheduler, int Level)>(TaskCreationOptions.RunContinuationsAsynchronously);
         using IHost host = Build(
             logs,
             async (worker, token) =>
@@ -34,20 +34,20 @@ public sealed class PriorityThreadPoolBackgroundServiceTests
 
         await host.StartAsync().Within("host start");
         ScriptedPoolWorker worker = Worker(host);
-        (PriorityThreadPool? pool, IPriorityScheduler? scheduler, int level) = await entered.Task.Within("ExecuteAsync to start");
+        (PriorityThreadPool? pool, PriorityScheduler? scheduler, int level) = await entered.Task.Within("ExecuteAsync to start");
 
         pool.Should().BeSameAs(worker.PriorityPool);
         scheduler.Should().BeSameAs(worker.PriorityPool);
         level.Should().Be(1);
         worker.PriorityPool.ThreadCount.Should().Be(2);
         worker.PriorityPool.Name.Should().Be(nameof(ScriptedPoolWorker));
-        worker.PriorityPool.State.Should().Be(PriorityContextState.Running);
+        worker.PriorityPool.State.Should().Be(PrioritySchedulerState.Running);
         worker.ExecuteTask!.IsCompleted.Should().BeFalse();
         logs.Entries.Should().Contain(e => e.EventId.Id == PriorityWorkerEventIds.Started.Id);
 
         await host.StopAsync().Within("host stop");
         worker.ExecuteTask.IsCanceled.Should().BeTrue("ExecuteAsync ended with the stopping token's OperationCanceledException");
-        worker.PriorityPool.State.Should().Be(PriorityContextState.Completed);
+        worker.PriorityPool.State.Should().Be(PrioritySchedulerState.Completed);
         logs.Entries.Should().Contain(e => e.EventId.Id == PriorityWorkerEventIds.Stopped.Id);
         logs.Entries.Should().NotContain(e => e.Level >= LogLevel.Warning);
     }
@@ -115,7 +115,7 @@ public sealed class PriorityThreadPoolBackgroundServiceTests
 
         afterCancel.Should().Equal((true, 0), (true, 2));
         Worker(host).ExecuteTask!.Status.Should().Be(TaskStatus.RanToCompletion);
-        Worker(host).PriorityPool.State.Should().Be(PriorityContextState.Completed);
+        Worker(host).PriorityPool.State.Should().Be(PrioritySchedulerState.Completed);
     }
 
     [Fact]
@@ -138,7 +138,7 @@ public sealed class PriorityThreadPoolBackgroundServiceTests
         worker.ExecuteTask.Exception!.InnerException.Should().BeOfType<InvalidOperationException>().Which.Message.Should().Be("boom");
         Func<Task> stop = () => host.StopAsync().Within("host stop");
         (await stop.Should().ThrowAsync<InvalidOperationException>("the host rethrows a BackgroundService's fault under StopHost")).WithMessage("boom");
-        worker.PriorityPool.State.Should().Be(PriorityContextState.Completed, "a fault of ExecuteAsync is the host's business; the pool itself ends normally");
+        worker.PriorityPool.State.Should().Be(PrioritySchedulerState.Completed, "a fault of ExecuteAsync is the host's business; the pool itself ends normally");
     }
 
     [Fact]
@@ -170,7 +170,7 @@ public sealed class PriorityThreadPoolBackgroundServiceTests
 
         ScriptedPoolWorker worker = Worker(host);
         worker.ExecuteTask!.Exception!.InnerException.Should().BeSameAs(failure);
-        worker.PriorityPool.State.Should().Be(PriorityContextState.Faulted);
+        worker.PriorityPool.State.Should().Be(PrioritySchedulerState.Faulted);
         Func<Task> stop = () => host.StopAsync().Within("host stop");
         (await stop.Should().ThrowAsync<InvalidOperationException>()).Which.Should().BeSameAs(failure);
     }
@@ -300,13 +300,13 @@ public sealed class PriorityThreadPoolBackgroundServiceTests
         Task stop = host.StopAsync();
         await childCancelled.Task.Within("the stopping token to cancel the child");
         stop.IsCompleted.Should().BeFalse("the child has not ended, and the worker waits for it");
-        worker.PriorityPool.State.Should().Be(PriorityContextState.Running);
+        worker.PriorityPool.State.Should().Be(PrioritySchedulerState.Running);
 
         releaseChild.SetResult();
         await stop.Within("host stop");
 
         Volatile.Read(ref childEnded).Should().BeTrue("the worker stopped only after its child ended");
-        worker.PriorityPool.State.Should().Be(PriorityContextState.Completed);
+        worker.PriorityPool.State.Should().Be(PrioritySchedulerState.Completed);
         worker.ExecuteTask!.IsCanceled.Should().BeTrue("a cancelled child is not a fault");
         logs.Entries.Should().NotContain(e => e.Level >= LogLevel.Warning);
     }

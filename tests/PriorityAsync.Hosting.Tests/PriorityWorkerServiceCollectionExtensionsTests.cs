@@ -116,7 +116,7 @@ public sealed class PriorityWorkerServiceCollectionExtensionsTests
         worker.PriorityContext.GetShares(2).Should().Be(4);
         PriorityWorkerOptions options = host.Services.GetRequiredService<IOptionsMonitor<PriorityWorkerOptions>>().Get(nameof(ScriptedWorker));
         options.TimeSlice.Should().BeNull("an empty TimeSlice turns the quota off");
-        new PriorityWorkerOptions().TimeSlice.Should().Be(PriorityContextOptions.DefaultTimeSlice);
+        new PriorityWorkerOptions().TimeSlice.Should().Be(PrioritySchedulerOptions.DefaultTimeSlice);
         await host.StopAsync().Within("host stop");
     }
 

@@ -161,7 +161,7 @@ public class PriorityContextRunTests
             return Task.CompletedTask;
         }, new PriorityContextOptions { Levels = 2 });
         run.Should().Throw<TimeoutException>().WithMessage("posted");
-        context!.State.Should().Be(PriorityContextState.Faulted);
+        context!.State.Should().Be(PrioritySchedulerState.Faulted);
         dropped.Should().ContainSingle().Which.Reason.Should().Be(DropReason.AbandonedAfterFault);
     }, nameof(Run_PostedCallbackThrows_NotHandled_RunRethrowsAndDropsTheRestVisibly));
 
@@ -226,7 +226,7 @@ public class PriorityContextRunTests
 
         var dropped = new List<WorkDroppedEventArgs>();
         context.WorkDropped += (_, e) => dropped.Add(e);
-        context.State.Should().Be(PriorityContextState.Completed);
+        context.State.Should().Be(PrioritySchedulerState.Completed);
         FluentActions.Invoking(() => captured.Post(_ => { }, null)).Should().NotThrow();
         dropped.Should().ContainSingle().Which.Reason.Should().Be(DropReason.PostedAfterCompletion);
         context.GetSnapshot().DroppedCount.Should().Be(1);

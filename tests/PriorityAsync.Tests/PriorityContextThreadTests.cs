@@ -15,7 +15,7 @@ public class PriorityContextThreadTests
         name.Should().Be("worker");
         background.Should().BeTrue();
         loop.Context.Name.Should().Be("worker");
-        loop.Context.State.Should().Be(PriorityContextState.Running);
+        loop.Context.State.Should().Be(PrioritySchedulerState.Running);
     }
 
     [Fact]
@@ -33,7 +33,7 @@ public class PriorityContextThreadTests
         loop.Context.GetSynchronizationContext(1).Post(_ => throw boom, null);
         loop.Context.Drain();
         seen.Should().ContainSingle().Which.Should().BeSameAs(boom);
-        loop.Context.State.Should().Be(PriorityContextState.Running);
+        loop.Context.State.Should().Be(PrioritySchedulerState.Running);
         loop.Completion.IsCompleted.Should().BeFalse();
     }
 
@@ -49,7 +49,7 @@ public class PriorityContextThreadTests
         (await FluentActions.Awaiting(() => loop.Completion.WithTimeout("the faulted completion")).Should().ThrowAsync<InvalidOperationException>())
             .Which.Should().BeSameAs(boom);
         raised.Should().Be(1);
-        loop.Context.State.Should().Be(PriorityContextState.Faulted);
+        loop.Context.State.Should().Be(PrioritySchedulerState.Faulted);
         await FluentActions.Awaiting(() => loop.DisposeOrFailAsync()).Should().ThrowAsync<InvalidOperationException>();
     }
 
@@ -88,7 +88,7 @@ public class PriorityContextThreadTests
 
         await loop.DisposeAsync().AsTask().WithTimeout("the loop to finish");
         ran.Should().Equal("item 2", "item 1", "item 4", "item 0", "item 3", "follow-up");
-        loop.Context.State.Should().Be(PriorityContextState.Completed);
+        loop.Context.State.Should().Be(PrioritySchedulerState.Completed);
         loop.Context.GetSnapshot().DroppedCount.Should().Be(0);
     }
 
@@ -223,7 +223,7 @@ public class PriorityContextThreadTests
             }
 
             var paused = loop.Context.GetSnapshot();
-            paused.State.Should().Be(PriorityContextState.Running);
+            paused.State.Should().Be(PrioritySchedulerState.Running);
             paused.PendingPerLevel.Should().Equal(3, 3, 0);
             paused.TotalPending.Should().Be(6);
             paused.RunPerLevel[2].Should().Be(1, "the pause item itself runs at level 2");

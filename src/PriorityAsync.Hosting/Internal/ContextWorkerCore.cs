@@ -19,27 +19,13 @@ internal sealed class ContextWorkerCore : WorkerCore
     /// <summary>The worker's context, once started; <see langword="null"/> before.</summary>
     public PriorityContext? ContextOrNull => _thread?.Context;
 
-    protected override Task Completion => _thread!.Completion;
-
-    protected override IPriorityScheduler CreateScheduler(PriorityWorkerOptions options, string name)
+    protected override PriorityScheduler CreateScheduler(PriorityWorkerOptions options, string name)
     {
-        _thread = new PriorityContextThread(new PriorityContextOptions
-        {
-            Levels = options.Levels,
-            DefaultLevel = options.DefaultLevel,
-            Name = name,
-            IdleSpinCount = options.IdleSpinCount,
-            StallTimeout = options.StallTimeout,
-            TimeSlice = options.TimeSlice,
-            Policy = options.Policy,
-            TimeProvider = TimeProvider,
-        });
+        _thread = new PriorityContextThread(WorkerSchedulerOptions.ForContext(options, name, TimeProvider));
         return _thread.Context;
     }
 
     protected override void Complete() => _thread!.Complete();
-
-    protected override void CancelRootChildren() => _thread!.Context.Scope.Cancel();
 
     protected override Task StartEntry(int level, TaskCompletionSource running)
     {

@@ -5,7 +5,7 @@ using System.Threading.Tasks;
 namespace PriorityAsync.Hosting.Internal;
 
 /// <summary>The lifecycle of a <see cref="PriorityThreadPoolBackgroundService"/>: <see cref="WorkerCore"/> on a <see cref="PriorityThreadPool"/>.</summary>
-/// <remarks>The entry is queued with <see cref="PriorityThreadPool.InvokeAsync(Func{Task}, int)"/>, whose task is <c>ExecuteAsync</c>'s;
+/// <remarks>The entry is queued with <see cref="PriorityScheduler.InvokeAsync(Func{Task}, int)"/>, whose task is <c>ExecuteAsync</c>'s;
 /// the pool cannot stop before <see cref="Complete"/> (nothing else releases its own hold).</remarks>
 internal sealed class PoolWorkerCore : WorkerCore
 {
@@ -19,29 +19,13 @@ internal sealed class PoolWorkerCore : WorkerCore
     /// <summary>The worker's pool, once started; <see langword="null"/> before.</summary>
     public PriorityThreadPool? PoolOrNull => _pool;
 
-    protected override Task Completion => _pool!.Completion;
-
-    protected override IPriorityScheduler CreateScheduler(PriorityWorkerOptions options, string name)
+    protected override PriorityScheduler CreateScheduler(PriorityWorkerOptions options, string name)
     {
-        _pool = new PriorityThreadPool(new PriorityThreadPoolOptions
-        {
-            Levels = options.Levels,
-            DefaultLevel = options.DefaultLevel,
-            ThreadCount = options.ThreadCount ?? Environment.ProcessorCount,
-            MaxConcurrencyPerLevel = options.MaxConcurrencyPerLevel,
-            Name = name,
-            IdleSpinCount = options.IdleSpinCount,
-            StallTimeout = options.StallTimeout,
-            TimeSlice = options.TimeSlice,
-            Policy = options.Policy,
-            TimeProvider = TimeProvider,
-        });
+        _pool = new PriorityThreadPool(WorkerSchedulerOptions.ForPool(options, name, TimeProvider));
         return _pool;
     }
 
     protected override void Complete() => _pool!.Complete();
-
-    protected override void CancelRootChildren() => _pool!.CancelRootChildren();
 
     protected override Task StartEntry(int level, TaskCompletionSource running)
     {

@@ -42,7 +42,7 @@ internal abstract class WorkerCore : IDisposable
     private TimeProvider _timeProvider = TimeProvider.System;
     private ILogger _logger = NullLogger.Instance;
     private string? _name;
-    private IPriorityScheduler? _scheduler;
+    private PriorityScheduler? _scheduler;
     private CancellationTokenSource? _stoppingCts;
     private DropLog? _drops;
     private Task? _executeAsyncTask;
@@ -71,7 +71,7 @@ internal abstract class WorkerCore : IDisposable
     public TimeProvider TimeProvider => _timeProvider;
 
     /// <summary>The scheduler, once <see cref="StartAsync"/> created it; <see langword="null"/> before.</summary>
-    public IPriorityScheduler? SchedulerOrNull => _scheduler;
+    public PriorityScheduler? SchedulerOrNull => _scheduler;
 
     public long StallMark => Volatile.Read(ref _stallMark);
 
@@ -79,7 +79,7 @@ internal abstract class WorkerCore : IDisposable
     protected CancellationToken StoppingToken => _stoppingCts!.Token;
 
     /// <summary>Describes a snapshot's pending work per level, highest first, for the shutdown-timeout log.</summary>
-    public static string DescribePending(PriorityContextSnapshot snapshot)
+    public static string DescribePending(PrioritySchedulerSnapshot snapshot)
     {
         if (snapshot.TotalPending == 0)
         {
@@ -99,7 +99,7 @@ internal abstract class WorkerCore : IDisposable
     }
 
     /// <summary>The number of items a snapshot's scheduler has started, over all levels: the stall mark's measure.</summary>
-    public static long Dispatched(PriorityContextSnapshot snapshot)
+    public static long Dispatched(PrioritySchedulerSnapshot snapshot)
     {
         long total = 0;
         foreach (long count in snapshot.RunPerLevel)
@@ -132,7 +132,7 @@ internal abstract class WorkerCore : IDisposable
         }
 
         PriorityWorkerOptions options = _options;
-        IPriorityScheduler scheduler = CreateScheduler(options, Name);
+        PriorityScheduler scheduler = CreateScheduler(options, Name);
         _scheduler = scheduler;
 
         // Nothing runs on the scheduler before the entry is queued below, so subscribing now misses no drop, stall or exception.
@@ -142,7 +142,7 @@ internal abstract class WorkerCore : IDisposable
         _drops = new DropLog(_logger, Name, options.Levels, options.WorkDroppedLogInterval);
         _stoppingCts = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         // Stopping cancels the worker's root children (Priority.Start, Context.Scope); the scheduler still waits for them.
-        _stoppingCts.Token.UnsafeRegister(static core => ((WorkerCore)core!).CancelRootChildren(), this);
+        _stoppingCts.Token.UnsafeRegister(static core => ((WorkerCore)core!)._scheduler!.Scope.Cancel(), this);
         _ = Completion.ContinueWith(
             static (completion, state) => ((WorkerCore)state!).OnSchedulerStopped(completion),
             this,
@@ -160,7 +160,7 @@ internal abstract class WorkerCore : IDisposable
 
     public async Task StopAsync(CancellationToken cancellationToken)
     {
-        IPriorityScheduler? scheduler = _scheduler;
+        PriorityScheduler? scheduler = _scheduler;
         if (scheduler is null)
         {
             return;
@@ -203,16 +203,14 @@ internal abstract class WorkerCore : IDisposable
 
     /// <summary>Creates the scheduler from the worker's options, its loop timers on <see cref="TimeProvider"/>; called once, by
     /// <see cref="StartAsync"/>.</summary>
-    protected abstract IPriorityScheduler CreateScheduler(PriorityWorkerOptions options, string name);
+    protected abstract PriorityScheduler CreateScheduler(PriorityWorkerOptions options, string name);
 
     /// <summary>Gets the task that completes when the scheduler has stopped (faulted if it faulted).</summary>
-    protected abstract Task Completion { get; }
+    private Task Completion => _scheduler!.Completion;
 
     /// <summary>Releases the worker's hold: the scheduler stops once its queued work and outstanding operations are done. Idempotent.</summary>
     protected abstract void Complete();
 
-    /// <summary>Cancels the token of the scheduler's root children. Idempotent, from any thread, also after the scheduler ended.</summary>
-    protected abstract void CancelRootChildren();
 
     /// <summary>Queues the entry at <paramref name="level"/>: it sets <paramref name="running"/>, then runs <see cref="InvokeExecuteAsync"/>
     /// (or its equivalent) and hands its task to <see cref="OnExecuteAsyncStarted"/>.</summary>
@@ -252,7 +250,7 @@ internal abstract class WorkerCore : IDisposable
         // ExecuteAsync is the root children's parent: a fault or a cancellation cancels them; the scheduler still waits for them.
         if (!task.IsCompletedSuccessfully)
         {
-            CancelRootChildren();
+            _scheduler!.Scope.Cancel();
         }
 
         Complete();

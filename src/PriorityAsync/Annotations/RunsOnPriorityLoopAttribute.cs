@@ -11,7 +11,7 @@ namespace PriorityAsync;
 /// <para>The analyzers infer the loop on their own for code that uses an awaitable that only works on a loop (<see cref="Priority"/>'s
 /// <c>Prioritize</c>, <c>Yield</c>, <c>Delay</c>, <c>Checkpoint</c>, <c>ShouldYield</c>), for the members of a
 /// <c>PriorityBackgroundService</c> subclass, for lambdas given to <see cref="PriorityContext.Run(Func{System.Threading.Tasks.Task}, PriorityContextOptions?)"/>,
-/// <see cref="PriorityContext.InvokeAsync(Func{System.Threading.Tasks.Task})"/>, a context's task factory, synchronization context
+/// <see cref="PriorityScheduler.InvokeAsync(Func{System.Threading.Tasks.Task})"/>, a context's task factory, synchronization context
 /// or controller, and for the code after <c>await context.Prioritize(level)</c>. Mark what they cannot see, typically a helper that
 /// the loop calls but that touches no PriorityAsync member itself. On a type, it marks every member of the type. docs/analyzers.md
 /// lists the rules.</para>

@@ -2,7 +2,6 @@ using System;
 using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
-using PriorityAsync.Internal;
 
 namespace PriorityAsync;
 
@@ -29,16 +28,7 @@ public static class Priority
     /// <see cref="PriorityThreadPool"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the scheduler's levels.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static PriorityAwaitable Prioritize(int level)
-    {
-        PrioritySynchronizationContext? current = PriorityContext.CurrentLevelContext;
-        if (current is null)
-        {
-            return RequirePool(nameof(Prioritize)).Pool.Prioritize(level); // off the hot path: the single loop is tested first
-        }
-
-        return current.Context.Prioritize(level);
-    }
+    public static PriorityAwaitable Prioritize(int level) => Require(nameof(Prioritize)).Scheduler.Prioritize(level);
 
     /// <summary>Queues the rest of the calling method at the back of its current level of the scheduler it runs on (a
     /// <see cref="PriorityContext"/> or a <see cref="PriorityThreadPool"/>), letting everything already queued at that level or above
@@ -48,14 +38,8 @@ public static class Priority
     /// <see cref="PriorityThreadPool"/>.</exception>
     public static PriorityAwaitable Yield()
     {
-        PrioritySynchronizationContext? current = PriorityContext.CurrentLevelContext;
-        if (current is null)
-        {
-            PriorityThreadPoolSynchronizationContext pool = RequirePool(nameof(Yield));
-            return pool.Pool.Yield(pool.Level);
-        }
-
-        return current.Context.Yield(current.Level);
+        PrioritySynchronizationContext current = Require(nameof(Yield));
+        return current.Scheduler.Yield(current.Level);
     }
 
     /// <summary>
@@ -76,18 +60,16 @@ public static class Priority
     /// The delay comes due at the next dispatch or checkpoint after its due time (on an idle scheduler, within a millisecond, the
     /// resolution of its timed wait, plus its wake-up); the method then resumes FIFO behind the work already queued at its level. If
     /// the scheduler finishes while the delay is pending, it is dropped (<see cref="DropReason.TimerArmedAtFinish"/>) and the awaiter
-    /// throws <see cref="ObjectDisposedException"/> on the .NET thread pool. The clock is <see cref="PriorityContextOptions.TimeProvider"/>,
-    /// or <see cref="PriorityThreadPoolOptions.TimeProvider"/> on a pool.
+    /// throws <see cref="ObjectDisposedException"/> on the .NET thread pool. The clock is <see cref="PrioritySchedulerOptions.TimeProvider"/>,
+    /// or <see cref="PrioritySchedulerOptions.TimeProvider"/> on a pool.
     /// </remarks>
     public static ValueTask Delay(TimeSpan delay, CancellationToken cancellationToken = default) =>
-        PriorityContext.Current is { } context
-            ? context.Delay(delay, cancellationToken)
-            : RequirePool(nameof(Delay)).Pool.Delay(delay, cancellationToken);
+        Require(nameof(Delay)).Scheduler.Delay(delay, cancellationToken);
 
     /// <summary>
     /// A cheap point at which a long computation lets other work in: completes at once, without queueing or allocating, unless work
-    /// waits at a level above the caller's, or the running item has used up its time quota (<see cref="PriorityContextOptions.TimeSlice"/>;
-    /// on a pool, <see cref="PriorityThreadPoolOptions.TimeSlice"/>, per thread) and other work is waiting for it; then the rest of the
+    /// waits at a level above the caller's, or the running item has used up its time quota (<see cref="PrioritySchedulerOptions.TimeSlice"/>;
+    /// on a pool, <see cref="PrioritySchedulerOptions.TimeSlice"/>, per thread) and other work is waiting for it; then the rest of the
     /// method is queued at the back of its level. The caller's level does not change. The decision reads flags (no clock read): see
     /// <see cref="ShouldYield"/>.
     /// </summary>
@@ -95,16 +77,7 @@ public static class Priority
     /// <exception cref="InvalidOperationException">The caller is running on neither a <see cref="PriorityContext"/> nor a
     /// <see cref="PriorityThreadPool"/>.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static CheckpointAwaitable Checkpoint()
-    {
-        PrioritySynchronizationContext? current = PriorityContext.CurrentLevelContext;
-        if (current is null)
-        {
-            return PoolCheckpoint(); // a call, not a throw, keeps this method small enough to inline
-        }
-
-        return new(current);
-    }
+    public static CheckpointAwaitable Checkpoint() => new(Require(nameof(Checkpoint)));
 
     /// <summary>
     /// Gets whether the calling code should yield now (exactly when <see cref="Checkpoint"/> would queue): work waits at a level above
@@ -118,41 +91,28 @@ public static class Priority
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         get
         {
-            PrioritySynchronizationContext? current = PriorityContext.CurrentLevelContext;
-            if (current is null)
-            {
-                return PoolShouldYield();
-            }
-
-            return current.Context.ShouldYieldAt(current.Level);
+            PrioritySynchronizationContext current = Require(nameof(ShouldYield));
+            return current.Scheduler.ShouldYieldAt(current.Level);
         }
     }
 
     /// <summary>
-    /// Starts <paramref name="child"/> as a root child of the scheduler the caller runs on, at the caller's level: the owned form of
-    /// <c>_ = SomethingAsync()</c>. On a <see cref="PriorityContext"/> it is a child of the root scope (<see cref="PriorityContext.Scope"/>):
-    /// <see cref="PriorityContext.Run(Func{Task}, PriorityContextOptions?)"/>, a <see cref="PriorityContextThread"/> or a hosted worker
-    /// waits for it, cancels it when their body fails or they stop, and surfaces its exception. On a <see cref="PriorityThreadPool"/> the
-    /// pool does the same: <see cref="PriorityThreadPool.Completion"/> waits for it and faults with its exception, and a child's failure
-    /// or <see cref="PriorityThreadPool.CancelRootChildren"/> cancels the others.
+    /// Starts <paramref name="child"/> in the root scope of the scheduler the caller runs on (<see cref="PriorityScheduler.Scope"/>), at
+    /// the caller's level: the owned form of <c>_ = SomethingAsync()</c>. The scheduler ends only when the child has
+    /// (<see cref="PriorityContext.Run(Func{Task}, PriorityContextOptions?)"/> returns, <see cref="PriorityScheduler.Completion"/>
+    /// completes), a child's failure cancels the others and surfaces there, and the owner's body failing, a hosted worker stopping,
+    /// <c>Scope.Cancel()</c> or a fault of the scheduler cancel the children.
     /// </summary>
-    /// <param name="child">The child; it receives the root children's cancellation token (on a context, the root scope's
-    /// <see cref="TaskScope.CancellationToken"/>).</param>
+    /// <param name="child">The child; it receives the root scope's <see cref="TaskScope.CancellationToken"/>.</param>
     /// <exception cref="ArgumentNullException"><paramref name="child"/> is <see langword="null"/>.</exception>
-    /// <exception cref="InvalidOperationException">The caller is running on neither the loop of a <see cref="PriorityContext"/> nor a
-    /// <see cref="PriorityThreadPool"/>, or the pool has finished.</exception>
-    /// <remarks>For work that belongs to one piece of work rather than to the whole loop (a lease keeper that must stop with its
+    /// <exception cref="InvalidOperationException">The caller is not running on a thread of a <see cref="PriorityContext"/> or a
+    /// <see cref="PriorityThreadPool"/>, or the scheduler has finished.</exception>
+    /// <remarks>For work that belongs to one piece of work rather than to the whole scheduler (a lease keeper that must stop with its
     /// message), open a scope of its own with <see cref="TaskScope.RunAsync(Func{TaskScope, Task}, CancellationToken)"/>.</remarks>
     public static void Start(Func<CancellationToken, Task> child)
     {
-        if (PriorityContext.Current is { } context)
-        {
-            context.Scope.Start(child);
-            return;
-        }
-
-        PriorityThreadPoolSynchronizationContext pool = RequirePool(nameof(Start));
-        pool.Pool.StartRootChild(child, pool.Level);
+        PrioritySynchronizationContext current = Require(nameof(Start));
+        current.Scheduler.Scope.Start(child, current.Level);
     }
 
     /// <summary>Starts <paramref name="child"/> as a root child of the scheduler the caller runs on, at <paramref name="level"/>; see
@@ -161,50 +121,36 @@ public static class Priority
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>; higher runs first.</param>
     /// <exception cref="ArgumentNullException"><paramref name="child"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the scheduler's levels.</exception>
-    /// <exception cref="InvalidOperationException">The caller is running on neither the loop of a <see cref="PriorityContext"/> nor a
-    /// <see cref="PriorityThreadPool"/>, or the pool has finished.</exception>
-    public static void Start(Func<CancellationToken, Task> child, int level)
-    {
-        if (PriorityContext.Current is { } context)
-        {
-            context.Scope.Start(child, level);
-            return;
-        }
-
-        RequirePool(nameof(Start)).Pool.StartRootChild(child, level);
-    }
+    /// <exception cref="InvalidOperationException">The caller is not running on a thread of a <see cref="PriorityContext"/> or a
+    /// <see cref="PriorityThreadPool"/>, or the scheduler has finished.</exception>
+    public static void Start(Func<CancellationToken, Task> child, int level) => Require(nameof(Start)).Scheduler.Scope.Start(child, level);
 
     /// <summary>Gets the scheduler the calling code runs in (a <see cref="PriorityContext"/> or a <see cref="PriorityThreadPool"/>), or
     /// <see langword="null"/> outside both.</summary>
-    public static IPriorityScheduler? CurrentScheduler => SynchronizationContext.Current switch
-    {
-        PrioritySynchronizationContext context => context.Context,
-        PriorityThreadPoolSynchronizationContext pool => pool.Pool,
-        _ => null,
-    };
+    public static PriorityScheduler? CurrentScheduler => (SynchronizationContext.Current as PrioritySynchronizationContext)?.Scheduler;
 
     /// <summary>Gets the level the calling code runs at, on either scheduler.</summary>
     /// <exception cref="InvalidOperationException">The caller is running on neither a <see cref="PriorityContext"/> nor a
     /// <see cref="PriorityThreadPool"/>.</exception>
-    public static int CurrentLevel => SynchronizationContext.Current switch
-    {
-        PrioritySynchronizationContext context => context.Level,
-        PriorityThreadPoolSynchronizationContext pool => pool.Level,
-        _ => throw SchedulerOperations.NotOnEitherScheduler(nameof(CurrentLevel)),
-    };
+    public static int CurrentLevel => Require(nameof(CurrentLevel)).Level;
 
-    /// <summary>The slow path of every member above: the caller is not on a <see cref="PriorityContext"/>; a pool's level, or throw.</summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private static PriorityThreadPoolSynchronizationContext RequirePool(string operation) =>
-        SynchronizationContext.Current as PriorityThreadPoolSynchronizationContext ?? throw SchedulerOperations.NotOnEitherScheduler(operation);
+    /// <summary>The level the caller runs at, on whichever scheduler; or the error that names what it runs on instead.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static PrioritySynchronizationContext Require(string operation) =>
+        SynchronizationContext.Current as PrioritySynchronizationContext ?? throw NotOnEitherScheduler(operation);
 
+    /// <summary>A member of <see cref="Priority"/> was called by code that runs on neither scheduler: the message names both, how to
+    /// get onto each, and what the caller runs on instead.</summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static CheckpointAwaitable PoolCheckpoint() => new(RequirePool(nameof(Checkpoint)));
+    private static InvalidOperationException NotOnEitherScheduler(string operation) =>
+        new($"Priority.{operation} can only be used by code running on a PriorityContext or a PriorityThreadPool, and the calling code " +
+            $"runs on neither ({DescribeCurrentSynchronizationContext()}). Start the work on a PriorityContext with PriorityContext.Run(...) " +
+            "or a PriorityContextThread, or queue it on a PriorityThreadPool with pool.InvokeAsync(...); running code hops onto either " +
+            "with await context.Prioritize(level) or await pool.Prioritize(level).");
 
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private static bool PoolShouldYield()
-    {
-        PriorityThreadPoolSynchronizationContext pool = RequirePool(nameof(ShouldYield));
-        return pool.Pool.ShouldYieldAt(pool.Level);
-    }
+    /// <summary>What the calling code runs on, for the messages of code that found no priority scheduler.</summary>
+    internal static string DescribeCurrentSynchronizationContext() =>
+        SynchronizationContext.Current is { } current
+            ? $"SynchronizationContext.Current is a {current.GetType().FullName}"
+            : "SynchronizationContext.Current is null: a thread-pool thread or a thread of its own";
 }

@@ -1,7 +1,6 @@
 using System;
 using System.ComponentModel;
 using System.Runtime.CompilerServices;
-using System.Threading;
 
 namespace PriorityAsync;
 
@@ -13,12 +12,10 @@ namespace PriorityAsync;
 /// it queues.</remarks>
 public readonly struct CheckpointAwaitable
 {
-    // The caller's level: a PrioritySynchronizationContext (or a controller's), or a PriorityThreadPoolSynchronizationContext.
-    private readonly SynchronizationContext _level;
+    // The caller's level: one of the scheduler's per-level contexts, or a controller's.
+    private readonly PrioritySynchronizationContext _level;
 
     internal CheckpointAwaitable(PrioritySynchronizationContext level) => _level = level;
-
-    internal CheckpointAwaitable(PriorityThreadPoolSynchronizationContext level) => _level = level;
 
     /// <summary>Gets the awaiter.</summary>
     /// <returns>The awaiter.</returns>
@@ -28,51 +25,25 @@ public readonly struct CheckpointAwaitable
     [EditorBrowsable(EditorBrowsableState.Never)]
     public readonly struct Awaiter : ICriticalNotifyCompletion
     {
-        private readonly SynchronizationContext _level;
+        private readonly PrioritySynchronizationContext _level;
 
-        internal Awaiter(SynchronizationContext level) => _level = level;
+        internal Awaiter(PrioritySynchronizationContext level) => _level = level;
 
-        /// <summary>Gets whether the method can go on at once: on the scheduler's thread (the loop's, or one of a pool's), with nothing to
-        /// yield to (see <see cref="Priority.ShouldYield"/>). A finished scheduler also completes at once, and <see cref="GetResult"/> then
+        /// <summary>Gets whether the method can go on at once: on a thread of the scheduler, with nothing to yield to (see
+        /// <see cref="Priority.ShouldYield"/>). A faulted or finished scheduler also completes at once, and <see cref="GetResult"/> then
         /// throws.</summary>
-        public bool IsCompleted => _level is PriorityThreadPoolSynchronizationContext pool
-            ? !pool.Pool.ShouldYieldAt(pool.Level)
-            : !Loop.Context.ShouldYieldAt(Loop.Level);
+        public bool IsCompleted => !_level.Scheduler.ShouldYieldAt(_level.Level);
 
         /// <summary>Queues the continuation at the back of the caller's level, flowing the current <see cref="System.Threading.ExecutionContext"/>.</summary>
         /// <param name="continuation">The continuation.</param>
-        public void OnCompleted(Action continuation) => QueueContinuation(continuation, flowExecutionContext: true);
+        public void OnCompleted(Action continuation) => _level.QueueContinuation(continuation, flowExecutionContext: true);
 
         /// <summary>Queues the continuation at the back of the caller's level without flowing the <see cref="System.Threading.ExecutionContext"/>.</summary>
         /// <param name="continuation">The continuation (the async state machine's cached delegate, queued as is).</param>
-        public void UnsafeOnCompleted(Action continuation) => QueueContinuation(continuation, flowExecutionContext: false);
+        public void UnsafeOnCompleted(Action continuation) => _level.QueueContinuation(continuation, flowExecutionContext: false);
 
-        /// <summary>Ends the await. Throws <see cref="ObjectDisposedException"/> if the scheduler finished before the continuation could run.</summary>
-        public void GetResult()
-        {
-            if (_level is PriorityThreadPoolSynchronizationContext pool)
-            {
-                pool.Pool.ThrowIfResumedAfterFinish(pool.Level);
-            }
-            else
-            {
-                Loop.Context.ThrowIfResumedAfterFinish(Loop.Level);
-            }
-        }
-
-        // Not the pool's: a PrioritySynchronizationContext by construction (no cast check needed).
-        private PrioritySynchronizationContext Loop => Unsafe.As<PrioritySynchronizationContext>(_level);
-
-        private void QueueContinuation(Action continuation, bool flowExecutionContext)
-        {
-            if (_level is PriorityThreadPoolSynchronizationContext pool)
-            {
-                pool.Pool.QueueContinuation(pool.Level, continuation, flowExecutionContext);
-            }
-            else
-            {
-                Loop.QueueContinuation(continuation, flowExecutionContext);
-            }
-        }
+        /// <summary>Ends the await. Throws <see cref="ObjectDisposedException"/> if the scheduler faulted or finished before the
+        /// continuation could run.</summary>
+        public void GetResult() => _level.Scheduler.ThrowIfResumedAfterFinish(_level.Level);
     }
 }

@@ -3,12 +3,12 @@ using System.Diagnostics;
 
 namespace PriorityAsync.Internal;
 
-/// <summary>The time quota option (<see cref="PriorityContextOptions.TimeSlice"/>, <see cref="PriorityThreadPoolOptions.TimeSlice"/>): its
+/// <summary>The time quota option (<see cref="PrioritySchedulerOptions.TimeSlice"/>, <see cref="PrioritySchedulerOptions.TimeSlice"/>): its
 /// one validation and its conversions, shared by the two schedulers.</summary>
 internal static class TimeSliceOption
 {
-    /// <summary>Throws unless <paramref name="slice"/> is null (no quota) or within <see cref="PriorityContextOptions.MinTimeSlice"/> to
-    /// <see cref="PriorityContextOptions.MaxTimeSlice"/>; <paramref name="optionsType"/> names the options class in the message,
+    /// <summary>Throws unless <paramref name="slice"/> is null (no quota) or within <see cref="PrioritySchedulerOptions.MinTimeSlice"/> to
+    /// <see cref="PrioritySchedulerOptions.MaxTimeSlice"/>; <paramref name="optionsType"/> names the options class in the message,
     /// <paramref name="optionName"/> is the exception's parameter name (the option's).</summary>
     public static void Validate(TimeSpan? slice, string optionsType, string optionName)
     {

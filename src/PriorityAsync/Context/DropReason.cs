@@ -10,7 +10,7 @@ public enum DropReason
     AbandonedAfterFault,
 
     /// <summary>
-    /// It is a loop timer (an <see cref="System.Threading.ITimer"/> of <see cref="PriorityContext.TimeProvider"/>, or a pending
+    /// It is a loop timer (an <see cref="System.Threading.ITimer"/> of <see cref="PriorityScheduler.TimeProvider"/>, or a pending
     /// <see cref="Priority.Delay"/>) that was still armed when the context finished: timers do not keep the loop alive, so it never
     /// fired. <see cref="WorkDroppedEventArgs.State"/> is the timer.
     /// </summary>

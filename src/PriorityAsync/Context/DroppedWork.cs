@@ -30,7 +30,7 @@ internal static class DroppedWork
         {
             ((SendWaiter)item.State!).Abandon();
         }
-        else if (item.Callback == PriorityContext.s_runPrioritizeContinuation)
+        else if (item.Callback == PriorityScheduler.s_runContinuation)
         {
             // Resume the awaiting method elsewhere, in the context it was queued with; its GetResult throws ObjectDisposedException,
             // so it does not hang forever.

@@ -1,35 +1,41 @@
 using System;
-using System.Threading;
 using System.Threading.Tasks;
 
 namespace PriorityAsync.Internal;
 
 /// <summary>
-/// One <see cref="PriorityContext.InvokeAsync(Func{Task}, int)"/> call: the delegate, and the task handed back to the caller, which
-/// completes as the delegate's own task does (unwrapped). One object per call (plus the task it owns); one more delegate only when
-/// the work completes asynchronously.
+/// The queued item of <c>InvokeAsync</c>: the work, the scheduler and level it runs at, and the hold it keeps on the scheduler until
+/// the work's task completes (taken when it starts, on a thread of the running scheduler, which therefore cannot have finished).
 /// </summary>
-/// <remarks>
-/// Invariant: the returned task always completes. The operation is either run by the loop (the task then follows the delegate's
-/// task), or dropped by the context (<see cref="SchedulerInvokeOperation{TResult}.Abandon"/> faults it). While the delegate's task is pending, the operation holds one
-/// outstanding operation on the context, as an <c>async void</c> method does, so the loop cannot finish and drop the continuations
-/// the work still has to run.
-/// </remarks>
 /// <typeparam name="TResult">The result type; <see cref="object"/> (always <see langword="null"/>) for a plain <see cref="Task"/>.</typeparam>
-internal sealed class InvokeOperation<TResult> : SchedulerInvokeOperation<TResult>
+internal sealed class InvokeOperation<TResult> : WorkOperation<TResult>, IInvokeOperation
 {
-    private readonly PriorityContext _context;
+    private readonly PriorityScheduler _scheduler;
+    private readonly int _level;
 
-    public InvokeOperation(PriorityContext context, int level, Delegate work, bool hasResult)
-        : base(context, level, work, hasResult)
+    public InvokeOperation(PriorityScheduler scheduler, int level, Delegate work, bool hasResult)
+        : base(work, hasResult)
     {
-        _context = context;
+        _scheduler = scheduler;
+        _level = level;
     }
 
     protected override string Kind => "InvokeAsync";
 
-    // Held until the work's task completes (see the invariant). On the loop thread, while the loop runs: it cannot have finished.
-    protected override void Hold() => _context.OperationStarted();
+    protected override string SchedulerName => _scheduler.Name;
 
-    protected override void Release() => _context.OperationCompleted();
+    protected override int Level => _level;
+
+    /// <summary>The scheduler finished before the operation could run: its task faults with <see cref="ObjectDisposedException"/>.</summary>
+    public void Abandon() =>
+        TrySetException(new ObjectDisposedException(
+            _scheduler.Name,
+            $"{_scheduler.SubjectAtStart} finished ({_scheduler.State}) before the work passed to {Kind} at level {_level} could run; the work did not run."));
+
+    protected override void Hold() => _scheduler.OperationStarted();
+
+    protected override void Release() => _scheduler.OperationCompleted();
+
+    protected override string NullTaskMessage() =>
+        $"The delegate passed to {Kind} ({_scheduler.Subject}, level {_level}) returned null instead of a Task.";
 }

@@ -65,7 +65,7 @@ internal sealed class SendWaiter
     }
 
     /// <summary>Blocks the sending thread until the item ran or was abandoned, then returns the waiter to the cache.</summary>
-    public void WaitAndRethrow(string contextName)
+    public void WaitAndRethrow(PriorityScheduler scheduler)
     {
         _done.Wait();
         ExceptionDispatchInfo? exception = _exception;
@@ -76,7 +76,7 @@ internal sealed class SendWaiter
         t_cached = this;
         if (abandoned)
         {
-            throw new ObjectDisposedException(contextName, "The PriorityContext finished before the sent callback could run; it did not run.");
+            throw new ObjectDisposedException(scheduler.Name, $"{scheduler.SubjectAtStart} finished before the sent callback could run; it did not run.");
         }
 
         exception?.Throw();

@@ -30,7 +30,7 @@ internal sealed class ControllerSynchronizationContext : PrioritySynchronization
     {
         ArgumentNullException.ThrowIfNull(d);
         PriorityContext context = _controller.Context;
-        if (context.IsOnLoopThread)
+        if (context.IsOnOwnThread)
         {
             SynchronizationContext? previous = Current;
             SetSynchronizationContext(this);
@@ -51,7 +51,7 @@ internal sealed class ControllerSynchronizationContext : PrioritySynchronization
         _controller.Enqueue(SendWaiter.RunCallback, waiter, ExecutionContextFlow.Capture());
         try
         {
-            waiter.WaitAndRethrow(context.Name);
+            waiter.WaitAndRethrow(context);
         }
         catch (ObjectDisposedException) when (_controller.IsCancelled && !context.IsFinished)
         {
@@ -64,7 +64,7 @@ internal sealed class ControllerSynchronizationContext : PrioritySynchronization
     internal override void QueueContinuation(Action continuation, bool flowExecutionContext)
     {
         ArgumentNullException.ThrowIfNull(continuation);
-        _controller.Enqueue(PriorityContext.s_runAction, continuation, flowExecutionContext ? ExecutionContextFlow.Capture() : null);
+        _controller.Enqueue(PriorityScheduler.s_runAction, continuation, flowExecutionContext ? ExecutionContextFlow.Capture() : null);
     }
 
     public override SynchronizationContext CreateCopy() => this;

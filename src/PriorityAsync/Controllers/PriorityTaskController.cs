@@ -12,7 +12,7 @@ namespace PriorityAsync;
 /// A handle on work that belongs together (WICG's <c>TaskController</c>, WPF's <c>DispatcherOperation.Priority</c>): callbacks, tasks
 /// and the continuations of async methods started under it run on its <see cref="PriorityContext"/> at the controller's
 /// <see cref="Level"/>; <see cref="SetLevel"/> moves the work still queued to another level, keeping its order; <see cref="Cancel"/>
-/// drops it (each item counted and reported through <see cref="PriorityContext.WorkDropped"/> with <see cref="DropReason.Cancelled"/>).
+/// drops it (each item counted and reported through <see cref="PriorityScheduler.WorkDropped"/> with <see cref="DropReason.Cancelled"/>).
 /// </summary>
 /// <remarks>
 /// <para>Create one with <see cref="PriorityContext.CreateController(int)"/>. Start work under it with <see cref="Post(SendOrPostCallback, object?)"/>,
@@ -57,8 +57,6 @@ public sealed class PriorityTaskController
     // Holds (async void methods and Run operations started under the controller): _operations counts them; while the controller is
     // open each also holds the context (OperationStarted), so the loop waits for them as for any async void method. Cancel releases
     // those holds: their continuations will be dropped from now on, so they may never complete, and the loop must not wait forever.
-
-    internal static readonly SendOrPostCallback s_runAction = static state => ((Action)state!)();
 
     private readonly Lock _lock = new();
     private readonly ControllerSynchronizationContext _syncContext;
@@ -139,7 +137,7 @@ public sealed class PriorityTaskController
     public TaskScheduler Scheduler => _scheduler;
 
     /// <summary>Gets a <see cref="TaskFactory"/> whose tasks run under the controller and carry <see cref="Token"/>.</summary>
-    /// <remarks>As <see cref="PriorityContext.GetTaskFactory(int)"/>, it hides its scheduler from the tasks it starts.</remarks>
+    /// <remarks>As <see cref="PriorityScheduler.GetTaskFactory(int)"/>, it hides its scheduler from the tasks it starts.</remarks>
     public TaskFactory Factory { get; }
 
     /// <summary>Queues <paramref name="callback"/> under the controller, at the back of its FIFO. Never blocks.</summary>
@@ -147,7 +145,7 @@ public sealed class PriorityTaskController
     /// <param name="state">The state passed to the callback.</param>
     /// <exception cref="ArgumentNullException"><paramref name="callback"/> is <see langword="null"/>.</exception>
     /// <remarks>After <see cref="Cancel"/>, or once the context has finished, the callback does not run: it is counted and reported through
-    /// <see cref="PriorityContext.WorkDropped"/> (as a late <see cref="PrioritySynchronizationContext.Post"/> is); a throwing handler's
+    /// <see cref="PriorityScheduler.WorkDropped"/> (as a late <see cref="PrioritySynchronizationContext.Post"/> is); a throwing handler's
     /// exception then reaches the caller.</remarks>
     public void Post(SendOrPostCallback callback, object? state)
     {
@@ -162,7 +160,7 @@ public sealed class PriorityTaskController
     public void Post(Action action)
     {
         ArgumentNullException.ThrowIfNull(action);
-        Enqueue(s_runAction, action, ExecutionContextFlow.Capture());
+        Enqueue(PriorityScheduler.s_runAction, action, ExecutionContextFlow.Capture());
     }
 
     /// <summary>Queues <paramref name="work"/> under the controller and returns a task that completes as the task it returns does.</summary>
@@ -171,7 +169,7 @@ public sealed class PriorityTaskController
     /// completed; faulted with <see cref="ObjectDisposedException"/> when the context finished before the work could run.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
     /// <remarks>Until the work's task completes (or the controller is cancelled), it keeps the loop alive, as
-    /// <see cref="PriorityContext.InvokeAsync(Func{Task}, int)"/> does.</remarks>
+    /// <see cref="PriorityScheduler.InvokeAsync(Func{Task}, int)"/> does.</remarks>
     public Task Run(Func<Task> work)
     {
         ArgumentNullException.ThrowIfNull(work);
@@ -231,7 +229,7 @@ public sealed class PriorityTaskController
 
     /// <summary>
     /// Cancels the controller: every item queued under it is dropped (counted, and reported through
-    /// <see cref="PriorityContext.WorkDropped"/> with <see cref="DropReason.Cancelled"/>, oldest first), <see cref="Token"/> is cancelled,
+    /// <see cref="PriorityScheduler.WorkDropped"/> with <see cref="DropReason.Cancelled"/>, oldest first), <see cref="Token"/> is cancelled,
     /// and everything posted under it from now on is dropped and reported the same way. Calling it again does nothing.
     /// </summary>
     /// <remarks>
@@ -241,7 +239,7 @@ public sealed class PriorityTaskController
     /// are cancelled.</para>
     /// <para>The items taken by Cancel are reported on the calling thread, oldest first; a post racing it from another thread is
     /// dropped and reported by its own poster, so the two reports may interleave.</para>
-    /// <para>If a <see cref="PriorityContext.WorkDropped"/> handler or a callback registered on <see cref="Token"/> throws, every item is
+    /// <para>If a <see cref="PriorityScheduler.WorkDropped"/> handler or a callback registered on <see cref="Token"/> throws, every item is
     /// still dropped first; then the first exception is rethrown.</para>
     /// </remarks>
     public void Cancel()
@@ -388,7 +386,7 @@ public sealed class PriorityTaskController
                 ((IControllerRun)item.State!).Abandon(reason);
             }
 
-            Context.DropControllerItem(level, item, reason);
+            Context.DropItem(level, item, reason);
             return null;
         }
         catch (Exception ex)

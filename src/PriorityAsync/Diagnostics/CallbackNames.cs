@@ -23,7 +23,7 @@ internal static class CallbackNames
         // Ours, or the runtime's (an await that captured the SynchronizationContext posts a static CoreLib callback with the
         // continuation as its state): the code that runs is the Action's.
         if (state is Action action
-            && (callback == PriorityContext.s_runAction || callback == PriorityContext.s_runPrioritizeContinuation || IsRuntimeCallback(callback)))
+            && (callback == PriorityScheduler.s_runAction || callback == PriorityScheduler.s_runContinuation || IsRuntimeCallback(callback)))
         {
             return Describe(action);
         }

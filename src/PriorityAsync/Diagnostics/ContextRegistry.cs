@@ -5,7 +5,7 @@ namespace PriorityAsync.Internal;
 
 /// <summary>
 /// The schedulers that are running (single loops and pools), for the observable instruments, and the one place that decides their
-/// slow paths (<see cref="IObservedScheduler.SetSlowPaths"/>).
+/// slow paths (<see cref="PriorityScheduler.SetSlowPaths"/>).
 /// </summary>
 /// <remarks>
 /// <para>Invariant: a scheduler is in <see cref="Live"/> exactly from the start of its loop to its end (RunLoop registers a context
@@ -24,18 +24,18 @@ internal static class ContextRegistry
     public static readonly TimeSpan RefreshPeriod = TimeSpan.FromSeconds(1);
 
     private static readonly Lock s_lock = new();
-    private static IObservedScheduler[] s_live = [];
+    private static PriorityScheduler[] s_live = [];
     private static Timer? s_refreshTimer;
 
     /// <summary>The running schedulers: an immutable snapshot, any thread.</summary>
-    public static IObservedScheduler[] Live => Volatile.Read(ref s_live);
+    public static PriorityScheduler[] Live => Volatile.Read(ref s_live);
 
-    public static void Register(IObservedScheduler context)
+    public static void Register(PriorityScheduler context)
     {
         lock (s_lock)
         {
-            IObservedScheduler[] live = s_live;
-            var grown = new IObservedScheduler[live.Length + 1];
+            PriorityScheduler[] live = s_live;
+            var grown = new PriorityScheduler[live.Length + 1];
             live.CopyTo(grown, 0);
             grown[^1] = context;
             Volatile.Write(ref s_live, grown);
@@ -51,18 +51,18 @@ internal static class ContextRegistry
         }
     }
 
-    public static void Unregister(IObservedScheduler context)
+    public static void Unregister(PriorityScheduler context)
     {
         lock (s_lock)
         {
-            IObservedScheduler[] live = s_live;
+            PriorityScheduler[] live = s_live;
             int index = Array.IndexOf(live, context);
             if (index < 0)
             {
                 return;
             }
 
-            var shrunk = new IObservedScheduler[live.Length - 1];
+            var shrunk = new PriorityScheduler[live.Length - 1];
             Array.Copy(live, 0, shrunk, 0, index);
             Array.Copy(live, index + 1, shrunk, index, live.Length - index - 1);
             Volatile.Write(ref s_live, shrunk);
@@ -81,7 +81,7 @@ internal static class ContextRegistry
         lock (s_lock)
         {
             int paths = ComputeSlowPaths();
-            foreach (IObservedScheduler context in s_live)
+            foreach (PriorityScheduler context in s_live)
             {
                 context.SetSlowPaths(paths);
             }

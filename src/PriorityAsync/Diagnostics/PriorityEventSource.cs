@@ -85,7 +85,7 @@ internal sealed class PriorityEventSource : EventSource
         }
     }
 
-    /// <summary>An item will never run (see <see cref="PriorityContext.WorkDropped"/>); written on the thread that dropped it.</summary>
+    /// <summary>An item will never run (see <see cref="PriorityScheduler.WorkDropped"/>); written on the thread that dropped it.</summary>
     /// <param name="context">The context's name.</param>
     /// <param name="level">The item's level.</param>
     /// <param name="reason">Why, in snake case (<c>posted_after_completion</c>, <c>abandoned_after_fault</c>, <c>cancelled</c>,

@@ -20,7 +20,7 @@ internal static class PriorityMetrics
     /// <summary>The meter name to subscribe to (for example <c>dotnet-counters monitor --counters PriorityAsync</c>).</summary>
     public const string MeterName = "PriorityAsync";
 
-    /// <summary>Tag: the <see cref="PriorityContext.Name"/> of the context.</summary>
+    /// <summary>Tag: the <see cref="PriorityScheduler.Name"/> of the context.</summary>
     public const string ContextTag = "priorityasync.context";
 
     /// <summary>Tag of the per-scheduler instruments (the observable ones and the two histograms): <c>PriorityContext</c> (the
@@ -92,13 +92,13 @@ internal static class PriorityMetrics
         tags: null,
         advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = s_durationBuckets });
 
-    /// <summary>Items the context will never run (see <see cref="PriorityContext.WorkDropped"/>).</summary>
+    /// <summary>Items the context will never run (see <see cref="PriorityScheduler.WorkDropped"/>).</summary>
     public static readonly Counter<long> Dropped = s_meter.CreateCounter<long>(
         "priorityasync.work_item.dropped",
         unit: "{work_item}",
         description: "The number of work items dropped: posted after the context completed, or still queued when it faulted.");
 
-    /// <summary>Exceptions that escaped a callback (see <see cref="PriorityContext.UnhandledException"/>).</summary>
+    /// <summary>Exceptions that escaped a callback (see <see cref="PriorityScheduler.UnhandledException"/>).</summary>
     public static readonly Counter<long> Exceptions = s_meter.CreateCounter<long>(
         "priorityasync.exceptions",
         unit: "{exception}",
@@ -124,10 +124,10 @@ internal static class PriorityMetrics
 
     public static KeyValuePair<string, object?> LevelTagOf(int level) => s_levelTags[level];
 
-    public static void RecordWait(IObservedScheduler scheduler, int level, long ticks) =>
+    public static void RecordWait(PriorityScheduler scheduler, int level, long ticks) =>
         WaitDuration.Record(ticks / (double)scheduler.TimestampFrequency, new(ContextTag, scheduler.Name), new(SchedulerKindTag, scheduler.Kind), s_levelTags[level]);
 
-    public static void RecordRun(IObservedScheduler scheduler, int level, long ticks) =>
+    public static void RecordRun(PriorityScheduler scheduler, int level, long ticks) =>
         RunDuration.Record(ticks / (double)scheduler.TimestampFrequency, new(ContextTag, scheduler.Name), new(SchedulerKindTag, scheduler.Kind), s_levelTags[level]);
 
     public static void RecordDrop(string contextName, int level, DropReason reason, string method)
@@ -208,10 +208,10 @@ internal static class PriorityMetrics
     private static List<Measurement<long>> ObserveRunning() => Observe(static (scheduler, level) => scheduler.GetRunning(level));
 
     /// <summary>One measurement per live scheduler and level (a negative value: the scheduler does not report that instrument).</summary>
-    private static List<Measurement<long>> Observe(Func<IObservedScheduler, int, long> read)
+    private static List<Measurement<long>> Observe(Func<PriorityScheduler, int, long> read)
     {
         var measurements = new List<Measurement<long>>();
-        foreach (IObservedScheduler scheduler in ContextRegistry.Live)
+        foreach (PriorityScheduler scheduler in ContextRegistry.Live)
         {
             for (int level = 0; level < scheduler.Levels; level++)
             {

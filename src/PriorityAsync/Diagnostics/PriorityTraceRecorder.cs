@@ -97,7 +97,7 @@ public sealed class PriorityTraceRecorder : IDisposable
 
         // Time zero: the earliest start. Tracks: one per context and level (a pool: per thread), numbered in order of first appearance.
         long origin = long.MaxValue;
-        var contexts = new Dictionary<IObservedScheduler, int>(ReferenceEqualityComparer.Instance);
+        var contexts = new Dictionary<PriorityScheduler, int>(ReferenceEqualityComparer.Instance);
         var tracks = new SortedSet<(int ContextIndex, int Lane, bool Thread)>();
         for (int i = 0; i < count; i++)
         {
@@ -118,7 +118,7 @@ public sealed class PriorityTraceRecorder : IDisposable
         }
 
         var names = new string[contexts.Count];
-        foreach (KeyValuePair<IObservedScheduler, int> pair in contexts)
+        foreach (KeyValuePair<PriorityScheduler, int> pair in contexts)
         {
             names[pair.Value] = pair.Key.Name;
         }
@@ -191,7 +191,7 @@ public sealed class PriorityTraceRecorder : IDisposable
 
     /// <summary>The slow path of a loop or a pool thread: one slice (<paramref name="thread"/>: the pool thread's index, -1 on a
     /// single loop). Never blocks, any number of threads at once; a full buffer counts the item as overflow.</summary>
-    internal void Record(IObservedScheduler context, int thread, int level, SendOrPostCallback callback, object? state, long start, long end)
+    internal void Record(PriorityScheduler context, int thread, int level, SendOrPostCallback callback, object? state, long start, long end)
     {
         // Read first, so that a long overflow cannot wrap _next around.
         if (Volatile.Read(ref _next) >= _slots.Length)
@@ -251,7 +251,7 @@ public sealed class PriorityTraceRecorder : IDisposable
 
     private struct Slot
     {
-        public IObservedScheduler? Context;
+        public PriorityScheduler? Context;
         public string? Name;
         public long Start;
         public long End;

@@ -3,7 +3,7 @@ using System;
 namespace PriorityAsync;
 
 /// <summary>Describes a stall: the loop of a <see cref="PriorityContext"/> has not started an item for at least
-/// <see cref="PriorityContextOptions.StallTimeout"/> although work was waiting.</summary>
+/// <see cref="PrioritySchedulerOptions.StallTimeout"/> although work was waiting.</summary>
 /// <remarks>
 /// <para>A stall means the item the loop is running has not returned: it blocks (for example a sync-over-async <c>task.Wait()</c>
 /// or <c>.Result</c> for work queued to the same loop, which never completes) or it simply runs for a long time.</para>
@@ -33,6 +33,6 @@ public sealed class StallDetectedEventArgs : EventArgs
     /// <summary>Gets the number of items waiting, over all levels, when the stall was reported (a moment's count).</summary>
     public int PendingCount { get; }
 
-    /// <summary>Gets the configured <see cref="PriorityContextOptions.StallTimeout"/>.</summary>
+    /// <summary>Gets the configured <see cref="PrioritySchedulerOptions.StallTimeout"/>.</summary>
     public TimeSpan StallTimeout { get; }
 }

@@ -2,48 +2,30 @@ using System;
 
 namespace PriorityAsync.Internal;
 
-/// <summary>
-/// The report of one stall, the same for both schedulers: the watchdog (<see cref="Watchdog"/>) found a loop, or one pool thread, that
-/// has started no item for the stall timeout while work waits.
-/// </summary>
-/// <remarks>Runs on the watchdog thread, once per stall; it touches no state of the scheduler, so it takes no part in its protocols.</remarks>
+/// <summary>Raises a stall report: the meter and the event source always; the handlers, or, when nobody listens, one line on standard
+/// error (so that a hang is never silent).</summary>
 internal static class StallReport
 {
-    /// <summary>Records the stall (metrics, event source), then raises <paramref name="handlers"/>; with no handler, writes one line
-    /// to the standard error instead: a hang must not be silent.</summary>
-    /// <param name="sender">The scheduler, the handlers' sender.</param>
-    /// <param name="name">The scheduler's name.</param>
-    /// <param name="handlers">The scheduler's <c>StallDetected</c> handlers, or <see langword="null"/>.</param>
-    /// <param name="report">The stall.</param>
-    /// <param name="stalled">What stalled, for the line: "the loop" or "thread 3".</param>
-    /// <param name="schedulerType">The scheduler's type name: "PriorityContext" or "PriorityThreadPool".</param>
-    /// <param name="needs">What the blocking wait needs: "loop" or "pool".</param>
     public static void Raise(
-        object sender,
-        string name,
-        EventHandler<StallDetectedEventArgs>? handlers,
-        StallDetectedEventArgs report,
-        string stalled,
-        string schedulerType,
-        string needs)
+        PriorityScheduler scheduler, EventHandler<StallDetectedEventArgs>? handlers, StallDetectedEventArgs report, string stalled)
     {
-        PriorityMetrics.RecordStall(name, report.Level, report.WaitingFor);
+        PriorityMetrics.RecordStall(scheduler.Name, report.Level, report.WaitingFor);
         if (PriorityEventSource.IsOn)
         {
-            PriorityEventSource.Log.StallDetected(name, report.Level, (long)report.WaitingFor.TotalMilliseconds, report.PendingCount);
+            PriorityEventSource.Log.StallDetected(scheduler.Name, report.Level, (long)report.WaitingFor.TotalMilliseconds, report.PendingCount);
         }
 
         if (handlers is not null)
         {
-            handlers(sender, report);
+            handlers(scheduler, report);
             return;
         }
 
         // Nobody listens: one line per stall (the watchdog reports once per episode).
         Console.Error.WriteLine(
-            $"PriorityAsync: {stalled} of {schedulerType} '{name}' has started no item for {report.WaitingFor.TotalSeconds:F1} s while " +
+            $"PriorityAsync: {stalled} of {scheduler.Subject} has started no item for {report.WaitingFor.TotalSeconds:F1} s while " +
             $"{report.PendingCount} item(s) wait (highest level {report.Level}). The running item is blocked: typically a .Wait(), .Result " +
-            $"or GetAwaiter().GetResult() on work that needs this {needs}. Await it instead. (Handle {schedulerType}.StallDetected to report " +
-            $"stalls yourself, or set {schedulerType}Options.StallTimeout = null to turn the watchdog off.)");
+            $"or GetAwaiter().GetResult() on work that needs this {(scheduler is PriorityContext ? "loop" : "pool")}. Await it instead. " +
+            $"(Handle StallDetected to report stalls yourself, or set {scheduler.Kind}Options.StallTimeout = null to turn the watchdog off.)");
     }
 }

@@ -6,7 +6,7 @@ namespace PriorityAsync.Internal;
 
 /// <summary>
 /// Detects a stalled loop: work waiting, and no item started for at least the stall timeout. Enabled by
-/// <see cref="PriorityContextOptions.StallTimeout"/>; one per running loop.
+/// <see cref="PrioritySchedulerOptions.StallTimeout"/>; one per running loop.
 /// </summary>
 /// <remarks>
 /// <para>Cost on the hot path: none. The loop already counts the items it starts (<c>_runPerLevel</c>, a plain increment on the loop
@@ -25,7 +25,7 @@ namespace PriorityAsync.Internal;
 /// </remarks>
 internal sealed class Watchdog : IDisposable
 {
-    private readonly IWatchdogTarget _context;
+    private readonly SchedulerThread _context;
     private readonly TimeSpan _timeout;
     private readonly long _timeoutTicks;
 
@@ -34,7 +34,7 @@ internal sealed class Watchdog : IDisposable
     private bool _episodeReported;
     private volatile bool _stopped;
 
-    private Watchdog(IWatchdogTarget context, TimeSpan timeout)
+    private Watchdog(SchedulerThread context, TimeSpan timeout)
     {
         _context = context;
         _timeout = timeout;
@@ -52,7 +52,7 @@ internal sealed class Watchdog : IDisposable
     public static TimeSpan CheckInterval(TimeSpan timeout) => TimeSpan.FromTicks(Math.Max(timeout.Ticks / 4, TimeSpan.TicksPerMillisecond));
 
     /// <summary>Starts the watchdog of a loop that has just started running.</summary>
-    public static Watchdog Start(IWatchdogTarget context, TimeSpan timeout)
+    public static Watchdog Start(SchedulerThread context, TimeSpan timeout)
     {
         var watchdog = new Watchdog(context, timeout);
         WatchdogThread.Shared.Register(watchdog);
@@ -60,7 +60,7 @@ internal sealed class Watchdog : IDisposable
     }
 
     /// <summary>For tests: a watchdog that is not registered, driven by explicit <see cref="Check"/> calls with made-up clocks.</summary>
-    internal static Watchdog CreateManual(IWatchdogTarget context, TimeSpan timeout) => new(context, timeout);
+    internal static Watchdog CreateManual(SchedulerThread context, TimeSpan timeout) => new(context, timeout);
 
     public void Dispose()
     {
@@ -120,12 +120,12 @@ internal sealed class Watchdog : IDisposable
     /// <summary>One check, on the <see cref="WatchdogThread"/>: reads the loop's counters and raises a report if there is one.</summary>
     internal void Tick()
     {
-        if (_stopped || _context.IsFinished)
+        if (_stopped || _context.Scheduler.IsFinished)
         {
             return;
         }
 
-        Span<int> pending = stackalloc int[_context.Levels];
+        Span<int> pending = stackalloc int[_context.Scheduler.Levels];
         for (int level = 0; level < pending.Length; level++)
         {
             // Count, not the non-empty mask: I1 allows a stale set bit over an empty queue (for example the level of the item
@@ -141,7 +141,7 @@ internal sealed class Watchdog : IDisposable
         StallDetectedEventArgs? report = Check(Stopwatch.GetTimestamp(), _context.DispatchCount, pending);
         if (report is not null && !_stopped)
         {
-            _context.OnStallDetected(report);
+            _context.Scheduler.OnStallDetected(_context, report);
         }
     }
 }

@@ -14,7 +14,7 @@ namespace PriorityAsync.Internal;
 /// 10 s), checks the ones that are due, and raises their reports on itself; with no watchdog registered it sleeps without a timeout.
 /// A check reads a few counters (and, when the queues are empty, takes the context's timer lock to see whether a timer is overdue):
 /// microseconds, a few hundred times an hour per context.</para>
-/// <para>Handlers of <see cref="PriorityContext.StallDetected"/> run on this thread, one at a time: a slow handler delays the other
+/// <para>Handlers of <see cref="PriorityScheduler.StallDetected"/> run on this thread, one at a time: a slow handler delays the other
 /// contexts' checks, never their loops. An exception thrown by a handler is unhandled and ends the process, as it would on a
 /// thread-pool timer.</para>
 /// <para>Registration and the checks share <see cref="_lock"/>; the checks themselves (and the handlers) run outside it. A watchdog

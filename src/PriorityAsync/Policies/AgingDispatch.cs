@@ -42,8 +42,6 @@ internal sealed class AgingDispatch
     /// <summary>The bound of <paramref name="level"/> in clock ticks (for tests).</summary>
     internal long BoundTicks(int level) => _bounds[level];
 
-    public bool TryDequeue(LevelQueues queues, out WorkItem item, out int level) => TryDequeue(queues, ~0UL, out item, out level);
-
     /// <summary>A1 among the levels whose bit is set in <paramref name="allowed"/> (the pool's levels below their concurrency cap).</summary>
     public bool TryDequeue(LevelQueues queues, ulong allowed, out WorkItem item, out int level)
     {
@@ -105,10 +103,10 @@ internal sealed class AgingDispatch
         return false;
     }
 
-    /// <summary>The loop's view of this policy (see <see cref="IDispatchPolicy"/>).</summary>
-    public readonly struct Loop(AgingDispatch policy) : IDispatchPolicy
+    /// <summary>The dispatch's view of this policy (see <see cref="IDispatchPolicy"/>).</summary>
+    public readonly struct View(AgingDispatch policy) : IDispatchPolicy
     {
-        public bool TryDequeue(LevelQueues queues, out WorkItem item, out int level) => policy.TryDequeue(queues, out item, out level);
+        public bool TryDequeue(LevelQueues queues, ulong allowed, out WorkItem item, out int level) => policy.TryDequeue(queues, allowed, out item, out level);
 
         public void OnDrainStart()
         {

@@ -7,7 +7,7 @@ namespace PriorityAsync;
 
 /// <summary>
 /// How a <see cref="PriorityContext"/> chooses the next queued item between levels; within a level items always run in the order
-/// they were queued. Set it with <see cref="PriorityContextOptions.Policy"/>.
+/// they were queued. Set it with <see cref="PrioritySchedulerOptions.Policy"/>.
 /// </summary>
 /// <remarks>
 /// <list type="bullet">
@@ -16,7 +16,7 @@ namespace PriorityAsync;
 /// newer items of higher levels. Bounds every level's wait (React's expiration times, Avalonia's input-starvation timeout).</item>
 /// <item><see cref="WeightedShares(int[])"/>: when several levels are backlogged, each receives run time in proportion to its shares,
 /// measured in time spent running (Seastar's scheduling groups, Glommio's task-queue shares). Shares change at run time with
-/// <see cref="PriorityContext.SetShares(int, int)"/>.</item>
+/// <see cref="PriorityScheduler.SetShares(int, int)"/>.</item>
 /// </list>
 /// A policy only decides between queued items: an <c>await Prioritize(level)</c> that completes at once is part of the running item.
 /// What each policy costs and when to pick it: docs/concepts.md, "Policies".
@@ -44,11 +44,11 @@ public abstract class PriorityPolicy
     /// <summary>Strict priority with a maximum wait per level: an item that has waited longer than its level's bound runs before newer
     /// items of higher levels (the expired items in the order their bounds ran out).</summary>
     /// <param name="maxWaitPerLevel">One bound per level, index 0 for level 0; each from just above zero to <see cref="MaxAgingWait"/>
-    /// (one day). Its length must equal <see cref="PriorityContextOptions.Levels"/> (checked when the context is created).</param>
-    /// <returns>The policy, for <see cref="PriorityContextOptions.Policy"/>.</returns>
+    /// (one day). Its length must equal <see cref="PrioritySchedulerOptions.Levels"/> (checked when the context is created).</param>
+    /// <returns>The policy, for <see cref="PrioritySchedulerOptions.Policy"/>.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="maxWaitPerLevel"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException">A bound is zero, negative or above one day, or there are no bounds or more than
-    /// <see cref="PriorityContextOptions.MaxLevels"/>.</exception>
+    /// <see cref="PrioritySchedulerOptions.MaxLevels"/>.</exception>
     public static AgingPriorityPolicy Aging(params TimeSpan[] maxWaitPerLevel)
     {
         ArgumentNullException.ThrowIfNull(maxWaitPerLevel);
@@ -68,12 +68,12 @@ public abstract class PriorityPolicy
 
     /// <summary>Weighted shares of run time: when several levels are backlogged, each receives run time in proportion to its shares.</summary>
     /// <param name="sharesPerLevel">One share count per level, index 0 for level 0; each from <see cref="MinShares"/> (1) to
-    /// <see cref="MaxShares"/> (10,000). Its length must equal <see cref="PriorityContextOptions.Levels"/> (checked when the context is
-    /// created). The context starts with these; <see cref="PriorityContext.SetShares(int, int)"/> changes them while it runs.</param>
-    /// <returns>The policy, for <see cref="PriorityContextOptions.Policy"/>.</returns>
+    /// <see cref="MaxShares"/> (10,000). Its length must equal <see cref="PrioritySchedulerOptions.Levels"/> (checked when the context is
+    /// created). The context starts with these; <see cref="PriorityScheduler.SetShares(int, int)"/> changes them while it runs.</param>
+    /// <returns>The policy, for <see cref="PrioritySchedulerOptions.Policy"/>.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="sharesPerLevel"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException">A share count is outside 1 to 10,000, or there are no counts or more than
-    /// <see cref="PriorityContextOptions.MaxLevels"/>.</exception>
+    /// <see cref="PrioritySchedulerOptions.MaxLevels"/>.</exception>
     public static WeightedSharesPriorityPolicy WeightedShares(params int[] sharesPerLevel)
     {
         ArgumentNullException.ThrowIfNull(sharesPerLevel);
@@ -150,7 +150,7 @@ public sealed class WeightedSharesPriorityPolicy : PriorityPolicy
 {
     internal WeightedSharesPriorityPolicy(int[] sharesPerLevel) => SharesPerLevel = new ReadOnlyCollection<int>(sharesPerLevel);
 
-    /// <summary>Gets the initial shares of each level, index 0 for level 0 (a context's current shares: <see cref="PriorityContext.GetShares(int)"/>).</summary>
+    /// <summary>Gets the initial shares of each level, index 0 for level 0 (a context's current shares: <see cref="PriorityScheduler.GetShares(int)"/>).</summary>
     public IReadOnlyList<int> SharesPerLevel { get; }
 
     internal override PolicyKind Kind => PolicyKind.WeightedShares;

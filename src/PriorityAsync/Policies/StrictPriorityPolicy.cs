@@ -15,10 +15,10 @@ namespace PriorityAsync.Internal;
 internal readonly struct StrictPriorityPolicy : IDispatchPolicy
 {
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public bool TryDequeue(LevelQueues queues, out WorkItem item, out int level) => TryDequeue(queues, ~0UL, out item, out level);
+    bool IDispatchPolicy.TryDequeue(LevelQueues queues, ulong allowed, out WorkItem item, out int level) =>
+        TryDequeue(queues, allowed, out item, out level);
 
-    /// <summary>S1 among the levels whose bit is set in <paramref name="allowed"/>: the pool's dispatch passes the levels below their
-    /// concurrency cap; the single loop passes all (a constant the JIT folds away).</summary>
+    /// <summary>[S-STRICT] among the levels whose bit is set in <paramref name="allowed"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static bool TryDequeue(LevelQueues queues, ulong allowed, out WorkItem item, out int level)
     {

@@ -51,8 +51,6 @@ internal sealed class WeightedSharesDispatch
     /// <summary>For tests: the virtual run time of <paramref name="level"/>. Loop thread (or while the loop runs an item).</summary>
     internal double VirtualRunTime(int level) => _virtualRunTime[level];
 
-    public bool TryDequeue(LevelQueues queues, out WorkItem item, out int level) => TryDequeue(queues, ~0UL, out item, out level);
-
     /// <summary>W1 among the levels whose bit is set in <paramref name="allowed"/> (the pool's levels below their concurrency cap). A
     /// level held back by its cap stays backlogged: W2 sees it as on (it is not lifted to the floor when its cap frees).</summary>
     public bool TryDequeue(LevelQueues queues, ulong allowed, out WorkItem item, out int level)
@@ -127,10 +125,10 @@ internal sealed class WeightedSharesDispatch
     /// <summary>The clock this policy charges with.</summary>
     public long Now() => _clock?.GetTimestamp() ?? Stopwatch.GetTimestamp();
 
-    /// <summary>The loop's view of this policy (see <see cref="IDispatchPolicy"/>).</summary>
-    public readonly struct Loop(WeightedSharesDispatch policy) : IDispatchPolicy
+    /// <summary>The dispatch's view of this policy (see <see cref="IDispatchPolicy"/>).</summary>
+    public readonly struct View(WeightedSharesDispatch policy) : IDispatchPolicy
     {
-        public bool TryDequeue(LevelQueues queues, out WorkItem item, out int level) => policy.TryDequeue(queues, out item, out level);
+        public bool TryDequeue(LevelQueues queues, ulong allowed, out WorkItem item, out int level) => policy.TryDequeue(queues, allowed, out item, out level);
 
         public void OnDrainStart() => policy.OnDrainStart();
 

@@ -342,7 +342,7 @@ internal sealed class LevelQueues
     /// <summary>At the end of a context or pool (its last thread, or a poster that raced the end): hands every item left to
     /// <paramref name="dropper"/>, highest level first. A throwing drop (a WorkDropped handler) does not stop the drain: every item is
     /// dropped, and the first failure is returned for the caller to rethrow after.</summary>
-    public ExceptionDispatchInfo? DrainAll(IItemDropper dropper, DropReason reason)
+    public ExceptionDispatchInfo? DrainAll(PriorityScheduler dropper, DropReason reason)
     {
         ExceptionDispatchInfo? firstHandlerFailure = null;
         for (int level = Levels - 1; level >= 0; level--)

@@ -29,15 +29,15 @@ internal sealed class ChildOperation<TResult> : WorkOperation<TResult>, IInvokeO
 
     protected override string Kind => "TaskScope.Start";
 
-    protected override string SchedulerName => _scope.Context.Name;
+    protected override string SchedulerName => _scope.Scheduler.Name;
 
     protected override int Level => _level;
 
     public void Abandon()
     {
         TrySetException(new ObjectDisposedException(
-            _scope.Context.Name,
-            $"The PriorityContext '{_scope.Context.Name}' finished ({_scope.Context.State}) before the child started at level {_level} could run; the child did not run."));
+            _scope.Scheduler.Name,
+            $"{_scope.Scheduler.SubjectAtStart} finished ({_scope.Scheduler.State}) before the child started at level {_level} could run; the child did not run."));
         _scope.OnChildEnded(Task);
     }
 
@@ -47,9 +47,9 @@ internal sealed class ChildOperation<TResult> : WorkOperation<TResult>, IInvokeO
             : ((Func<CancellationToken, Task>)work)(_scope.CancellationToken);
 
     protected override string NullTaskMessage() =>
-        $"The child started in a TaskScope of PriorityContext '{_scope.Context.Name}' (level {_level}) returned null instead of a Task.";
+        $"The child started in a TaskScope of {_scope.Scheduler.Subject} (level {_level}) returned null instead of a Task.";
 
-    // The hold was taken by TaskScope.Start, for the queued item and the pending task alike (K1).
+    // The hold was taken by TaskScope.Start, for the queued item and the pending task alike ([K-SCOPE]).
     protected override void Hold()
     {
     }
@@ -61,6 +61,6 @@ internal sealed class ChildOperation<TResult> : WorkOperation<TResult>, IInvokeO
     protected override void Finished(Delegate work, Task? workTask)
     {
         base.Finished(work, workTask); // the fault report
-        _scope.OnChildEnded(Task); // K2, then the hold is released
+        _scope.OnChildEnded(Task); // [K-SCOPE], then the hold is released
     }
 }

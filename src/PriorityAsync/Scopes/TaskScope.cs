@@ -14,48 +14,34 @@ namespace PriorityAsync;
 /// <c>_ = SomethingAsync()</c> would leave running unowned cannot outlive, or fail unseen by, the work that started it.
 /// </summary>
 /// <remarks>
-/// <para>Open one with <see cref="RunAsync(Func{TaskScope, Task}, CancellationToken)"/> inside a priority context, and start children with
+/// <para>Open one with <see cref="RunAsync(Func{TaskScope, Task}, CancellationToken)"/> on a priority scheduler, and start children with
 /// <see cref="Start(Func{CancellationToken, Task}, int)"/> (the scope owns them; nothing to await) or
-/// <see cref="StartAsync(Func{CancellationToken, Task}, int)"/> (the same, plus the child's own task). Every context also has a root scope, <see cref="PriorityContext.Scope"/>
-/// (and <see cref="Priority.Start(Func{CancellationToken, Task})"/> as its shortcut), whose lifetime is the loop's:
-/// <see cref="PriorityContext.Run(Func{Task}, PriorityContextOptions?)"/> returns, and <see cref="PriorityContextThread.Completion"/>
-/// completes, only when its children are done, and surfaces their first exception.</para>
-/// <para>A child starts as a queued item at its level (FIFO behind what is queued there, like <see cref="PriorityContext.InvokeAsync(Func{Task}, int)"/>),
-/// runs on the loop in the <see cref="ExecutionContext"/> of the code that started it, and its awaits resume at that level. It receives
-/// <see cref="CancellationToken"/>, which is cancelled by <see cref="Cancel"/>, by the first failure in the scope, by the end of the
-/// body with an exception or a cancellation, and by the token passed to <see cref="RunAsync(Func{TaskScope, Task}, CancellationToken)"/>.
-/// A child that ends cancelled is not a failure.</para>
+/// <see cref="StartAsync(Func{CancellationToken, Task}, int)"/> (the same, plus the child's own task). Every scheduler also has a root
+/// scope, <see cref="PriorityScheduler.Scope"/> (and <see cref="Priority.Start(Func{CancellationToken, Task})"/> as its shortcut), whose
+/// lifetime is the scheduler's: <see cref="PriorityContext.Run(Func{Task}, PriorityContextOptions?)"/> returns, and
+/// <see cref="PriorityScheduler.Completion"/> completes, only when its children are done, and surface their failures.</para>
+/// <para>A child starts as a queued item at its level (FIFO behind what is queued there, like
+/// <see cref="PriorityScheduler.InvokeAsync(Func{Task}, int)"/>), runs on the scheduler in the <see cref="ExecutionContext"/> of the code
+/// that started it, and its awaits resume at that level. It receives <see cref="CancellationToken"/>, which is cancelled by
+/// <see cref="Cancel"/>, by the first failure in the scope, by the end of the body with an exception or a cancellation, by the token
+/// passed to <see cref="RunAsync(Func{TaskScope, Task}, CancellationToken)"/>, and (root scope) by a fault of the scheduler. A child
+/// that ends cancelled is not a failure.</para>
 /// <para>Failures: the scope's task (and <c>Run</c>, for the root scope) ends with the first exception, in the order they happened (the
 /// body's among them); every other one stays reachable in <see cref="Task.Exception"/>, as for <see cref="Task.WhenAll(Task[])"/>. Each
 /// child fault is also reported, with the method's name, on the <c>PriorityAsync</c> meter (<c>priorityasync.work.faulted</c>) and event
 /// source, whoever awaits it.</para>
-/// <para>Thread safety: <see cref="Start(Func{CancellationToken, Task}, int)"/> must be called on the loop thread of the scope's
-/// context (children belong to the loop; from another thread, hand work over with <see cref="PriorityContext.InvokeAsync(Func{Task}, int)"/>).
+/// <para>Thread safety: <see cref="Start(Func{CancellationToken, Task}, int)"/> must be called on a thread of the scope's scheduler
+/// (children belong to it; from another thread, hand work over with <see cref="PriorityScheduler.InvokeAsync(Func{Task}, int)"/>).
 /// <see cref="Cancel"/> and <see cref="CancellationToken"/> may be used from any thread. A child may end on any thread (after
-/// <c>ConfigureAwait(false)</c>): the scope's bookkeeping takes a lock of its own, never the loop's.</para>
+/// <c>ConfigureAwait(false)</c>): the scope's bookkeeping takes a lock of its own ([K-SCOPE]).</para>
 /// </remarks>
 public sealed class TaskScope
 {
-    // ---- Protocol (read before changing anything below) -------------------------------------------------------------------
-    //
-    // State under _lock: _running (children started and not ended), _bodyEnded, _completed, _failures (in the order they happened).
-    //
-    // (K1) Start runs on the loop thread. Under the lock it refuses a completed scope, then counts the child; outside the lock it
-    //      takes a hold on the context (OperationStarted) and queues the child. So neither the scope nor the loop can complete while a
-    //      child is pending: the scope waits for _running == 0, the loop for the hold, which the child releases only after the scope
-    //      counted its end (K2). A queued child that the context drops (it finished or faulted) ends with ObjectDisposedException
-    //      through the same path, so a drop never leaves the scope waiting.
-    // (K2) A child's end, on whatever thread completed its task: its failure (if any) is recorded and _running decremented, under the
-    //      lock; the first failure cancels the scope's token (outside the lock: token callbacks are user code and may call Start).
-    // (K3) The scope completes exactly once, when the body has ended and no child is running: whichever of the two events comes last
-    //      sees both under the lock, sets _completed and completes the scope's task outside it. The outcome: the failures if any,
-    //      else cancelled if the body was, else the body's result. The root scope has no task; its owner reads the failures when
-    //      the loop has ended (every child ended before that: each held the loop).
-    // No user code runs under _lock, so a token callback, a child or a continuation may start a child or cancel the scope.
+    // [K-SCOPE]: _running, _bodyEnded, _completed and _failures under _lock; no user code runs under it.
 
     private readonly Lock _lock = new();
     private readonly CancellationTokenSource _cancellation = new();
-    private readonly ScopeCompletion? _completion; // null: the root scope of a context
+    private readonly ScopeCompletion? _completion; // null: the root scope of a scheduler
     private CancellationTokenRegistration _outer;
     private List<Exception>? _failures;
     private int _running;
@@ -63,10 +49,11 @@ public sealed class TaskScope
     private bool _bodyCanceled;
     private CancellationToken _bodyCancellationToken;
     private bool _completed;
+    private Exception[]? _rootFailures;
 
-    private TaskScope(PriorityContext context, ScopeCompletion? completion, CancellationToken outer)
+    private TaskScope(PriorityScheduler scheduler, ScopeCompletion? completion, CancellationToken outer)
     {
-        Context = context;
+        Scheduler = scheduler;
         _completion = completion;
         if (outer.CanBeCanceled)
         {
@@ -74,8 +61,8 @@ public sealed class TaskScope
         }
     }
 
-    /// <summary>Gets the context the scope's children run on.</summary>
-    public PriorityContext Context { get; }
+    /// <summary>Gets the scheduler the scope's children run on.</summary>
+    public PriorityScheduler Scheduler { get; }
 
     /// <summary>Gets the token every child receives: cancelled by <see cref="Cancel"/>, by the first failure in the scope, by the body
     /// ending with an exception or a cancellation, and by the token the scope was opened with.</summary>
@@ -93,7 +80,7 @@ public sealed class TaskScope
         }
     }
 
-    /// <summary>Gets whether the scope has completed: its body and every child have ended (for the root scope: the loop has ended).
+    /// <summary>Gets whether the scope has completed: its body and every child have ended (for the root scope: its scheduler has ended).
     /// No child can be started any more.</summary>
     public bool IsCompleted
     {
@@ -107,7 +94,7 @@ public sealed class TaskScope
     }
 
     /// <summary>
-    /// Runs <paramref name="body"/> in a new scope on the current priority context, and completes when the body and every child it
+    /// Runs <paramref name="body"/> in a new scope on the current priority scheduler, and completes when the body and every child it
     /// started have ended: with the first failure (the others in <see cref="Task.Exception"/>), else cancelled if the body was
     /// cancelled, else successfully.
     /// </summary>
@@ -115,7 +102,7 @@ public sealed class TaskScope
     /// <param name="cancellationToken">Cancels the scope's children (<see cref="CancellationToken"/> is linked to it).</param>
     /// <returns>A task that completes when the scope has.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="body"/> is <see langword="null"/>.</exception>
-    /// <exception cref="InvalidOperationException">The caller is not running on the loop of a priority context.</exception>
+    /// <exception cref="InvalidOperationException">The caller is not running on a thread of a priority scheduler.</exception>
     public static Task RunAsync(Func<TaskScope, Task> body, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(body);
@@ -125,7 +112,7 @@ public sealed class TaskScope
     }
 
     /// <summary>
-    /// Runs <paramref name="body"/> in a new scope on the current priority context, and completes with the body's result when the body
+    /// Runs <paramref name="body"/> in a new scope on the current priority scheduler, and completes with the body's result when the body
     /// and every child it started have ended successfully; see <see cref="RunAsync(Func{TaskScope, Task}, CancellationToken)"/>.
     /// </summary>
     /// <typeparam name="TResult">The body's result type.</typeparam>
@@ -133,7 +120,7 @@ public sealed class TaskScope
     /// <param name="cancellationToken">Cancels the scope's children (<see cref="CancellationToken"/> is linked to it).</param>
     /// <returns>A task that completes with the body's result when the scope has completed.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="body"/> is <see langword="null"/>.</exception>
-    /// <exception cref="InvalidOperationException">The caller is not running on the loop of a priority context.</exception>
+    /// <exception cref="InvalidOperationException">The caller is not running on a thread of a priority scheduler.</exception>
     public static Task<TResult> RunAsync<TResult>(Func<TaskScope, Task<TResult>> body, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(body);
@@ -146,17 +133,17 @@ public sealed class TaskScope
     /// <see cref="Start(Func{CancellationToken, Task}, int)"/>).</summary>
     /// <param name="child">The child; it receives <see cref="CancellationToken"/>.</param>
     /// <exception cref="ArgumentNullException"><paramref name="child"/> is <see langword="null"/>.</exception>
-    /// <exception cref="InvalidOperationException">Not called on the loop thread of <see cref="Context"/>, or the scope has completed.</exception>
+    /// <exception cref="InvalidOperationException">Not called on a thread of <see cref="Scheduler"/>, or the scope has completed.</exception>
     public void Start(Func<CancellationToken, Task> child) => Start(child, CallerLevel(nameof(Start)));
 
     /// <summary>Starts <paramref name="child"/> in this scope at <paramref name="level"/>, and gives nothing back: the scope owns it. It is
-    /// queued at the back of that level, runs on the loop in the caller's <see cref="ExecutionContext"/>, and its awaits resume at that
+    /// queued at the back of that level, runs on the scheduler in the caller's <see cref="ExecutionContext"/>, and its awaits resume at that
     /// level; its failure fails the scope. To await one child's own outcome, use <see cref="StartAsync(Func{CancellationToken, Task}, int)"/>.</summary>
     /// <param name="child">The child; it receives <see cref="CancellationToken"/>.</param>
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>; higher runs first.</param>
     /// <exception cref="ArgumentNullException"><paramref name="child"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
-    /// <exception cref="InvalidOperationException">Not called on the loop thread of <see cref="Context"/>, or the scope has completed.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the scheduler's levels.</exception>
+    /// <exception cref="InvalidOperationException">Not called on a thread of <see cref="Scheduler"/>, or the scope has completed.</exception>
     public void Start(Func<CancellationToken, Task> child, int level) => _ = StartAsync(child, level);
 
     /// <summary>Starts <paramref name="child"/> in this scope at the caller's level and returns its task; see
@@ -164,7 +151,7 @@ public sealed class TaskScope
     /// <param name="child">The child; it receives <see cref="CancellationToken"/>.</param>
     /// <returns>The child's own task, unwrapped.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="child"/> is <see langword="null"/>.</exception>
-    /// <exception cref="InvalidOperationException">Not called on the loop thread of <see cref="Context"/>, or the scope has completed.</exception>
+    /// <exception cref="InvalidOperationException">Not called on a thread of <see cref="Scheduler"/>, or the scope has completed.</exception>
     public Task StartAsync(Func<CancellationToken, Task> child) => StartAsync(child, CallerLevel(nameof(StartAsync)));
 
     /// <summary>Starts <paramref name="child"/> in this scope at <paramref name="level"/> (as <see cref="Start(Func{CancellationToken, Task}, int)"/>)
@@ -174,12 +161,12 @@ public sealed class TaskScope
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>; higher runs first.</param>
     /// <returns>The child's own task, unwrapped.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="child"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
-    /// <exception cref="InvalidOperationException">Not called on the loop thread of <see cref="Context"/>, or the scope has completed.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the scheduler's levels.</exception>
+    /// <exception cref="InvalidOperationException">Not called on a thread of <see cref="Scheduler"/>, or the scope has completed.</exception>
     public Task StartAsync(Func<CancellationToken, Task> child, int level)
     {
         ArgumentNullException.ThrowIfNull(child);
-        var operation = new ChildOperation<object?>(this, Context.ValidateLevel(level), child, hasResult: false);
+        var operation = new ChildOperation<object?>(this, Scheduler.ValidateLevel(level), child, hasResult: false);
         StartCore(operation, operation.ChildLevel);
         return operation.Task;
     }
@@ -190,7 +177,7 @@ public sealed class TaskScope
     /// <param name="child">The child; it receives <see cref="CancellationToken"/>.</param>
     /// <returns>The child's own task, unwrapped.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="child"/> is <see langword="null"/>.</exception>
-    /// <exception cref="InvalidOperationException">Not called on the loop thread of <see cref="Context"/>, or the scope has completed.</exception>
+    /// <exception cref="InvalidOperationException">Not called on a thread of <see cref="Scheduler"/>, or the scope has completed.</exception>
     public Task<TResult> StartAsync<TResult>(Func<CancellationToken, Task<TResult>> child) => StartAsync(child, CallerLevel(nameof(StartAsync)));
 
     /// <summary>Starts <paramref name="child"/> in this scope at <paramref name="level"/> and returns its result; the scope owns it as
@@ -200,12 +187,12 @@ public sealed class TaskScope
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>; higher runs first.</param>
     /// <returns>The child's own task, unwrapped.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="child"/> is <see langword="null"/>.</exception>
-    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
-    /// <exception cref="InvalidOperationException">Not called on the loop thread of <see cref="Context"/>, or the scope has completed.</exception>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the scheduler's levels.</exception>
+    /// <exception cref="InvalidOperationException">Not called on a thread of <see cref="Scheduler"/>, or the scope has completed.</exception>
     public Task<TResult> StartAsync<TResult>(Func<CancellationToken, Task<TResult>> child, int level)
     {
         ArgumentNullException.ThrowIfNull(child);
-        var operation = new ChildOperation<TResult>(this, Context.ValidateLevel(level), child, hasResult: true);
+        var operation = new ChildOperation<TResult>(this, Scheduler.ValidateLevel(level), child, hasResult: true);
         StartCore(operation, operation.ChildLevel);
         return operation.Task;
     }
@@ -234,13 +221,13 @@ public sealed class TaskScope
         lock (_lock)
         {
             string kind = _completion is null ? "root scope" : "scope";
-            return $"{Context.Name} {kind}: {_running} running{(_completed ? ", completed" : string.Empty)}{(_cancellation.IsCancellationRequested ? ", cancelled" : string.Empty)}";
+            return $"{Scheduler.Name} {kind}: {_running} running{(_completed ? ", completed" : string.Empty)}{(_cancellation.IsCancellationRequested ? ", cancelled" : string.Empty)}";
         }
     }
 
-    // ---- The root scope (PriorityContext.Scope) ------------------------------------------------------------------------------
+    // ---- The root scope (PriorityScheduler.Scope) -----------------------------------------------------------------------------
 
-    internal static TaskScope CreateRoot(PriorityContext context) => new(context, completion: null, outer: default);
+    internal static TaskScope CreateRoot(PriorityScheduler scheduler) => new(scheduler, completion: null, outer: default);
 
     /// <summary>Root scope: the owner's body (Run's entry, a hosted worker's ExecuteAsync) ended; a fault or a cancellation of it
     /// cancels the children (leaving the scope early). Any thread.</summary>
@@ -262,27 +249,47 @@ public sealed class TaskScope
         CancelChildren(rethrowWhenCompleted: false);
     }
 
-    /// <summary>Root scope, once the loop has ended (every child ended before: each held the loop): no more children, and the failures
-    /// in the order they happened, or null.</summary>
-    internal IReadOnlyList<Exception>? CompleteRoot()
+    /// <summary>Root scope, once its scheduler has ended (every child ended before: each held it): no more children; the failures in
+    /// the order they happened, or null, kept for <see cref="RootFailures"/>.</summary>
+    internal Exception[]? CompleteRoot()
     {
         lock (_lock)
         {
             _completed = true;
-            return _failures?.ToArray(); // a copy: a child that outlives a faulted loop may still add to the list
+            _rootFailures = _failures is { Count: > 0 } failures ? failures.ToArray() : null; // a copy: a child that outlives a fault may still add
+            return _rootFailures;
         }
+    }
+
+    /// <summary>Root scope: the failures <see cref="CompleteRoot"/> found (null: none, or not ended yet).</summary>
+    internal Exception[]? RootFailures => Volatile.Read(ref _rootFailures);
+
+    /// <summary>Root scope: the scheduler faulted ([F-FAULT]): the children are asked to stop. What the token's callbacks throw is
+    /// returned for the scheduler's outcome instead of escaping into the faulting thread.</summary>
+    internal Exception[]? CancelOnFault()
+    {
+        try
+        {
+            _cancellation.Cancel();
+        }
+        catch (AggregateException ex)
+        {
+            return [.. ex.InnerExceptions];
+        }
+
+        return null;
     }
 
     // ---- Children ----------------------------------------------------------------------------------------------------------
 
     private void StartCore(IInvokeOperation operation, int level)
     {
-        if (!Context.IsOnLoopThread)
+        if (!Scheduler.IsOnOwnThread)
         {
             throw new InvalidOperationException(
-                $"TaskScope.Start was called on thread {Environment.CurrentManagedThreadId}, which does not run the loop of PriorityContext " +
-                $"'{Context.Name}'. Children belong to the loop: start them from code running on it, or hand the work over with " +
-                "context.InvokeAsync(...). The child was not started.");
+                $"TaskScope.Start was called on thread {Environment.CurrentManagedThreadId}, which does not run {Scheduler.Subject}. " +
+                "Children belong to the scheduler: start them from code running on it, or hand the work over with InvokeAsync(...). " +
+                "The child was not started.");
         }
 
         lock (_lock)
@@ -290,18 +297,18 @@ public sealed class TaskScope
             if (_completed)
             {
                 throw new InvalidOperationException(
-                    $"This {(_completion is null ? "root scope" : "scope")} of PriorityContext '{Context.Name}' has completed: its body and " +
-                    "every child have ended, so nothing would wait for a new child. Start it in a scope that is still open. The child was not started.");
+                    $"This {(_completion is null ? "root scope" : "scope")} of {Scheduler.Subject} has completed: its body and every child " +
+                    "have ended, so nothing would wait for a new child. Start it in a scope that is still open. The child was not started.");
             }
 
-            _running++; // K1
+            _running++; // [K-SCOPE]: counted before the hold is taken
         }
 
-        Context.OperationStarted(); // K1: released by the child's end, after the scope counted it
-        Context.Enqueue(level, IInvokeOperation.RunCallback, operation, ExecutionContextFlow.Capture());
+        Scheduler.OperationStarted(); // [K-SCOPE]: released by the child's end, after the scope counted it
+        Scheduler.Enqueue(level, IInvokeOperation.RunCallback, operation, ExecutionContextFlow.Capture());
     }
 
-    /// <summary>K2: a child ended (any thread); <paramref name="child"/> has completed. Then releases the child's hold on the loop.</summary>
+    /// <summary>A child ended (any thread); <paramref name="child"/> has completed. Then releases the child's hold ([K-SCOPE]).</summary>
     internal void OnChildEnded(Task child)
     {
         try
@@ -327,7 +334,7 @@ public sealed class TaskScope
         }
         finally
         {
-            Context.OperationCompleted(); // K1: after the scope counted the end, whatever happened
+            Scheduler.OperationCompleted(); // [K-SCOPE]: after the scope counted the end, whatever happened
         }
     }
 
@@ -357,33 +364,32 @@ public sealed class TaskScope
                 throw;
             }
 
-            WorkFaults.Report(Context.Name, 0, "TaskScope.Cancel", "CancellationToken callback", ex.InnerExceptions);
+            WorkFaults.Report(Scheduler.Name, 0, "TaskScope.Cancel", "CancellationToken callback", ex.InnerExceptions);
         }
     }
 
     private int CallerLevel(string operation) =>
-        PriorityContext.CurrentLevelContext is { } current && ReferenceEquals(current.Context, Context)
+        SynchronizationContext.Current is PrioritySynchronizationContext current && current.Scheduler == Scheduler
             ? current.Level
             : throw new InvalidOperationException(
-                $"TaskScope.{operation} without a level starts the child at the caller's level, and the caller is not running in PriorityContext " +
-                $"'{Context.Name}'. Pass the level, or start the child from code running on the loop.");
+                $"TaskScope.{operation} without a level starts the child at the caller's level, and the caller is not running on " +
+                $"{Scheduler.Subject}. Pass the level, or start the child from code running on it.");
 
     // ---- The body (RunAsync) -----------------------------------------------------------------------------------------------
 
     private static void RunBody(Delegate body, ScopeCompletion completion, CancellationToken cancellationToken)
     {
-        PriorityContext context = PriorityContext.Current ?? throw PriorityContext.NotInContext(
-            "TaskScope.RunAsync",
-            "A PriorityThreadPool has no TaskScope: there, Priority.Start(child) starts work the pool owns, waits for and cancels.");
-        if (!context.IsOnLoopThread)
+        PriorityScheduler scheduler = Priority.CurrentScheduler ?? throw new InvalidOperationException(
+            $"TaskScope.RunAsync can only be used by code running on a PriorityContext or a PriorityThreadPool, and the calling code runs " +
+            $"on neither ({Priority.DescribeCurrentSynchronizationContext()}). Hop onto one first with await scheduler.Prioritize(level).");
+        if (!scheduler.IsOnOwnThread)
         {
             throw new InvalidOperationException(
-                $"TaskScope.RunAsync was called on thread {Environment.CurrentManagedThreadId}, which does not run the loop of PriorityContext " +
-                $"'{context.Name}' (its SynchronizationContext is current here, but its loop runs elsewhere). Hop onto the loop first with " +
-                "await context.Prioritize(level).");
+                $"TaskScope.RunAsync was called on thread {Environment.CurrentManagedThreadId}, which does not run {scheduler.Subject} (its " +
+                "SynchronizationContext is current here, but its threads are elsewhere). Hop onto it first with await scheduler.Prioritize(level).");
         }
 
-        var scope = new TaskScope(context, completion, cancellationToken);
+        var scope = new TaskScope(scheduler, completion, cancellationToken);
         Task? task;
         try
         {
@@ -394,7 +400,7 @@ public sealed class TaskScope
             task = Task.FromException(ex);
         }
 
-        task ??= Task.FromException(new InvalidOperationException($"The body passed to TaskScope.RunAsync (PriorityContext '{context.Name}') returned null instead of a Task."));
+        task ??= Task.FromException(new InvalidOperationException($"The body passed to TaskScope.RunAsync ({scheduler.Subject}) returned null instead of a Task."));
         if (task.IsCompleted)
         {
             scope.OnBodyEnded(task);
@@ -405,7 +411,7 @@ public sealed class TaskScope
         }
     }
 
-    /// <summary>The body ended (any thread): a failure or a cancellation cancels the children (leaving the scope early); K3.</summary>
+    /// <summary>The body ended (any thread): a failure or a cancellation cancels the children (leaving the scope early).</summary>
     private void OnBodyEnded(Task body)
     {
         _completion!.SetBody(body); // before _bodyEnded is published: whoever completes the scope reads the body's result
@@ -432,7 +438,7 @@ public sealed class TaskScope
         CompleteIfDone();
     }
 
-    /// <summary>K3: completes the scope if its body and every child have ended and nobody completed it yet. Any thread.</summary>
+    /// <summary>Completes the scope if its body and every child have ended and nobody completed it yet. Any thread.</summary>
     private void CompleteIfDone()
     {
         List<Exception>? failures;

@@ -42,7 +42,7 @@ internal class LoopTimeProvider : TimeProvider
         return provider;
     }
 
-    /// <summary>Creates a timer kept by the context's loop; see <see cref="PriorityContext.TimeProvider"/>.</summary>
+    /// <summary>Creates a timer kept by the context's loop; see <see cref="PriorityScheduler.TimeProvider"/>.</summary>
     public override ITimer CreateTimer(TimerCallback callback, object? state, TimeSpan dueTime, TimeSpan period)
     {
         ArgumentNullException.ThrowIfNull(callback);

@@ -14,7 +14,7 @@ namespace PriorityAsync.Internal;
 // user code. Where the exception goes depends on whose call met it; it is always the provider's own instance, never wrapped, so
 // its stack trace points at the provider. With the system clock nothing here can throw (Stopwatch and the alarm).
 //   * T4, a scheduler's own thread (FireDue: between items, at a checkpoint, at an inline Prioritize, a task inlined on a pool
-//     thread): FireDue catches whatever the clock throws and hands it to the scheduler (ITimerHost.OnClockFailed), outside the
+//     thread): FireDue catches whatever the clock throws and hands it to the scheduler (PriorityScheduler.OnClockFailed), outside the
 //     timer lock, and returns normally, so no call site sees it and none needs a try of its own (the per-item path is unchanged).
 //     The scheduler faults with it, as for an exception escaping an item that no handler marked handled: it runs no more items
 //     (the context after the item running now, whose await then does not go on; the pool as for any fault), what is queued is
@@ -37,7 +37,7 @@ namespace PriorityAsync.Internal;
 //     (or Run) unless the scheduler faulted. The clock timer's callback and the alarm only raise the flag: they call no user code.
 
 /// <summary>
-/// The timers a scheduler fires itself, shared by both schedulers (<see cref="ITimerHost"/>): the heap of armed loop timers and
+/// The timers a scheduler fires itself, shared by both schedulers (<see cref="PriorityScheduler"/>): the heap of armed loop timers and
 /// <see cref="Priority.Delay"/> sources, its lock, the alarm registration (T0), the earliest due time a parked thread waits for (T3),
 /// the clock (the system's, or <c>TimeProvider</c> from the options with its one timer standing for the alarm), and the delay pool.
 /// </summary>
@@ -77,7 +77,7 @@ internal sealed class LoopTimers : IAlarmTarget
     /// <remarks>The system clock needs nothing; any other provider must create the one timer that stands for the alarm, now, so a
     /// provider that cannot fails here, naming the option.</remarks>
 #pragma warning disable CA2208 // The bad value is the options' TimeProvider property: the exceptions name it.
-    public LoopTimers(ITimerHost host, TimeProvider provider, string optionName)
+    public LoopTimers(PriorityScheduler host, TimeProvider provider, string optionName)
     {
         Host = host;
         if (ReferenceEquals(provider, TimeProvider.System))
@@ -121,7 +121,7 @@ internal sealed class LoopTimers : IAlarmTarget
     }
 #pragma warning restore CA2208
 
-    public ITimerHost Host { get; }
+    public PriorityScheduler Host { get; }
 
     /// <summary>The configured clock of the loop timers, or <see langword="null"/> for the system clock.</summary>
     public TimeProvider? Clock => _clock;
@@ -372,7 +372,7 @@ internal sealed class LoopTimers : IAlarmTarget
     /// Called by the scheduler after it cleared its flag (a full fence): queues the firing of every due timer at its level, in due order
     /// (ties in arming order), re-arms the periodic ones, and registers the new earliest due time with the alarm.
     /// </summary>
-    /// <remarks>Never throws (T4): what the clock throws goes to <see cref="ITimerHost.OnClockFailed"/>, once, outside the lock, and
+    /// <remarks>Never throws (T4): what the clock throws goes to <see cref="PriorityScheduler.OnClockFailed"/>, once, outside the lock, and
     /// from then on this does nothing.</remarks>
     public void FireDue()
     {

@@ -22,7 +22,7 @@ internal abstract class TimerEntry
     public LoopTimers Timers { get; }
 
     /// <summary>The scheduler that owns the entry.</summary>
-    public ITimerHost Host => Timers.Host;
+    public PriorityScheduler Host => Timers.Host;
 
     /// <summary>The level the firing is queued at.</summary>
     public int Level { get; protected set; }

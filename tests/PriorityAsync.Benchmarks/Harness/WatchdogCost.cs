@@ -7,7 +7,7 @@ using PriorityAsync.Internal;
 namespace PriorityAsync.Benchmarks.Harness;
 
 /// <summary>
-/// What the stall watchdog costs with its default (<see cref="PriorityContextOptions.DefaultStallTimeout"/>, on since issue 18): the
+/// What the stall watchdog costs with its default (<see cref="PrioritySchedulerOptions.DefaultStallTimeout"/>, on since issue 18): the
 /// CPU time of its thread (Linux: /proc/self/task/*/schedstat of the thread named "PriorityAsync stall watchdog") while one loop is
 /// idle, and while one loop is busy, over a window; per hour and as a share of one core. Run with <c>--watchdog-cost [seconds]</c>.
 /// </summary>
@@ -16,7 +16,7 @@ public static class WatchdogCost
     public static void Run(int seconds)
     {
         var window = TimeSpan.FromSeconds(seconds);
-        Console.WriteLine($"== Stall watchdog, default StallTimeout {PriorityContextOptions.DefaultStallTimeout.TotalSeconds} s: its thread's CPU over {seconds} s ==");
+        Console.WriteLine($"== Stall watchdog, default StallTimeout {PrioritySchedulerOptions.DefaultStallTimeout.TotalSeconds} s: its thread's CPU over {seconds} s ==");
         Console.WriteLine("| loop | checks | watchdog CPU per check | watchdog CPU per hour | share of one core |");
         Console.WriteLine("|---|---:|---:|---:|---:|");
         Measure("idle (parked)", window, busy: false);

@@ -82,7 +82,7 @@ public class CheckpointTests
             // The rest of the method is a new item: its quota starts afresh, and the flag raised for the old item is not believed.
             context.GetSynchronizationContext(0).Post(_ => ran.Add("second level 0 item"), null);
             ShouldYield.Should().BeFalse("the quota was used up by the previous item, not this one");
-            context.SliceExpiredFlag.Should().Be(0, "a checkpoint clears a flag raised for an item that has ended");
+            context.SliceExpiredFlag(0).Should().Be(0, "a checkpoint clears a flag raised for an item that has ended");
         }, Options), "PriorityContext.Run");
 
         // Strict priority: the continuation at level 1 still runs before level 0; it went behind the older level-1 item.
@@ -103,18 +103,18 @@ public class CheckpointTests
             context.TickTimeSlice(10 * SliceTicks); // raised or not, depending on a stale bit of the entry's own level
 
             ShouldYield.Should().BeFalse("nothing else waits: yielding would only cost a lap");
-            context.SliceExpiredFlag.Should().Be(0, "a checkpoint that finds nothing waiting clears the flag");
+            context.SliceExpiredFlag(0).Should().Be(0, "a checkpoint that finds nothing waiting clears the flag");
             Checkpoint().GetAwaiter().IsCompleted.Should().BeTrue();
             await Checkpoint();
             ran.Add("after checkpoint");
 
             context.TickTimeSlice(11 * SliceTicks);
-            context.SliceExpiredFlag.Should().Be(0, "no level's bit is set (the checkpoint cleared the stale one): no raise");
+            context.SliceExpiredFlag(0).Should().Be(0, "no level's bit is set (the checkpoint cleared the stale one): no raise");
 
             context.GetSynchronizationContext(0).Post(_ => ran.Add("level 0 item"), null);
             ShouldYield.Should().BeFalse("the flag is raised by the clock's next tick, not by the post");
             context.TickTimeSlice(12 * SliceTicks);
-            context.SliceExpiredFlag.Should().Be(context.DispatchCount);
+            context.SliceExpiredFlag(0).Should().Be(context.Threads[0].DispatchCount);
             ShouldYield.Should().BeTrue("now another item waits, and this item is still over its quota");
         }, Options), "PriorityContext.Run");
 
@@ -131,9 +131,9 @@ public class CheckpointTests
             await Prioritize(1);
             PriorityContext context = PriorityContext.Current!;
             context.MarkSliceClockDormant();
-            context.SliceExpiredFlag.Should().Be(PriorityContext.SliceClockDormant);
+            context.SliceExpiredFlag(0).Should().Be(PriorityContext.SliceClockDormant);
             ShouldYield.Should().BeFalse("the sentinel is not a used-up quota");
-            context.SliceExpiredFlag.Should().Be(0, "the checkpoint cleared the sentinel");
+            context.SliceExpiredFlag(0).Should().Be(0, "the checkpoint cleared the sentinel");
 
             context.MarkSliceClockDormant();
             context.GetSynchronizationContext(2).Post(_ => { }, null);
@@ -141,7 +141,7 @@ public class CheckpointTests
             await Checkpoint();
             context.MarkSliceClockDormant();
             await Checkpoint();
-            context.SliceExpiredFlag.Should().Be(0);
+            context.SliceExpiredFlag(0).Should().Be(0);
         }, Options), "PriorityContext.Run");
     }
 
@@ -291,7 +291,7 @@ public class CheckpointTests
                 await Yield();
             }
 
-            context.SliceExpiredFlag.Should().Be(0);
+            context.SliceExpiredFlag(0).Should().Be(0);
         }, Options), "PriorityContext.Run");
     }
 
@@ -311,7 +311,7 @@ public class CheckpointTests
         bool clockDormantAfterCheckpoint = true;
         await loop.Context.RunOn(0, () =>
         {
-            flagAtStart = loop.Context.SliceExpiredFlag;
+            flagAtStart = loop.Context.SliceExpiredFlag(0);
             var deadline = Stopwatch.StartNew();
             do
             {
@@ -319,7 +319,7 @@ public class CheckpointTests
                 clockDormantAfterCheckpoint = PriorityAsync.Internal.SliceClock.Shared.IsDormant;
             }
             while (clockDormantAfterCheckpoint && deadline.Elapsed < TimeSpan.FromSeconds(2));
-            flagAfterCheckpoint = loop.Context.SliceExpiredFlag;
+            flagAfterCheckpoint = loop.Context.SliceExpiredFlag(0);
         }).WithTimeout("the item after the wake-up");
 
         clockDormantAfterCheckpoint.Should().BeFalse("a watched loop's checkpoint found the clock asleep, or it was awake already (S1)");

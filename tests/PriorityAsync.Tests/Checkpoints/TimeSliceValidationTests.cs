@@ -2,15 +2,15 @@ using PriorityAsync.Tests.Infrastructure;
 
 namespace PriorityAsync.Tests.Checkpoints;
 
-/// <summary><see cref="PriorityContextOptions.TimeSlice"/>: null or 1 ms to 1 minute, checked when the context is created.</summary>
+/// <summary><see cref="PrioritySchedulerOptions.TimeSlice"/>: null or 1 ms to 1 minute, checked when the context is created.</summary>
 public class TimeSliceValidationTests
 {
     [Fact]
     public void Default_IsTheDocumentedDefault()
     {
-        new PriorityContextOptions().TimeSlice.Should().Be(PriorityContextOptions.DefaultTimeSlice);
-        PriorityContextOptions.DefaultTimeSlice.Should().BeGreaterThanOrEqualTo(PriorityContextOptions.MinTimeSlice)
-            .And.BeLessThanOrEqualTo(PriorityContextOptions.MaxTimeSlice);
+        new PriorityContextOptions().TimeSlice.Should().Be(PrioritySchedulerOptions.DefaultTimeSlice);
+        PrioritySchedulerOptions.DefaultTimeSlice.Should().BeGreaterThanOrEqualTo(PrioritySchedulerOptions.MinTimeSlice)
+            .And.BeLessThanOrEqualTo(PrioritySchedulerOptions.MaxTimeSlice);
     }
 
     public static TheoryData<TimeSpan> OutOfRange => new()
@@ -18,7 +18,7 @@ public class TimeSliceValidationTests
         TimeSpan.Zero,
         TimeSpan.FromMilliseconds(-5),
         TimeSpan.FromMilliseconds(0.5),
-        PriorityContextOptions.MaxTimeSlice + TimeSpan.FromTicks(1),
+        PrioritySchedulerOptions.MaxTimeSlice + TimeSpan.FromTicks(1),
         TimeSpan.MaxValue,
     };
 
@@ -36,7 +36,7 @@ public class TimeSliceValidationTests
     [Fact]
     public void Null_AndTheBounds_AreAccepted()
     {
-        foreach (TimeSpan? slice in new TimeSpan?[] { null, PriorityContextOptions.MinTimeSlice, PriorityContextOptions.MaxTimeSlice })
+        foreach (TimeSpan? slice in new TimeSpan?[] { null, PrioritySchedulerOptions.MinTimeSlice, PrioritySchedulerOptions.MaxTimeSlice })
         {
             bool ran = false;
             TestTimeout.OnOwnThread(() => PriorityContext.Run(() => ran = true, new PriorityContextOptions { TimeSlice = slice }), "PriorityContext.Run");

@@ -30,7 +30,7 @@ public abstract class SynchronizationContextContractTests : IAsyncLifetime
 
     protected abstract int Level { get; }
 
-    protected IPriorityScheduler Scheduler => _host.Scheduler;
+    protected PriorityScheduler Scheduler => _host.Scheduler;
 
     protected SynchronizationContext Sut => Scheduler.GetSynchronizationContext(Level);
 
@@ -47,17 +47,9 @@ public abstract class SynchronizationContextContractTests : IAsyncLifetime
     {
         Sut.Should().BeSameAs(Scheduler.GetSynchronizationContext(Level));
         Sut.CreateCopy().Should().BeSameAs(Sut);
-        if (Sut is PrioritySynchronizationContext loop)
-        {
-            loop.Level.Should().Be(Level);
-            loop.Context.Should().BeSameAs(Scheduler);
-        }
-        else
-        {
-            var pool = (PriorityThreadPoolSynchronizationContext)Sut;
-            pool.Level.Should().Be(Level);
-            pool.Pool.Should().BeSameAs(Scheduler);
-        }
+        var level = (PrioritySynchronizationContext)Sut;
+        level.Level.Should().Be(Level);
+        level.Scheduler.Should().BeSameAs(Scheduler);
     }
 
     [Fact]
@@ -204,12 +196,12 @@ public abstract class SynchronizationContextContractTests : IAsyncLifetime
         Sut.OperationStarted();
         _host.Complete();
         _host.Drain();
-        Scheduler.State.Should().Be(PriorityContextState.Running, "an operation is outstanding");
+        Scheduler.State.Should().Be(PrioritySchedulerState.Running, "an operation is outstanding");
         Scheduler.GetSnapshot().OutstandingOperations.Should().Be(1);
 
         Sut.OperationCompleted();
         await _host.Completion.WithTimeout("the scheduler to finish once the operation completed");
-        Scheduler.State.Should().Be(PriorityContextState.Completed);
+        Scheduler.State.Should().Be(PrioritySchedulerState.Completed);
     }
 
     [Fact]
@@ -220,7 +212,7 @@ public abstract class SynchronizationContextContractTests : IAsyncLifetime
         await _host.RunOn(Level, () => AsyncVoid()).WithTimeout("starting the async void method");
         _host.Complete();
         _host.Drain();
-        Scheduler.State.Should().Be(PriorityContextState.Running, "the async void method has not finished");
+        Scheduler.State.Should().Be(PrioritySchedulerState.Running, "the async void method has not finished");
 
         release.SetResult();
         await _host.Completion.WithTimeout("the scheduler to finish after the async void method");

@@ -6,7 +6,7 @@ namespace PriorityAsync.Tests.Contracts;
 
 /// <summary>The contract every level's <see cref="TaskScheduler"/> keeps (rule 7), run against every level of a few shapes of each
 /// scheduler (<see cref="Threads"/> 0: a <see cref="PriorityContext"/>'s <see cref="PriorityTaskScheduler"/>; N: a
-/// <see cref="PriorityThreadPool"/>'s <see cref="PriorityThreadPoolTaskScheduler"/> with N threads, in its lock-free mode or, with
+/// <see cref="PriorityThreadPool"/>'s <see cref="PriorityTaskScheduler"/> with N threads, in its lock-free mode or, with
 /// <see cref="Caps"/> or another <see cref="Policy"/>, its locked mode). Run order is asserted only with one thread and the strict
 /// policy; otherwise these tests assert exactly once.</summary>
 public abstract class TaskSchedulerContractTests : IAsyncLifetime
@@ -25,7 +25,7 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
 
     protected abstract int Level { get; }
 
-    protected IPriorityScheduler Scheduler => _host.Scheduler;
+    protected PriorityScheduler Scheduler => _host.Scheduler;
 
     protected TaskScheduler Sut => Scheduler.GetScheduler(Level);
 
@@ -41,7 +41,7 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
     public void Identity_IsCachedPerLevel_WithTheLevelsConcurrency()
     {
         Sut.Should().BeSameAs(Scheduler.GetScheduler(Level));
-        (Sut is PriorityTaskScheduler loop ? loop.Level : ((PriorityThreadPoolTaskScheduler)Sut).Level).Should().Be(Level);
+        (Sut is PriorityTaskScheduler loop ? loop.Level : ((PriorityTaskScheduler)Sut).Level).Should().Be(Level);
         Sut.MaximumConcurrencyLevel.Should().Be(_host.MaxConcurrency(Level), "1 on the loop; on a pool, the level's cap (the thread count without one)");
         Scheduler.GetTaskFactory(Level).Scheduler.Should().BeSameAs(Sut);
         Scheduler.GetTaskFactory(Level).Should().BeSameAs(Scheduler.GetTaskFactory(Level));
@@ -115,7 +115,7 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
     {
         Task failing = Scheduler.GetTaskFactory(Level).StartNew(() => throw new InvalidOperationException("in task"));
         await FluentActions.Awaiting(() => failing.WithTimeout("the failing task")).Should().ThrowAsync<InvalidOperationException>();
-        Scheduler.State.Should().Be(PriorityContextState.Running);
+        Scheduler.State.Should().Be(PrioritySchedulerState.Running);
         _host.Drain();
     }
 

@@ -28,7 +28,7 @@ public sealed class PriorityTaskControllerTests
 
         seen.Should().HaveCount(3);
         seen.Should().OnlyContain(s => s.Level == 2 && ReferenceEquals(s.Context, controller!.SynchronizationContext));
-        controller!.SynchronizationContext.Context.Name.Should().Be("ctl");
+        controller!.SynchronizationContext.Scheduler.Name.Should().Be("ctl");
     }
 
     [Fact]

@@ -9,7 +9,7 @@ namespace PriorityAsync.Tests.Infrastructure;
 /// </summary>
 public abstract class SchedulerHost : IAsyncDisposable
 {
-    public abstract IPriorityScheduler Scheduler { get; }
+    public abstract PriorityScheduler Scheduler { get; }
 
     /// <summary>1 for the loop; the thread count for a pool: run order equals dequeue order only when it is 1.</summary>
     public int Concurrency => Scheduler.MaximumConcurrency;
@@ -23,7 +23,7 @@ public abstract class SchedulerHost : IAsyncDisposable
     public abstract Task Completion { get; }
 
     /// <summary>Creates a loop (<paramref name="threads"/> 0) or a pool; <paramref name="caps"/> and <paramref name="policy"/> are the
-    /// pool's <see cref="PriorityThreadPoolOptions.MaxConcurrencyPerLevel"/> and <see cref="PriorityThreadPoolOptions.Policy"/>.</summary>
+    /// pool's <see cref="PriorityThreadPoolOptions.MaxConcurrencyPerLevel"/> and <see cref="PrioritySchedulerOptions.Policy"/>.</summary>
     public static SchedulerHost Create(int threads, int levels, string name, IReadOnlyList<int>? caps = null, PriorityPolicy? policy = null) =>
         threads == 0
             ? new LoopHost(new PriorityContextThread(new PriorityContextOptions { Levels = levels, Name = name }))
@@ -95,7 +95,7 @@ public abstract class SchedulerHost : IAsyncDisposable
 
     /// <summary>Posts one item per thread of <paramref name="scheduler"/> at <paramref name="level"/> that holds its thread until the
     /// result is disposed, and returns once every thread is inside one (bounded: throws naming <paramref name="what"/>).</summary>
-    public static LoopHarness.Pause HoldEveryThread(IPriorityScheduler scheduler, int level, string what)
+    public static LoopHarness.Pause HoldEveryThread(PriorityScheduler scheduler, int level, string what)
     {
         var pause = new LoopHarness.Pause();
 
@@ -123,7 +123,7 @@ public abstract class SchedulerHost : IAsyncDisposable
 
     private sealed class LoopHost(PriorityContextThread loop) : SchedulerHost
     {
-        public override IPriorityScheduler Scheduler => loop.Context;
+        public override PriorityScheduler Scheduler => loop.Context;
 
         public override PriorityPolicy Policy => loop.Context.Policy;
 
@@ -138,13 +138,13 @@ public abstract class SchedulerHost : IAsyncDisposable
 
     private sealed class PoolHost(PriorityThreadPool pool) : SchedulerHost
     {
-        public override IPriorityScheduler Scheduler => pool;
+        public override PriorityScheduler Scheduler => pool;
 
         public override PriorityPolicy Policy => pool.Policy;
 
         public override Task Completion => pool.Completion;
 
-        public override bool OwnsCurrentThread() => PriorityThreadPool.Current == pool && Internal.PoolWorker.Current?.Pool == pool;
+        public override bool OwnsCurrentThread() => PriorityThreadPool.Current == pool && Internal.SchedulerThread.Current?.Scheduler == pool;
 
         public override void Complete() => pool.Complete();
 

@@ -104,7 +104,7 @@ public static class TestTimeout
             "an item that never returns, or a lost item or wake-up.");
     }
 
-    private static string Describe(string name, PriorityContextSnapshot snapshot) =>
+    private static string Describe(string name, PrioritySchedulerSnapshot snapshot) =>
         $"{name}: {snapshot.State}, {snapshot.OutstandingOperations} operation(s) outstanding, " +
         $"queued per level [{string.Join(", ", snapshot.PendingPerLevel)}]";
 

@@ -17,11 +17,11 @@ public class PoolBadInputTests
         { "ThreadCount", o => o.ThreadCount = PriorityThreadPoolOptions.MaxThreadCount + 1, 257, "*between 1 and 256*" },
         { "ThreadCount", o => o.ThreadCount = int.MinValue, int.MinValue, "*between 1 and 256*" },
         { "IdleSpinCount", o => o.IdleSpinCount = -1, -1, "*between 0 and 10000*" },
-        { "IdleSpinCount", o => o.IdleSpinCount = PriorityContextOptions.MaxIdleSpinCount + 1, 10_001, "*between 0 and 10000*" },
+        { "IdleSpinCount", o => o.IdleSpinCount = PrioritySchedulerOptions.MaxIdleSpinCount + 1, 10_001, "*between 0 and 10000*" },
         { "StallTimeout", o => o.StallTimeout = TimeSpan.FromMilliseconds(1), TimeSpan.FromMilliseconds(1), "*null (off) or between 00:00:00.0100000 and 1.00:00:00*" },
         { "StallTimeout", o => o.StallTimeout = TimeSpan.FromMilliseconds(-1), TimeSpan.FromMilliseconds(-1), "*null (off) or between 00:00:00.0100000 and 1.00:00:00*" },
-        { "StallTimeout", o => o.StallTimeout = PriorityContextOptions.MaxStallTimeout + TimeSpan.FromTicks(1), PriorityContextOptions.MaxStallTimeout + TimeSpan.FromTicks(1), "*null (off) or between 00:00:00.0100000 and 1.00:00:00*" },
-        { "TimeSlice", o => o.TimeSlice = PriorityContextOptions.MaxTimeSlice + TimeSpan.FromTicks(1), PriorityContextOptions.MaxTimeSlice + TimeSpan.FromTicks(1), "*null*00:00:00.0010000*00:01:00*" },
+        { "StallTimeout", o => o.StallTimeout = PrioritySchedulerOptions.MaxStallTimeout + TimeSpan.FromTicks(1), PrioritySchedulerOptions.MaxStallTimeout + TimeSpan.FromTicks(1), "*null (off) or between 00:00:00.0100000 and 1.00:00:00*" },
+        { "TimeSlice", o => o.TimeSlice = PrioritySchedulerOptions.MaxTimeSlice + TimeSpan.FromTicks(1), PrioritySchedulerOptions.MaxTimeSlice + TimeSpan.FromTicks(1), "*null*00:00:00.0010000*00:01:00*" },
         { "Policy", o => o.Policy = PriorityPolicy.WeightedShares(1, 2), 2, "*(WeightedShares(1:2)) gives 2 share counts; exactly one per level is needed: 3*" },
         { "Policy", o => o.Policy = PriorityPolicy.Aging(TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1)), 4, "*(Aging(1000 ms, 1000 ms, 1000 ms, 1000 ms)) gives 4 maximum waits; exactly one per level is needed: 3*" },
         { "MaxConcurrencyPerLevel", o => o.MaxConcurrencyPerLevel = [1, 1], 2, "*gives 2 values; exactly one per level is needed: 3*" },
@@ -49,19 +49,19 @@ public class PoolBadInputTests
         var options = new PriorityThreadPoolOptions
         {
             ThreadCount = 1,
-            Levels = PriorityContextOptions.MaxLevels,
-            DefaultLevel = PriorityContextOptions.MaxLevels - 1,
-            IdleSpinCount = PriorityContextOptions.MaxIdleSpinCount,
-            StallTimeout = PriorityContextOptions.MaxStallTimeout,
-            MaxConcurrencyPerLevel = Enumerable.Repeat(1, PriorityContextOptions.MaxLevels).ToArray(),
-            Policy = PriorityPolicy.Aging(Enumerable.Repeat(TimeSpan.FromDays(1), PriorityContextOptions.MaxLevels).ToArray()),
+            Levels = PrioritySchedulerOptions.MaxLevels,
+            DefaultLevel = PrioritySchedulerOptions.MaxLevels - 1,
+            IdleSpinCount = PrioritySchedulerOptions.MaxIdleSpinCount,
+            StallTimeout = PrioritySchedulerOptions.MaxStallTimeout,
+            MaxConcurrencyPerLevel = Enumerable.Repeat(1, PrioritySchedulerOptions.MaxLevels).ToArray(),
+            Policy = PriorityPolicy.Aging(Enumerable.Repeat(TimeSpan.FromDays(1), PrioritySchedulerOptions.MaxLevels).ToArray()),
         };
         var pool = new PriorityThreadPool(options);
         using var disposePool = pool.BoundedDisposal();
         pool.GetMaxConcurrency(63).Should().Be(1);
         options.IdleSpinCount = 0;
-        options.StallTimeout = PriorityContextOptions.MinStallTimeout;
-        options.Levels = PriorityContextOptions.MinLevels;
+        options.StallTimeout = PrioritySchedulerOptions.MinStallTimeout;
+        options.Levels = PrioritySchedulerOptions.MinLevels;
         options.DefaultLevel = 0;
         options.MaxConcurrencyPerLevel = null;
         options.Policy = PriorityPolicy.Strict;
@@ -109,7 +109,7 @@ public class PoolBadInputTests
         FluentActions.Invoking(() => options.Policy = null!).Should().Throw<ArgumentNullException>();
         FluentActions.Invoking(() => options.TimeProvider = null!).Should().Throw<ArgumentNullException>();
         options.ThreadCount.Should().Be(Environment.ProcessorCount);
-        options.StallTimeout.Should().Be(PriorityContextOptions.DefaultStallTimeout);
+        options.StallTimeout.Should().Be(PrioritySchedulerOptions.DefaultStallTimeout);
     }
 
     [Theory]
@@ -120,7 +120,7 @@ public class PoolBadInputTests
     {
         var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Levels = 3 });
         await using var disposePool = pool.BoundedDisposal();
-        IPriorityScheduler scheduler = pool;
+        PriorityScheduler scheduler = pool;
         var calls = new Action[]
         {
             () => pool.Prioritize(level),
@@ -280,7 +280,7 @@ public class PoolBadInputTests
         foreach (Action call in new Action[] { () => pool.GetShares(0), () => pool.SetShares(0, 2), () => pool.GetShares(-1), () => pool.SetShares(5, 0) })
         {
             call.Should().Throw<InvalidOperationException>()
-                .WithMessage($"*PriorityThreadPool 'no shares' runs {policy}*PriorityThreadPoolOptions.Policy = PriorityPolicy.WeightedShares(...)*");
+                .WithMessage($"*PriorityThreadPool 'no shares' runs {policy}*PrioritySchedulerOptions.Policy = PriorityPolicy.WeightedShares(...)*");
         }
     }
 

@@ -85,7 +85,7 @@ public sealed class PoolFaultAndDisposeTests
         pool.GetSynchronizationContext(0).Post(_ => throw boom, null);
 
         await FluentActions.Awaiting(() => pool.Completion.WithTimeout("the faulted pool to end")).Should().ThrowAsync<InvalidOperationException>();
-        pool.State.Should().Be(PriorityContextState.Faulted);
+        pool.State.Should().Be(PrioritySchedulerState.Faulted);
         pool.Completion.Exception!.InnerExceptions.Should().HaveCount(2);
         pool.Completion.Exception.InnerExceptions[0].Should().BeSameAs(boom, "the fault is what stopped the pool: it comes first");
         pool.Completion.Exception.InnerExceptions[1].Should().BeSameAs(callbackFailure);
@@ -109,19 +109,19 @@ public sealed class PoolFaultAndDisposeTests
         pool.Complete();
 
         await FluentActions.Awaiting(() => pool.Completion.WithTimeout("the pool to end after its children")).Should().ThrowAsync<InvalidOperationException>();
-        pool.State.Should().Be(PriorityContextState.Completed, "a child's failure is not a fault of the pool");
+        pool.State.Should().Be(PrioritySchedulerState.Completed, "a child's failure is not a fault of the pool");
         pool.Completion.Exception!.InnerExceptions.Should().Equal(childFailure, callbackFailure);
     }
 
     [Fact]
-    public async Task CancelRootChildren_WhenATokenCallbackThrows_DoesNotThrow_AndCompletionReportsIt()
+    public async Task ScopeCancel_WhenATokenCallbackThrows_DoesNotThrow_AndCompletionReportsIt()
     {
         // As a root scope's Cancel() on a PriorityContext: the callback's exception is a failure of the root children.
         var pool = new PriorityThreadPool(Options("cancel-token-callback"));
         var callbackFailure = new ApplicationException("a root child's token callback throws");
         await StartChildWithAThrowingTokenCallback(pool, callbackFailure);
 
-        FluentActions.Invoking(pool.CancelRootChildren).Should().NotThrow();
+        FluentActions.Invoking(pool.Scope.Cancel).Should().NotThrow();
         pool.Complete();
         (await FluentActions.Awaiting(() => pool.Completion.WithTimeout("the pool to end")).Should().ThrowAsync<ApplicationException>())
             .Which.Should().BeSameAs(callbackFailure);
@@ -180,7 +180,7 @@ public sealed class PoolFaultAndDisposeTests
 
         var boom = new InvalidOperationException("boom");
         pool.GetSynchronizationContext(1).Post(_ => throw boom, null);
-        PriorityThreadPoolTests.WaitUntil(() => pool.State == PriorityContextState.Faulted, "the other thread to publish the fault");
+        PriorityThreadPoolTests.WaitUntil(() => pool.State == PrioritySchedulerState.Faulted, "the other thread to publish the fault");
         gate.Set();
 
         (Exception? thrown, int levelAfter) = await running.WithTimeout("the running item to end");

@@ -19,7 +19,7 @@ public sealed class PoolNestedRunTests
     }
 
     /// <summary>The pool's running gauge (its per-level slot count in locked mode).</summary>
-    private static int Running(PriorityThreadPool pool, int level) => ((IObservedScheduler)pool).GetRunning(level);
+    private static int Running(PriorityThreadPool pool, int level) => pool.GetRunning(level);
 
     private static PriorityThreadPool CappedPool(string name, params int[] caps) =>
         new(new PriorityThreadPoolOptions { ThreadCount = 2, Levels = caps.Length, MaxConcurrencyPerLevel = caps, Name = name });

@@ -51,7 +51,7 @@ public sealed class PoolStartFailureTests
         // Completion ends when the last started thread has left (or at once, when none had started).
         Func<Task> completion = () => abandoned!.Completion.WithTimeout("the started threads to leave");
         (await completion.Should().ThrowAsync<OutOfMemoryException>()).Which.Should().BeSameAs(refused);
-        abandoned!.State.Should().Be(PriorityContextState.Faulted);
+        abandoned!.State.Should().Be(PrioritySchedulerState.Faulted);
         ContextRegistry.Live.Should().NotContain(abandoned);
     }
 

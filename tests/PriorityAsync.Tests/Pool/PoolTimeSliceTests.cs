@@ -71,7 +71,7 @@ public class PoolTimeSliceTests
             pool.GetSynchronizationContext(0).Post(_ => ran.Enqueue("other"), null); // both threads busy: it waits
             pool.TickTimeSlice(0);
             pool.TickTimeSlice(SliceTicks);
-            pool.SliceExpiredFlag(PoolWorker.Current!.Index).Should().Be(PoolWorker.Current!.DispatchCount, "this thread's item has run a slice");
+            pool.SliceExpiredFlag(SchedulerThread.Current!.Index).Should().Be(SchedulerThread.Current!.DispatchCount, "this thread's item has run a slice");
             ShouldYield.Should().BeTrue("no idle thread will take the waiting item");
             await Checkpoint();
             ran.Enqueue("after");
@@ -123,7 +123,7 @@ public class PoolTimeSliceTests
             pool.GetSynchronizationContext(0).Post(_ => ran.Enqueue("other"), null);
             pool.TickTimeSlice(0);
             pool.TickTimeSlice(SliceTicks);
-            int index = PoolWorker.Current!.Index;
+            int index = SchedulerThread.Current!.Index;
             pool.SliceExpiredFlag(index).Should().NotBe(0, "the clock raises it: work may wait");
             ShouldYield.Should().BeFalse("the waiting item needs a level-0 slot, which this level-1 item does not hold");
             pool.SliceExpiredFlag(index).Should().Be(0, "the checkpoint clears the flag it did not act on");
@@ -145,7 +145,7 @@ public class PoolTimeSliceTests
         await using var disposePool = pool.BoundedDisposal();
         await pool.InvokeAsync(() =>
         {
-            int index = PoolWorker.Current!.Index;
+            int index = SchedulerThread.Current!.Index;
             pool.TickTimeSlice(0);
             for (int tick = 10; tick < 13; tick++)
             {
@@ -166,7 +166,7 @@ public class PoolTimeSliceTests
         await pool.InvokeAsync(() =>
         {
             pool.MarkSliceClockDormant();
-            int index = PoolWorker.Current!.Index;
+            int index = SchedulerThread.Current!.Index;
             pool.SliceExpiredFlag(index).Should().Be(PriorityContext.SliceClockDormant);
             ShouldYield.Should().BeFalse("the sentinel only wakes the clock");
             pool.SliceExpiredFlag(index).Should().Be(0, "the checkpoint cleared the sentinel of its own thread");
@@ -221,16 +221,16 @@ public class PoolTimeSliceTests
     [Fact]
     public void Options_TimeSlice_SameDefaultAndRangeAsTheSingleLoop()
     {
-        new PriorityThreadPoolOptions().TimeSlice.Should().Be(PriorityContextOptions.DefaultTimeSlice);
-        foreach (TimeSpan slice in new[] { TimeSpan.Zero, TimeSpan.FromMilliseconds(0.5), PriorityContextOptions.MaxTimeSlice + TimeSpan.FromTicks(1) })
+        new PriorityThreadPoolOptions().TimeSlice.Should().Be(PrioritySchedulerOptions.DefaultTimeSlice);
+        foreach (TimeSpan slice in new[] { TimeSpan.Zero, TimeSpan.FromMilliseconds(0.5), PrioritySchedulerOptions.MaxTimeSlice + TimeSpan.FromTicks(1) })
         {
             Action create = () => new PriorityThreadPool(new PriorityThreadPoolOptions { TimeSlice = slice }).Dispose();
             create.Should().Throw<ArgumentOutOfRangeException>()
                 .Where(e => e.ParamName == "TimeSlice" && Equals(e.ActualValue, slice))
-                .WithMessage("PriorityThreadPoolOptions.TimeSlice must be null (no quota) or between 00:00:00.0010000 and 00:01:00.*");
+                .WithMessage("PrioritySchedulerOptions.TimeSlice must be null (no quota) or between 00:00:00.0010000 and 00:01:00.*");
         }
 
-        foreach (TimeSpan? slice in new TimeSpan?[] { null, PriorityContextOptions.MinTimeSlice, PriorityContextOptions.MaxTimeSlice })
+        foreach (TimeSpan? slice in new TimeSpan?[] { null, PrioritySchedulerOptions.MinTimeSlice, PrioritySchedulerOptions.MaxTimeSlice })
         {
             var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, TimeSlice = slice });
             using var disposePool = pool.BoundedDisposal();

@@ -15,7 +15,7 @@ public class PriorityThreadPoolTests
     {
         var pool = new PriorityThreadPool(Options());
         await using var disposePool = pool.BoundedDisposal();
-        (PriorityThreadPool? current, int level, IPriorityScheduler? scheduler) = await Task.Run(async () =>
+        (PriorityThreadPool? current, int level, PriorityScheduler? scheduler) = await Task.Run(async () =>
         {
             await pool.Prioritize(2);
             return (PriorityThreadPool.Current, CurrentLevel, CurrentScheduler); // on the pool after the hop (the analyzers know it)
@@ -268,7 +268,7 @@ public class PriorityThreadPoolTests
         }, null);
         (await FluentActions.Awaiting(() => pool.Completion.WithTimeout("the fault")).Should().ThrowAsync<InvalidOperationException>())
             .Which.Should().BeSameAs(boom);
-        pool.State.Should().Be(PriorityContextState.Faulted);
+        pool.State.Should().Be(PrioritySchedulerState.Faulted);
         dropped.Should().ContainSingle(e => e.Reason == DropReason.AbandonedAfterFault);
         await FluentActions.Awaiting(() => pool.DisposeOrFailAsync()).Should().ThrowAsync<InvalidOperationException>();
     }
@@ -302,7 +302,7 @@ public class PriorityThreadPoolTests
 
         await pool.DisposeAsync().AsTask().WithTimeout("the drain");
         ran.Should().Be(100, "disposal drains before it stops");
-        pool.State.Should().Be(PriorityContextState.Completed);
+        pool.State.Should().Be(PrioritySchedulerState.Completed);
 
         var dropped = new ConcurrentQueue<WorkDroppedEventArgs>();
         pool.WorkDropped += (_, e) => dropped.Enqueue(e);
@@ -340,7 +340,7 @@ public class PriorityThreadPoolTests
     }
 
     [Fact]
-    public async Task CancelRootChildren_CancelsTheirToken_ThePoolStillWaitsForThem_AndAfterTheEndItIsANoOp()
+    public async Task ScopeCancel_CancelsTheirToken_ThePoolStillWaitsForThem_AndAfterTheEndItIsANoOp()
     {
         var pool = new PriorityThreadPool(Options());
         var cancelled = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -364,7 +364,7 @@ public class PriorityThreadPoolTests
             return Task.CompletedTask;
         }).WithTimeout("starting the child");
 
-        pool.CancelRootChildren();
+        pool.Scope.Cancel();
         await cancelled.Task.WithTimeout("the child to see its token cancelled");
         pool.Complete();
         pool.Completion.IsCompleted.Should().BeFalse("the cancelled child has not ended");
@@ -372,7 +372,7 @@ public class PriorityThreadPoolTests
         await pool.Completion.WithTimeout("the pool to end after its child");
         Volatile.Read(ref childEnded).Should().BeTrue();
 
-        FluentActions.Invoking(pool.CancelRootChildren).Should().NotThrow("the pool ended: nothing is left to cancel");
+        FluentActions.Invoking(pool.Scope.Cancel).Should().NotThrow("the pool ended: nothing is left to cancel");
     }
 
     [Fact]
@@ -409,9 +409,9 @@ public class PriorityThreadPoolTests
         var pool = new PriorityThreadPool(Options(threads: 3));
         await using var disposePool = pool.BoundedDisposal();
         await Task.WhenAll(Enumerable.Range(0, 30).Select(i => pool.InvokeAsync(() => Task.CompletedTask, i % 3))).WithTimeout("the items");
-        PriorityContextSnapshot snapshot = pool.GetSnapshot();
+        PrioritySchedulerSnapshot snapshot = pool.GetSnapshot();
         snapshot.RunPerLevel.Should().Equal(10, 10, 10);
-        snapshot.State.Should().Be(PriorityContextState.Running);
+        snapshot.State.Should().Be(PrioritySchedulerState.Running);
     }
 
     [Fact]

@@ -414,7 +414,7 @@ public class LoopTimerTests
         var loop = new PriorityContextThread();
         using ITimer timer = loop.Context.TimeProvider.CreateTimer(_ => { }, null, TimeSpan.FromHours(1), TimeSpan.FromHours(1));
         await loop.DisposeAsync().AsTask().WithTimeout("the loop to finish although a timer is armed");
-        loop.Context.State.Should().Be(PriorityContextState.Completed);
+        loop.Context.State.Should().Be(PrioritySchedulerState.Completed);
         loop.Context.ArmedTimerCount.Should().Be(0);
     }
 

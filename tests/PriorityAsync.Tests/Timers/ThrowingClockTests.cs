@@ -56,7 +56,7 @@ public sealed class ThrowingClockTests
         Exception fault = await subject.Faulted();
         fault.Should().BeSameAs(failure, "the scheduler faults with the provider's own exception, unwrapped");
         fault.StackTrace.Should().Contain(nameof(ThrowingClock), "its stack trace points at the provider");
-        subject.Scheduler.State.Should().Be(PriorityContextState.Faulted);
+        subject.Scheduler.State.Should().Be(PrioritySchedulerState.Faulted);
         unhandled.Should().Be(0, "the clock's exception is no item's: UnhandledException is not raised, so no handler can mark it handled");
         ranLate.Should().Be(0, "nothing runs after the fault");
         drops.Should().Contain(e => e.Reason == DropReason.AbandonedAfterFault && Equals(e.State, "queued behind"));
@@ -147,7 +147,7 @@ public sealed class ThrowingClockTests
         subject.ArmedTimerCount.Should().Be(1, "only the earlier timer is armed: the calls that threw armed nothing, and the changed timer was left disarmed");
         clock.Advance(TimeSpan.FromMinutes(3));
         (await fired.WaitAsync(TestTimeout.Unexpected)).Should().BeTrue("the clock's timer was pointed again after each failure, so the earlier timer fires");
-        subject.Scheduler.State.Should().Be(PriorityContextState.Running, "the clock threw only in the callers' calls");
+        subject.Scheduler.State.Should().Be(PrioritySchedulerState.Running, "the clock threw only in the callers' calls");
     }
 
     [Theory]
@@ -174,7 +174,7 @@ public sealed class ThrowingClockTests
 
         subject.ArmedTimerCount.Should().Be(0);
         await subject.RunOn(0, () => Task.FromResult(true)).WithTimeout("a lap of the scheduler, which fired its timers since");
-        subject.Scheduler.State.Should().Be(PriorityContextState.Running, "the clock threw only in the callers' calls");
+        subject.Scheduler.State.Should().Be(PrioritySchedulerState.Running, "the clock threw only in the callers' calls");
     }
 
     // ---- T6: the watchdog, and the end ------------------------------------------------------------------------------------------
@@ -302,7 +302,7 @@ public sealed class ThrowingClockTests
             _pool = pool;
         }
 
-        public IPriorityScheduler Scheduler => (IPriorityScheduler?)_loop?.Context ?? _pool!;
+        public PriorityScheduler Scheduler => (PriorityScheduler?)_loop?.Context ?? _pool!;
 
         public int ArmedTimerCount => _loop?.Context.ArmedTimerCount ?? _pool!.ArmedTimerCount;
 

@@ -106,16 +106,16 @@ public sealed class BadInputTests
 
     public static TheoryData<string, object, string> BadOptions => new()
     {
-        { nameof(PriorityContextOptions.Levels), 0, "between 1 and 64" },
-        { nameof(PriorityContextOptions.Levels), 65, "between 1 and 64" },
-        { nameof(PriorityContextOptions.DefaultLevel), -1, "between 0 and 2" },
-        { nameof(PriorityContextOptions.DefaultLevel), 3, "between 0 and 2" },
-        { nameof(PriorityContextOptions.IdleSpinCount), -1, "between 0 and 10000" },
-        { nameof(PriorityContextOptions.IdleSpinCount), 10_001, "between 0 and 10000" },
-        { nameof(PriorityContextOptions.StallTimeout), TimeSpan.Zero, "null (off) or between" },
-        { nameof(PriorityContextOptions.StallTimeout), TimeSpan.FromMilliseconds(-1), "null (off) or between" },
-        { nameof(PriorityContextOptions.StallTimeout), TimeSpan.FromMilliseconds(9), "null (off) or between" },
-        { nameof(PriorityContextOptions.StallTimeout), TimeSpan.FromDays(2), "null (off) or between" },
+        { nameof(PrioritySchedulerOptions.Levels), 0, "between 1 and 64" },
+        { nameof(PrioritySchedulerOptions.Levels), 65, "between 1 and 64" },
+        { nameof(PrioritySchedulerOptions.DefaultLevel), -1, "between 0 and 2" },
+        { nameof(PrioritySchedulerOptions.DefaultLevel), 3, "between 0 and 2" },
+        { nameof(PrioritySchedulerOptions.IdleSpinCount), -1, "between 0 and 10000" },
+        { nameof(PrioritySchedulerOptions.IdleSpinCount), 10_001, "between 0 and 10000" },
+        { nameof(PrioritySchedulerOptions.StallTimeout), TimeSpan.Zero, "null (off) or between" },
+        { nameof(PrioritySchedulerOptions.StallTimeout), TimeSpan.FromMilliseconds(-1), "null (off) or between" },
+        { nameof(PrioritySchedulerOptions.StallTimeout), TimeSpan.FromMilliseconds(9), "null (off) or between" },
+        { nameof(PrioritySchedulerOptions.StallTimeout), TimeSpan.FromDays(2), "null (off) or between" },
     };
 
     [Theory]
@@ -225,7 +225,7 @@ public sealed class BadInputTests
         loop.Dispose();
         loop.Complete();
         await loop.DisposeOrFailAsync();
-        loop.Context.State.Should().Be(PriorityContextState.Completed);
+        loop.Context.State.Should().Be(PrioritySchedulerState.Completed);
     }
 
     // ---- Helpers ----------------------------------------------------------------------------------------------------------

@@ -93,7 +93,7 @@ public sealed class ExceptionRoutingTests
         Volatile.Read(ref ranAfter).Should().Be(0);
         dropped.Should().HaveCount(3).And.OnlyContain(d => d.Reason == DropReason.AbandonedAfterFault && d.Level == 0);
         loop.Context.GetSnapshot().DroppedCount.Should().Be(3);
-        loop.Context.State.Should().Be(PriorityContextState.Faulted);
+        loop.Context.State.Should().Be(PrioritySchedulerState.Faulted);
     }
 
     [Fact]

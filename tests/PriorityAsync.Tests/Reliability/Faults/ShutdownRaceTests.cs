@@ -202,7 +202,7 @@ public sealed class ShutdownRaceTests(ITestOutputHelper output)
         droppedCount.Should().Be(Volatile.Read(ref dropEvents), $"round {seed}: every drop is counted and reported");
         droppedCount.Should().BeGreaterThanOrEqualTo(dropped);
         (Volatile.Read(ref prioritizedOnLoop) + Volatile.Read(ref prioritizedRejected)).Should().Be(200, $"round {seed}: every Prioritize resumed once");
-        context.State.Should().Be(shutdownKind == 3 ? PriorityContextState.Faulted : PriorityContextState.Completed);
+        context.State.Should().Be(shutdownKind == 3 ? PrioritySchedulerState.Faulted : PrioritySchedulerState.Completed);
 
         totals.Add(ran, dropped, sendsRan, sendsRejected, prioritizedOnLoop, prioritizedRejected);
     }

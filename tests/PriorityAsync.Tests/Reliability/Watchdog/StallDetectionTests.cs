@@ -10,7 +10,7 @@ using PriorityAsync.Tests.Infrastructure;
 namespace PriorityAsync.Tests.Reliability.Watchdog;
 
 /// <summary>
-/// The stall watchdog (<see cref="PriorityContextOptions.StallTimeout"/>). The decision logic is tested with made-up clocks
+/// The stall watchdog (<see cref="PrioritySchedulerOptions.StallTimeout"/>). The decision logic is tested with made-up clocks
 /// (<see cref="Internal.Watchdog.Check"/>); the end-to-end tests only wait for events, bounded, and never assert on elapsed time.
 /// </summary>
 public sealed class StallDetectionTests
@@ -220,7 +220,7 @@ public sealed class StallDetectionTests
     {
         var context = new PriorityContext(new PriorityContextOptions { Levels = 3 });
         TimeSpan timeout = TimeSpan.FromSeconds(1);
-        using var watchdog = Internal.Watchdog.CreateManual(context, timeout);
+        using var watchdog = Internal.Watchdog.CreateManual(context.Threads[0], timeout);
         long f = Stopwatch.Frequency;
         long t0 = 1_000 * f;
 
@@ -264,7 +264,7 @@ public sealed class StallDetectionTests
     public void StallTimeout_OnByDefault_TenSeconds_TheSameInTheHostingPackage()
     {
         new PriorityContextOptions().StallTimeout.Should().Be(TimeSpan.FromSeconds(10));
-        PriorityContextOptions.DefaultStallTimeout.Should().Be(TimeSpan.FromSeconds(10));
+        PrioritySchedulerOptions.DefaultStallTimeout.Should().Be(TimeSpan.FromSeconds(10));
     }
 
     [Fact]

@@ -1,0 +1,535 @@
+using System;
+using System.Runtime.CompilerServices;
+using System.Runtime.ExceptionServices;
+using System.Threading;
+using System.Threading.Tasks;
+using PriorityAsync.Internal;
+
+namespace PriorityAsync;
+
+/// <summary>
+/// A single-threaded priority scheduler: continuations and callbacks queue per level, and the loop always runs the oldest item of the
+/// highest non-empty level (or the <see cref="PriorityScheduler.Policy"/>'s choice). Each level has its own cached
+/// <see cref="PrioritySynchronizationContext"/>, so an <c>await</c> resumes at the level its method was running at.
+/// </summary>
+/// <remarks>
+/// <para>Get one with <see cref="Run(Func{Task}, PriorityContextOptions?)"/> (the calling thread runs the loop until the entry point
+/// and all <c>async void</c> work are done) or with <see cref="PriorityContextThread"/> (a dedicated loop thread).</para>
+/// <para>Thread safety: every member may be called from any thread. No two callbacks ever run concurrently. Within a level, items run
+/// in the order they were queued (for items queued by one thread, in that thread's program order).</para>
+/// </remarks>
+public sealed class PriorityContext : PriorityScheduler
+{
+    private readonly SchedulerThread _loop;
+    private readonly int _idleSpinCount;
+
+    // The thread running the loop, while it runs: the inline checks compare Thread.CurrentThread with it, because the JIT reuses the
+    // thread-local base it already loaded for SynchronizationContext.Current, where a second thread-static would cost a call.
+    private Thread? _loopThread;
+
+    internal PriorityContext(PriorityContextOptions? options)
+        : base(options ??= new PriorityContextOptions(), threadCount: 1, StateNotStarted, initialOutstanding: 0)
+    {
+        _loop = _threads[0];
+        _idleSpinCount = options.IdleSpinCount;
+    }
+
+    /// <summary>Gets the context the calling code runs in, or <see langword="null"/> outside any priority context.</summary>
+    public static PriorityContext? Current => (SynchronizationContext.Current as PrioritySynchronizationContext)?.Scheduler as PriorityContext;
+
+    /// <summary>Gets the level the calling code runs at, inside a <see cref="PriorityContext"/>; <see cref="Priority.CurrentLevel"/> reads
+    /// it on any priority scheduler.</summary>
+    /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/>.</exception>
+    public static int CurrentLevel => TryGetCurrentLevel(out int level) ? level : throw NotInContext(
+        "PriorityContext.CurrentLevel",
+        "Priority.CurrentLevel reads the level on any priority scheduler, and PriorityContext.TryGetCurrentLevel asks without throwing.");
+
+    /// <summary>Gets the level the calling code runs at, without throwing outside a context.</summary>
+    /// <param name="level">The level, or 0 when the method returns <see langword="false"/>.</param>
+    /// <returns>Whether the calling code runs inside a <see cref="PriorityContext"/> (that is, <see cref="Current"/> is not
+    /// <see langword="null"/>).</returns>
+    public static bool TryGetCurrentLevel(out int level)
+    {
+        if (SynchronizationContext.Current is PrioritySynchronizationContext { Scheduler: PriorityContext } current)
+        {
+            level = current.Level;
+            return true;
+        }
+
+        level = 0;
+        return false;
+    }
+
+    /// <summary>
+    /// Gets whether the calling code, running in this context, should yield now: work waits at a level above its own, or the running
+    /// item has used up its time quota (<see cref="PrioritySchedulerOptions.TimeSlice"/>) and other work is waiting. Exactly when
+    /// <see cref="Checkpoint"/> would not complete at once. Costs a few field reads, no clock read.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The caller is not running inside this context.</exception>
+    public bool ShouldYield => ShouldYieldAt(CurrentLevelContextOf(nameof(ShouldYield)).Level);
+
+    /// <summary>For tests: whether the loop is parked (or about to park).</summary>
+    internal bool IsParked => Volatile.Read(ref _loop.Parked) != 0;
+
+
+    /// <summary>
+    /// Lets more urgent work run, at a cheap point of a long computation: completes at once (without queueing or allocating) unless work
+    /// waits at a level above the caller's, or the running item has used up its time quota and other work is waiting; then the rest of
+    /// the method is queued at the back of its level. The caller's level does not change.
+    /// </summary>
+    /// <returns>An awaitable.</returns>
+    /// <exception cref="InvalidOperationException">The caller is not running inside this context.</exception>
+    public CheckpointAwaitable Checkpoint() => new(CurrentLevelContextOf(nameof(Checkpoint)));
+
+    /// <summary>Creates a <see cref="PriorityTaskController"/> whose work runs on this context at <paramref name="level"/>.</summary>
+    /// <param name="level">The level, from 0 to <c>Levels - 1</c>; higher runs first. <see cref="PriorityTaskController.SetLevel"/> changes it later.</param>
+    /// <returns>A new controller.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the context's levels.</exception>
+    /// <exception cref="ObjectDisposedException">The context has finished.</exception>
+    public PriorityTaskController CreateController(int level) => new(this, level);
+
+    // ---- Entry points -------------------------------------------------------------------------------------------------------------
+
+    /// <summary>Runs <paramref name="entry"/> inside a new priority context on the calling thread, and returns when it and all
+    /// <c>async void</c> work it started are done.</summary>
+    /// <param name="entry">The entry point; it starts at <see cref="PrioritySchedulerOptions.DefaultLevel"/>.</param>
+    /// <param name="options">The settings, or <see langword="null"/> for the defaults.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="entry"/> is <see langword="null"/>.</exception>
+    /// <exception cref="InvalidOperationException">The calling thread already runs a priority context.</exception>
+    /// <remarks>An exception thrown by <paramref name="entry"/>, or escaping an <c>async void</c> method and not handled through
+    /// <see cref="PriorityScheduler.UnhandledException"/>, is rethrown here as is, not wrapped in an <see cref="AggregateException"/>.</remarks>
+    public static void Run(Action entry, PriorityContextOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(entry);
+        RunCore(
+            () =>
+            {
+                entry();
+                return Task.CompletedTask;
+            },
+            options).GetAwaiter().GetResult();
+    }
+
+    /// <summary>Runs the asynchronous <paramref name="entry"/> inside a new priority context on the calling thread, and returns when
+    /// its task and all <c>async void</c> work it started are done.</summary>
+    /// <param name="entry">The entry point; it starts at <see cref="PrioritySchedulerOptions.DefaultLevel"/>.</param>
+    /// <param name="options">The settings, or <see langword="null"/> for the defaults.</param>
+    /// <exception cref="ArgumentNullException"><paramref name="entry"/> is <see langword="null"/>.</exception>
+    /// <exception cref="InvalidOperationException">The calling thread already runs a priority context, or <paramref name="entry"/> returned <see langword="null"/>.</exception>
+    /// <remarks>An exception of the entry task, or escaping an <c>async void</c> method and not handled through
+    /// <see cref="PriorityScheduler.UnhandledException"/>, is rethrown here as is, not wrapped in an <see cref="AggregateException"/>.</remarks>
+    public static void Run(Func<Task> entry, PriorityContextOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(entry);
+        RunCore(entry, options).GetAwaiter().GetResult();
+    }
+
+    /// <summary>Runs the asynchronous <paramref name="entry"/> inside a new priority context on the calling thread, and returns its
+    /// result once it and all <c>async void</c> work it started are done.</summary>
+    /// <typeparam name="TResult">The result type.</typeparam>
+    /// <param name="entry">The entry point; it starts at <see cref="PrioritySchedulerOptions.DefaultLevel"/>.</param>
+    /// <param name="options">The settings, or <see langword="null"/> for the defaults.</param>
+    /// <returns>The entry task's result.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="entry"/> is <see langword="null"/>.</exception>
+    /// <exception cref="InvalidOperationException">The calling thread already runs a priority context, or <paramref name="entry"/> returned <see langword="null"/>.</exception>
+    public static TResult Run<TResult>(Func<Task<TResult>> entry, PriorityContextOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(entry);
+        Task<TResult>? typed = null;
+        RunCore(() => typed = entry(), options).GetAwaiter().GetResult();
+        return typed!.GetAwaiter().GetResult();
+    }
+
+    /// <summary>Runs the synchronous <paramref name="entry"/> inside a new priority context on the calling thread (Nito.AsyncEx's
+    /// <c>AsyncContext.Run(Func&lt;T&gt;)</c>), and returns its result once it and all <c>async void</c> work it started are done.</summary>
+    /// <typeparam name="TResult">The result type.</typeparam>
+    /// <param name="entry">The entry point; it starts at <see cref="PrioritySchedulerOptions.DefaultLevel"/>.</param>
+    /// <param name="options">The settings, or <see langword="null"/> for the defaults.</param>
+    /// <returns>The entry's result.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="entry"/> is <see langword="null"/>.</exception>
+    /// <exception cref="InvalidOperationException">The calling thread already runs a priority context.</exception>
+    public static TResult Run<TResult>(Func<TResult> entry, PriorityContextOptions? options = null)
+    {
+        ArgumentNullException.ThrowIfNull(entry);
+        TResult result = default!;
+        RunCore(
+            () =>
+            {
+                result = entry();
+                return Task.CompletedTask;
+            },
+            options).GetAwaiter().GetResult();
+        return result;
+    }
+
+    private static Task RunCore(Func<Task> entry, PriorityContextOptions? options)
+    {
+        ThrowIfLoopRunningOnThisThread(nameof(Run));
+        var context = new PriorityContext(options);
+        var start = new EntryStart(context, entry);
+        context.OperationStarted(); // released when the entry task completes
+        // The entry sees what its caller set (AsyncLocal values, Activity.Current), as Task.Run's delegate would ([E-FLOW]).
+        context._queues.Enqueue(context.DefaultLevel, new WorkItem(EntryStart.Callback, start, ExecutionContextFlow.Capture()));
+        context.RunLoop();
+        _ = context.Completion.Exception; // Run rethrows the outcome itself: the task's exception is observed here
+        context.Fault?.Throw();
+        TaskScope.ThrowFirst(context.Scope.RootFailures); // the entry's own failure among them, in the order they happened
+        return start.Task!;
+    }
+
+    // ---- The loop ([L-LOOP]) -----------------------------------------------------------------------------------------------------
+
+    /// <summary>Runs the loop on the calling thread until no operation is outstanding and no work is queued, or until a fault.</summary>
+    internal void RunLoop()
+    {
+        ThrowIfLoopRunningOnThisThread(nameof(RunLoop));
+        if (Interlocked.CompareExchange(ref _state, StateRunning, StateNotStarted) != StateNotStarted)
+        {
+            throw new InvalidOperationException($"{SubjectAtStart} has already run; a context runs its loop once.");
+        }
+
+        SynchronizationContext? previousSyncContext = SynchronizationContext.Current;
+        OwnerContext owner = OwnerContext.Save(); // given back as the loop ends: nothing an item sets reaches the owner ([E-FLOW])
+        _loop.Thread = _loopThread = Thread.CurrentThread;
+        _loop.Bind();
+        Volatile.Write(ref _consumerThreadId, Environment.CurrentManagedThreadId);
+        StartWatching();
+        ExceptionDispatchInfo? handlerFailure = null;
+        try
+        {
+            while (true)
+            {
+                DrainReady();
+                if (_fault is not null || IsDone())
+                {
+                    break;
+                }
+
+                Park();
+            }
+        }
+        finally
+        {
+            // [E-END]: the thread stops being the consumer before the end is published, so that a post from here on (a WorkDropped
+            // handler's) takes the producer's path and is dropped.
+            Volatile.Write(ref _consumerThreadId, 0);
+            _loopThread = null;
+            SchedulerThread.Unbind();
+            Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
+            SynchronizationContext.SetSynchronizationContext(previousSyncContext);
+            owner.Restore();
+            handlerFailure = EndScheduler();
+        }
+
+        // A throwing WorkDropped handler surfaces to the loop's owner unless the loop faulted: the fault is what stopped it.
+        if (_fault is null)
+        {
+            handlerFailure?.Throw();
+        }
+    }
+
+    private bool IsDone() => Volatile.Read(ref _outstanding) <= 0 && _queues.NonEmptyMask == 0;
+
+    private void DrainReady()
+    {
+        switch (PolicyKind)
+        {
+            case PolicyKind.Aging:
+                DrainReady(AgingView);
+                break;
+            case PolicyKind.WeightedShares:
+                DrainReady(SharesView);
+                break;
+            default:
+                DrainReady(default(StrictPriorityPolicy));
+                break;
+        }
+    }
+
+    /// <summary>Runs items until none is ready or the context faults; <typeparamref name="TPolicy"/> chooses each one.</summary>
+    private void DrainReady<TPolicy>(TPolicy policy)
+        where TPolicy : struct, IDispatchPolicy
+    {
+        long[] counters = _loop.Counters;
+        int level = -1;
+        while (true)
+        {
+            try
+            {
+                policy.OnDrainStart();
+                while (true)
+                {
+                    if (Volatile.Read(ref _timersDue) != 0 && !FireDueTimers()) // the one branch the timers add per item ([T-FLAG])
+                    {
+                        return; // the clock threw: the context faulted ([T-CLOCK])
+                    }
+
+                    if (!policy.TryDequeue(_queues, ~0UL, out WorkItem item, out level))
+                    {
+                        break;
+                    }
+
+                    // The level travels in the current SynchronizationContext: set before every item, so awaits capture it.
+                    SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
+                    SchedulerThread.CountDispatch(counters, level);
+                    if (_slowPaths == SlowPaths.None) // one field read per item; every per-item diagnostic is behind it ([O-SLOW])
+                    {
+                        item.Invoke();
+                    }
+                    else
+                    {
+                        InvokeObserved(_loop, in item, level, reuseLastEnd: true);
+                    }
+
+                    policy.OnItemEnd(level);
+                }
+
+                return;
+            }
+            catch (Exception ex)
+            {
+                _loop.LastItemEnd = 0; // the handler's time is nobody's run time
+                if (!OnUnhandledException(ex, level))
+                {
+                    return;
+                }
+            }
+        }
+    }
+
+    private void Park()
+    {
+        _loop.LastItemEnd = 0; // an idle gap is nobody's run time
+        ExecutionContextFlow.Enter(null); // idle in the default context: what the last item left is not kept alive ([E-FLOW])
+        for (int i = 0; i < _idleSpinCount; i++)
+        {
+            if (HasWorkOrShouldStop())
+            {
+                return;
+            }
+
+            Thread.SpinWait(20);
+        }
+
+        Interlocked.Exchange(ref _loop.Parked, 1); // a full fence before the re-check ([P-LOOP])
+        if (!HasWorkOrShouldStop())
+        {
+            // No longer than until the earliest timer ([T-PARK]): the loop wakes itself for it instead of waiting for the alarm.
+            int timeout = ParkTimeoutMilliseconds();
+            if (timeout == Timeout.Infinite)
+            {
+                _loop.Event.Wait();
+            }
+            else if (!_loop.Event.Wait(timeout))
+            {
+                OnParkTimedOut();
+            }
+        }
+
+        _loop.Event.Reset();
+        Volatile.Write(ref _loop.Parked, 0);
+    }
+
+    private bool HasWorkOrShouldStop() =>
+        _queues.NonEmptyMask != 0 || Volatile.Read(ref _outstanding) <= 0 || Volatile.Read(ref _timersDue) != 0;
+
+    /// <summary>[P-LOOP]: only the producer that swaps the flag from 1 to 0 sets the event.</summary>
+    private protected override void WakeForWork()
+    {
+        if (Volatile.Read(ref _loop.Parked) != 0 && Interlocked.Exchange(ref _loop.Parked, 0) != 0)
+        {
+            CountWake();
+            _loop.Event.Set();
+        }
+    }
+
+    // ---- Inline decisions ----------------------------------------------------------------------------------------------------------
+
+    /// <summary>Whether code that wants to run at <paramref name="level"/> may go on at once: on the loop thread, nothing queued above
+    /// (due timers are queued first, so a due timer above runs first).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal bool CanRunInlineAt(int level) =>
+        Thread.CurrentThread == _loopThread
+        && (Volatile.Read(ref _timersDue) == 0 || FireDueTimers()) // false: the clock threw, the context faulted
+        && !_queues.HasWorkAbove(level); // the consumer's own look, and we are it
+
+    internal override bool TryContinueInlineAt(int level)
+    {
+        if (!CanRunInlineAt(level))
+        {
+            return false;
+        }
+
+        PrioritySynchronizationContext target = _syncContexts[level];
+        if (!ReferenceEquals(SynchronizationContext.Current, target))
+        {
+            SynchronizationContext.SetSynchronizationContext(target);
+        }
+
+        return true;
+    }
+
+    internal override bool TryRunTaskInline(int level, Func<Task, bool> tryExecuteTask, Task task) =>
+        CanRunInlineAt(level) && InlineAt.RunTask(_syncContexts[level], tryExecuteTask, task);
+
+    // On the loop thread: run inline (queueing and waiting would deadlock), at the target level.
+    private protected override bool TrySendInline(int level, SendOrPostCallback callback, object? state)
+    {
+        if (Thread.CurrentThread != _loopThread)
+        {
+            return false;
+        }
+
+        InlineAt.Run(_syncContexts[level], callback, state);
+        return true;
+    }
+
+    /// <summary>The checkpoint decision: the fast path is the thread check and three field reads (the timers flag, the quota flag, the
+    /// mask of levels above).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal override bool ShouldYieldAt(int level) =>
+        (Thread.CurrentThread != _loopThread
+         || Volatile.Read(ref _timersDue) != 0
+         || Volatile.Read(ref _loop.SliceExpired) != 0
+         || (_queues.NonEmptyMask >> level >> 1) != 0)
+        && ShouldYieldSlow(level);
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool ShouldYieldSlow(int level)
+    {
+        if (Thread.CurrentThread != _loopThread)
+        {
+            return !HasStopped; // hop onto the loop, as Prioritize does; a stopped context completes at once and GetResult throws
+        }
+
+        if (Volatile.Read(ref _timersDue) != 0 && !FireDueTimers())
+        {
+            return true; // the clock threw: the context faulted, and the caller must not go on
+        }
+
+        return _queues.HasWorkAbove(level) || QuotaUsedUp(_loop);
+    }
+
+    /// <summary>On the loop any waiting work is freed by the yield; the look clears stale mask bits.</summary>
+    private protected override bool YieldFreesWaitingWork(SchedulerThread thread) => _queues.HasWaitingWork();
+
+    // ---- Controllers (loop only) ---------------------------------------------------------------------------------------------------
+
+    internal void ThrowIfFinished(string operation, int level)
+    {
+        if (IsFinished)
+        {
+            throw new ObjectDisposedException(
+                Name,
+                $"{SubjectAtStart} has finished ({State}), so {operation} (level {level}) cannot be used any more: a controller lives only as long as the loop of its context.");
+        }
+    }
+
+    // ---- Messages ------------------------------------------------------------------------------------------------------------------
+
+    private PrioritySynchronizationContext CurrentLevelContextOf(string operation)
+    {
+        if (SynchronizationContext.Current is PrioritySynchronizationContext current && current.Scheduler == this)
+        {
+            return current;
+        }
+
+        throw SynchronizationContext.Current is PrioritySynchronizationContext { Scheduler: PriorityContext other }
+            ? new InvalidOperationException(
+                $"{operation} was called on {Subject} by code running in {other.Subject}. A checkpoint asks about the context the caller " +
+                $"runs in: use Priority.{operation}, or hop first with context.Prioritize(level).")
+            : NotInContext(
+                $"context.{operation} (of {Subject})",
+                $"Priority.{operation} asks about the scheduler the caller runs on, a PriorityContext or a PriorityThreadPool.");
+    }
+
+    /// <summary>A member only the loop has (<paramref name="operation"/>) was called off any <see cref="PriorityContext"/>: the message
+    /// says what the caller runs on instead and, in <paramref name="elsewhere"/>, what to use elsewhere.</summary>
+    internal static InvalidOperationException NotInContext(string operation, string elsewhere) =>
+        new(SynchronizationContext.Current is PrioritySynchronizationContext { Scheduler: PriorityThreadPool pool } level
+            ? $"{operation} can only be used inside a PriorityContext, and the calling code runs on {pool.Subject} (at level " +
+              $"{level.Level}) instead. {elsewhere}"
+            : $"{operation} can only be used inside a PriorityContext, and the calling code runs on neither a PriorityContext nor a " +
+              $"PriorityThreadPool ({Priority.DescribeCurrentSynchronizationContext()}). Start the work with PriorityContext.Run(...) " +
+              $"or on a PriorityContextThread, and use context.Prioritize(level) to hop onto it. {elsewhere}");
+
+    private static void ThrowIfLoopRunningOnThisThread(string operation)
+    {
+        if (SchedulerThread.Current?.Scheduler is PriorityContext running)
+        {
+            throw new InvalidOperationException(
+                $"{operation} was called on a thread that is already running the loop of {running.Subject}. " +
+                "Nesting would block the outer loop; await the work instead, or run it on a PriorityContextThread.");
+        }
+    }
+
+    /// <summary>Starts the entry point of Run as the first queued item, so it runs inside the loop at the default level.</summary>
+    private sealed class EntryStart(PriorityContext context, Func<Task> entry)
+    {
+        public static readonly SendOrPostCallback Callback = static state => ((EntryStart)state!).Start();
+
+        public Task? Task { get; private set; }
+
+        private void Start()
+        {
+            Task? task;
+            try
+            {
+                task = entry() ?? throw new InvalidOperationException("The entry delegate passed to PriorityContext.Run returned null instead of a Task.");
+            }
+            catch (Exception ex)
+            {
+                task = System.Threading.Tasks.Task.FromException(ex);
+            }
+
+            Task = task;
+            task.ContinueWith(
+                static (task, state) =>
+                {
+                    var context = (PriorityContext)state!;
+                    context.Scope.OnRootBodyEnded(task); // the root scope's body ended: a failure cancels its children
+                    context.OperationCompleted();
+                },
+                context,
+                CancellationToken.None,
+                TaskContinuationOptions.ExecuteSynchronously,
+                TaskScheduler.Default);
+        }
+    }
+
+    /// <summary>The <see cref="ExecutionContext"/> of the thread that runs the loop, as it was when the loop started: restored when the
+    /// loop ends, so that the owner of <c>Run</c> gets its thread back as it lent it ([E-FLOW]), flow suppression included.</summary>
+    private readonly struct OwnerContext
+    {
+        private readonly ExecutionContext _context;
+        private readonly bool _flowSuppressed;
+
+        private OwnerContext(ExecutionContext context, bool flowSuppressed)
+        {
+            _context = context;
+            _flowSuppressed = flowSuppressed;
+        }
+
+        public static OwnerContext Save()
+        {
+            // A suppressed flow hides the thread's context from Capture: lift it for the loop's lifetime, and suppress it again at
+            // the end, so the owner's AsyncFlowControl.Undo still works.
+            bool suppressed = ExecutionContext.IsFlowSuppressed();
+            if (suppressed)
+            {
+                ExecutionContext.RestoreFlow();
+            }
+
+            return new OwnerContext(ExecutionContext.Capture()!, suppressed);
+        }
+
+        public void Restore()
+        {
+            ExecutionContext.Restore(_context);
+            if (_flowSuppressed)
+            {
+                _ = ExecutionContext.SuppressFlow(); // the owner's own AsyncFlowControl undoes it
+            }
+        }
+    }
+}

@@ -1,0 +1,156 @@
+using System;
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+using System.Threading;
+using PriorityAsync.Internal;
+
+namespace PriorityAsync;
+
+// What the metrics, the event source, the trace recorder and the watchdog read, and the per-item slow path ([O-SLOW]).
+public abstract partial class PriorityScheduler
+{
+    // A test clock for stamps, policies and timings (internal option), else Stopwatch.
+    private readonly TimeProvider? _clock;
+
+    // Null: no watchdog (PrioritySchedulerOptions.StallTimeout).
+    private readonly TimeSpan? _stallTimeout;
+    private Watchdog?[] _watchdogs = [];
+
+    // Bits of SlowPaths ([O-SLOW]). Written by ContextRegistry (any thread), read once per item and once per post: a hint.
+    internal int _slowPaths;
+
+    /// <summary>
+    /// Raised on the process-wide watchdog thread (never the thread pool) when a thread of the scheduler has started no item for
+    /// <see cref="PrioritySchedulerOptions.StallTimeout"/> while work was waiting, typically because the running item blocks (a
+    /// sync-over-async <c>task.Wait()</c> or <c>.Result</c> on work, a loop timer or a <see cref="Priority.Delay"/> that only this
+    /// scheduler can run). Once per stall, while it lasts; each thread of a pool is watched on its own.
+    /// </summary>
+    /// <remarks>
+    /// <para>On by default (<see cref="PrioritySchedulerOptions.DefaultStallTimeout"/>, 10 seconds); a
+    /// <see cref="PrioritySchedulerOptions.StallTimeout"/> of <see langword="null"/> turns it off. Each stall is also recorded on the
+    /// <c>PriorityAsync</c> meter (<c>priorityasync.stalls</c>, <c>priorityasync.stall.waiting_time</c>) and event source
+    /// (<c>StallDetected</c>). A stall that no handler observes is written to standard error, one line per stall, so that a hang is
+    /// never silent.</para>
+    /// <para>The scheduler is not interrupted: a watchdog reports, it cannot unblock. Handlers run one at a time on the watchdog thread;
+    /// an exception thrown by a handler is unhandled and ends the process.</para>
+    /// </remarks>
+    public event EventHandler<StallDetectedEventArgs>? StallDetected;
+
+    /// <summary>The clock's frequency, ticks per second.</summary>
+    internal long TimestampFrequency => _clock?.TimestampFrequency ?? Stopwatch.Frequency;
+
+    internal long Timestamp() => _clock?.GetTimestamp() ?? Stopwatch.GetTimestamp();
+
+    /// <summary>Items started at <paramref name="level"/>, summed over the threads. Any thread.</summary>
+    internal long GetRun(int level)
+    {
+        long run = 0;
+        foreach (SchedulerThread thread in _threads)
+        {
+            run += thread.RunCount(level);
+        }
+
+        return run;
+    }
+
+    /// <summary>Items queued at <paramref name="level"/> and not yet started (a moment's count).</summary>
+    internal int GetQueued(int level) => _queues.Count(level);
+
+    /// <summary>Items of <paramref name="level"/> running now, or -1 when the scheduler does not count them (the loop runs one at
+    /// most: the running gauge is the pool's).</summary>
+    internal virtual int GetRunning(int level) => -1;
+
+    internal void SetSlowPaths(int paths) => Volatile.Write(ref _slowPaths, paths);
+
+    /// <summary>The slow path of a thread's dispatch: runs <paramref name="item"/> with whatever _slowPaths asks for around it.</summary>
+    /// <param name="thread">The thread running it.</param>
+    /// <param name="item">The item.</param>
+    /// <param name="level">Its level.</param>
+    /// <param name="reuseLastEnd">Whether the previous item's end, when it ran just before on this thread, is this one's start (one
+    /// clock read per item instead of two; the loop, whose dequeue takes no lock that a wait could be charged to the item).</param>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private protected void InvokeObserved(SchedulerThread thread, in WorkItem item, int level, bool reuseLastEnd)
+    {
+        int paths = _slowPaths;
+        long start = 0;
+        long sequence = 0;
+        if ((paths & SlowPaths.Timed) != 0)
+        {
+            sequence = thread.DispatchCount; // includes this item
+            start = reuseLastEnd && thread.LastItemEnd != 0 && thread.LastItemSequence == sequence - 1 ? thread.LastItemEnd : Timestamp();
+            thread.LastItemEnd = 0; // an exception skips the two writes at the end: the next item reads the clock
+            if ((paths & SlowPaths.WaitTime) != 0 && item.EnqueuedAt != 0)
+            {
+                PriorityMetrics.RecordWait(this, level, start - item.EnqueuedAt);
+            }
+        }
+
+        PriorityEventSource? events = (paths & SlowPaths.EventSource) != 0 ? PriorityEventSource.Log : null;
+        events?.WorkItemStart(Name, level, CallbackNames.Describe(item.Callback, item.State));
+        long end = 0;
+        try
+        {
+            item.Invoke();
+        }
+        finally
+        {
+            events?.WorkItemStop(Name, level);
+            if ((paths & SlowPaths.Timed) != 0)
+            {
+                end = Timestamp();
+                if ((paths & SlowPaths.RunTime) != 0)
+                {
+                    PriorityMetrics.RecordRun(this, level, end - start);
+                }
+
+                if ((paths & SlowPaths.Recorder) != 0)
+                {
+                    PriorityTraceRecorder.Active?.Record(this, this is PriorityContext ? -1 : thread.Index, level, item.Callback, item.State, start, end);
+                }
+            }
+        }
+
+        thread.LastItemEnd = end;
+        thread.LastItemSequence = sequence;
+    }
+
+    /// <summary>As the scheduler starts running: the metrics see it, its threads' watchdogs and the slice clock watch it.</summary>
+    private protected void StartWatching()
+    {
+        if (_stallTimeout is { } timeout)
+        {
+            var watchdogs = new Watchdog?[_threads.Length];
+            for (int i = 0; i < _threads.Length; i++)
+            {
+                watchdogs[i] = Watchdog.Start(_threads[i], timeout);
+            }
+
+            _watchdogs = watchdogs;
+        }
+
+        ContextRegistry.Register(this);
+        if (_timeSliceWatched)
+        {
+            SliceClock.Shared.Register(this);
+        }
+    }
+
+    /// <summary>As the scheduler ends (or a pool fails to start).</summary>
+    private protected void StopWatching()
+    {
+        foreach (Watchdog? watchdog in _watchdogs)
+        {
+            watchdog?.Dispose();
+        }
+
+        ContextRegistry.Unregister(this);
+        if (_timeSliceWatched)
+        {
+            SliceClock.Shared.Unregister(this);
+        }
+    }
+
+    /// <summary>A watchdog found <paramref name="thread"/> stalled: the report goes to the handlers, the meter and the event source.</summary>
+    internal void OnStallDetected(SchedulerThread thread, StallDetectedEventArgs report) =>
+        StallReport.Raise(this, StallDetected, report, this is PriorityContext ? "the loop" : $"thread {thread}");
+}
