@@ -204,9 +204,9 @@ public sealed class PriorityThreadPoolBackgroundServiceTests
     }
 
     [Theory]
-    [InlineData("ThreadCount", "0", "PriorityAsync:Workers:ScriptedPoolWorker:ThreadCount is 0; it must be empty (one thread per core) or between 1 and 256.")]
-    [InlineData("ThreadCount", "257", "PriorityAsync:Workers:ScriptedPoolWorker:ThreadCount is 257; it must be empty (one thread per core) or between 1 and 256.")]
-    [InlineData("MaxConcurrencyPerLevel:0", "1", "PriorityAsync:Workers:ScriptedPoolWorker:MaxConcurrencyPerLevel is 1 values; it must be empty (no cap) or one value per level: 3 values (Levels is 3).")]
+    [InlineData("ThreadCount", "0", "PriorityAsync:Workers:ScriptedPoolWorker:ThreadCount is 0; it must be between 1 and 256.")]
+    [InlineData("ThreadCount", "257", "PriorityAsync:Workers:ScriptedPoolWorker:ThreadCount is 257; it must be between 1 and 256.")]
+    [InlineData("MaxConcurrencyPerLevel:0", "1", "PriorityAsync:Workers:ScriptedPoolWorker:MaxConcurrencyPerLevel is 1 values; it must be null (no cap) or one value per level: 3 values (Levels is 3).")]
     public async Task StartAsync_InvalidPoolSetting_HostRefusesToStartNamingKeyValueAndRange(string key, string value, string expected)
     {
         var logs = new TestLoggerProvider();
@@ -242,7 +242,7 @@ public sealed class PriorityThreadPoolBackgroundServiceTests
         Func<Task> start = () => host.StartAsync().Within("host start");
 
         (await start.Should().ThrowAsync<OptionsValidationException>()).Which.Message.Should().Contain(
-            "PriorityAsync:Workers:ScriptedPoolWorker:MaxConcurrencyPerLevel:2 is 3; it must be between 1 and 2 (the thread count).");
+            "PriorityAsync:Workers:ScriptedPoolWorker:MaxConcurrencyPerLevel:2 is 3; it must be between 1 and ThreadCount (2).");
     }
 
     [Fact]

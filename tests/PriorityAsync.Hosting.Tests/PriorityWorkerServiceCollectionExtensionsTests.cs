@@ -68,11 +68,11 @@ public sealed class PriorityWorkerServiceCollectionExtensionsTests
     [InlineData("Levels", "65", "PriorityAsync:Workers:ScriptedWorker:Levels is 65; it must be between 1 and 64.")]
     [InlineData("DefaultLevel", "3", "PriorityAsync:Workers:ScriptedWorker:DefaultLevel is 3; it must be between 0 and 2 (Levels is 3).")]
     [InlineData("DefaultLevel", "-1", "PriorityAsync:Workers:ScriptedWorker:DefaultLevel is -1; it must be between 0 and 2 (Levels is 3).")]
-    [InlineData("StallTimeout", "00:00:00.001", "PriorityAsync:Workers:ScriptedWorker:StallTimeout is 00:00:00.0010000; it must be empty (off) or between 00:00:00.0100000 and 1.00:00:00.")]
-    [InlineData("BacklogDegradedThreshold", "0", "PriorityAsync:Workers:ScriptedWorker:BacklogDegradedThreshold is 0; it must be empty (off) or between 1 and 2147483647.")]
+    [InlineData("StallTimeout", "00:00:00.001", "PriorityAsync:Workers:ScriptedWorker:StallTimeout is 00:00:00.0010000; it must be null (off) or between 00:00:00.0100000 and 1.00:00:00.")]
+    [InlineData("BacklogDegradedThreshold", "0", "PriorityAsync:Workers:ScriptedWorker:BacklogDegradedThreshold is 0; it must be null (off) or between 1 and 2147483647.")]
     [InlineData("WorkDroppedLogInterval", "02:00:00", "PriorityAsync:Workers:ScriptedWorker:WorkDroppedLogInterval is 02:00:00; it must be between 00:00:00.0100000 and 01:00:00.")]
     [InlineData("IdleSpinCount", "10001", "PriorityAsync:Workers:ScriptedWorker:IdleSpinCount is 10001; it must be between 0 and 10000.")]
-    [InlineData("TimeSlice", "00:02:00", "PriorityAsync:Workers:ScriptedWorker:TimeSlice is 00:02:00; it must be empty (no quota) or between 00:00:00.0010000 and 00:01:00.")]
+    [InlineData("TimeSlice", "00:02:00", "PriorityAsync:Workers:ScriptedWorker:TimeSlice is 00:02:00; it must be null (no quota) or between 00:00:00.0010000 and 00:01:00.")]
     public async Task StartAsync_InvalidSetting_HostDoesNotStartAndTheMessageNamesKeyValueAndRange(string key, string value, string expected)
     {
         var logs = new TestLoggerProvider();
@@ -133,7 +133,7 @@ public sealed class PriorityWorkerServiceCollectionExtensionsTests
         Func<Task> start = () => host.StartAsync().Within("host start");
 
         (await start.Should().ThrowAsync<OptionsValidationException>()).Which.Message.Should().Contain(
-            "PriorityAsync:Workers:ScriptedWorker:Policy is WeightedShares(1:2); it must be a policy with one value per level: 3 values (Levels is 3), not 2.");
+            "PriorityAsync:Workers:ScriptedWorker:Policy is WeightedShares(1:2); it must be a policy with one value per level: 3 share counts (Levels is 3), not 2.");
     }
 
     [Fact]

@@ -26,7 +26,7 @@ internal sealed class PriorityWorkerOptionsValidator : IValidateOptions<Priority
 
         if (options.BacklogDegradedThreshold is < 1)
         {
-            Fail(ref failures, section, nameof(options.BacklogDegradedThreshold), Format(options.BacklogDegradedThreshold.Value), $"empty (off) or between 1 and {PriorityWorkerOptions.MaxBacklogDegradedThreshold}");
+            Fail(ref failures, section, nameof(options.BacklogDegradedThreshold), Format(options.BacklogDegradedThreshold.Value), $"null (off) or between 1 and {PriorityWorkerOptions.MaxBacklogDegradedThreshold}");
         }
 
         if (options.WorkDroppedLogInterval < PriorityWorkerOptions.MinWorkDroppedLogInterval || options.WorkDroppedLogInterval > PriorityWorkerOptions.MaxWorkDroppedLogInterval)

@@ -42,7 +42,7 @@ public sealed class PriorityContext : PriorityScheduler
     /// <exception cref="InvalidOperationException">The caller is not running inside a <see cref="PriorityContext"/>.</exception>
     public static int CurrentLevel => TryGetCurrentLevel(out int level) ? level : throw NotInContext(
         "PriorityContext.CurrentLevel",
-        "Priority.CurrentLevel reads the level on any priority scheduler, and PriorityContext.TryGetCurrentLevel asks without throwing.");
+        "Priority.CurrentLevel reads the level on either scheduler (a PriorityContext or a PriorityThreadPool), and PriorityContext.TryGetCurrentLevel asks without throwing.");
 
     /// <summary>Gets the level the calling code runs at, without throwing outside a context.</summary>
     /// <param name="level">The level, or 0 when the method returns <see langword="false"/>.</param>

@@ -188,7 +188,7 @@ public abstract class PrioritySchedulerOptions
         (int count, string what) = Policy.PerLevelValues;
         if (count != 0 && count != Levels && Levels is >= MinLevels and <= MaxLevels)
         {
-            errors.Add(new(nameof(Policy), Policy, $"a policy with one value per level: {Levels} {what} (Levels is {Levels}), not {count}"));
+            errors.Add(new(nameof(Policy), count, $"a policy with one value per level: {Levels} {what} (Levels is {Levels}), not {count}", Policy.ToString()));
         }
     }
 
@@ -207,9 +207,13 @@ public abstract class PrioritySchedulerOptions
     private protected static string Format(TimeSpan value) => value.ToString("c", CultureInfo.InvariantCulture);
 
     /// <summary>One setting out of range: its name (or path, as "MaxConcurrencyPerLevel:1"), its value and what it must be.</summary>
-    private protected readonly record struct OptionError(string Option, object Value, string Requirement)
+    /// <param name="Option">The option's name, or its path ("MaxConcurrencyPerLevel[1]").</param>
+    /// <param name="Value">The bad value (the exception's ActualValue).</param>
+    /// <param name="Requirement">What it must be.</param>
+    /// <param name="Display">How the message shows the value, when not as <paramref name="Value"/> itself.</param>
+    private protected readonly record struct OptionError(string Option, object Value, string Requirement, string? Display = null)
     {
         public override string ToString() =>
-            $"{Option} is {(Value is TimeSpan span ? Format(span) : Convert.ToString(Value, CultureInfo.InvariantCulture))}; it must be {Requirement}.";
+            $"{Option} is {Display ?? (Value is TimeSpan span ? Format(span) : Convert.ToString(Value, CultureInfo.InvariantCulture))}; it must be {Requirement}.";
     }
 }

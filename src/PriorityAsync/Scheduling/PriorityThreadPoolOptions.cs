@@ -48,7 +48,7 @@ public sealed class PriorityThreadPoolOptions : PrioritySchedulerOptions
 
         if (caps.Count != Levels)
         {
-            errors.Add(new(nameof(MaxConcurrencyPerLevel), $"{caps.Count} values", $"null (no cap) or one value per level: {Levels} values (Levels is {Levels})"));
+            errors.Add(new(nameof(MaxConcurrencyPerLevel), caps.Count, $"null (no cap) or one value per level: {Levels} values (Levels is {Levels})", $"{caps.Count} values"));
             return;
         }
 

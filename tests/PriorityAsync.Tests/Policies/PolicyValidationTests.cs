@@ -56,7 +56,7 @@ public sealed class PolicyValidationTests
         var ex = create.Should().Throw<ArgumentOutOfRangeException>().Which;
         ex.ParamName.Should().Be("Policy");
         ex.ActualValue.Should().Be(2);
-        ex.Message.Should().Contain("exactly one per level is needed: 3");
+        ex.Message.Should().Contain("it must be a policy with one value per level: 3");
 
         options.Policy = PriorityPolicy.Aging(TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1));
         Action run = () => PriorityContext.Run(() => { }, options);

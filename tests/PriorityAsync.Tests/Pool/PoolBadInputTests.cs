@@ -22,11 +22,11 @@ public class PoolBadInputTests
         { "StallTimeout", o => o.StallTimeout = TimeSpan.FromMilliseconds(-1), TimeSpan.FromMilliseconds(-1), "*null (off) or between 00:00:00.0100000 and 1.00:00:00*" },
         { "StallTimeout", o => o.StallTimeout = PrioritySchedulerOptions.MaxStallTimeout + TimeSpan.FromTicks(1), PrioritySchedulerOptions.MaxStallTimeout + TimeSpan.FromTicks(1), "*null (off) or between 00:00:00.0100000 and 1.00:00:00*" },
         { "TimeSlice", o => o.TimeSlice = PrioritySchedulerOptions.MaxTimeSlice + TimeSpan.FromTicks(1), PrioritySchedulerOptions.MaxTimeSlice + TimeSpan.FromTicks(1), "*null*00:00:00.0010000*00:01:00*" },
-        { "Policy", o => o.Policy = PriorityPolicy.WeightedShares(1, 2), 2, "*(WeightedShares(1:2)) gives 2 share counts; exactly one per level is needed: 3*" },
-        { "Policy", o => o.Policy = PriorityPolicy.Aging(TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1)), 4, "*(Aging(1000 ms, 1000 ms, 1000 ms, 1000 ms)) gives 4 maximum waits; exactly one per level is needed: 3*" },
-        { "MaxConcurrencyPerLevel", o => o.MaxConcurrencyPerLevel = [1, 1], 2, "*gives 2 values; exactly one per level is needed: 3*" },
-        { "MaxConcurrencyPerLevel", o => o.MaxConcurrencyPerLevel = [0, 1, 1], 0, "*MaxConcurrencyPerLevel?0? is 0; each cap must be between 1 and ThreadCount (2)*" },
-        { "MaxConcurrencyPerLevel", o => o.MaxConcurrencyPerLevel = [1, 3, 1], 3, "*MaxConcurrencyPerLevel?1? is 3; each cap must be between 1 and ThreadCount (2)*" },
+        { "Policy", o => o.Policy = PriorityPolicy.WeightedShares(1, 2), 2, "*Policy is WeightedShares(1:2); it must be a policy with one value per level: 3 share counts (Levels is 3), not 2*" },
+        { "Policy", o => o.Policy = PriorityPolicy.Aging(TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1)), 4, "*Policy is Aging(1000 ms, 1000 ms, 1000 ms, 1000 ms); it must be a policy with one value per level: 3 maximum waits (Levels is 3), not 4*" },
+        { "MaxConcurrencyPerLevel", o => o.MaxConcurrencyPerLevel = [1, 1], 2, "*MaxConcurrencyPerLevel is 2 values; it must be null (no cap) or one value per level: 3 values*" },
+        { "MaxConcurrencyPerLevel", o => o.MaxConcurrencyPerLevel = [0, 1, 1], 0, "*MaxConcurrencyPerLevel?0? is 0; it must be between 1 and ThreadCount (2)*" },
+        { "MaxConcurrencyPerLevel", o => o.MaxConcurrencyPerLevel = [1, 3, 1], 3, "*MaxConcurrencyPerLevel?1? is 3; it must be between 1 and ThreadCount (2)*" },
     };
 
     [Theory]
@@ -280,7 +280,7 @@ public class PoolBadInputTests
         foreach (Action call in new Action[] { () => pool.GetShares(0), () => pool.SetShares(0, 2), () => pool.GetShares(-1), () => pool.SetShares(5, 0) })
         {
             call.Should().Throw<InvalidOperationException>()
-                .WithMessage($"*PriorityThreadPool 'no shares' runs {policy}*PrioritySchedulerOptions.Policy = PriorityPolicy.WeightedShares(...)*");
+                .WithMessage($"*PriorityThreadPool 'no shares' runs {policy}*PriorityThreadPoolOptions.Policy = PriorityPolicy.WeightedShares(...)*");
         }
     }
 
@@ -403,17 +403,13 @@ public class PoolBadInputTests
             () => Task.FromResult(new[]
             {
                 Record(() => _ = PriorityContext.CurrentLevel),
-#pragma warning disable PA0003, PA0004 // off the loop on purpose: the test checks the error there
-                Record(() => TaskScope.RunAsync(_ => Task.CompletedTask)),
-#pragma warning restore PA0003, PA0004
                 Record(() => loop.Context.Checkpoint()),
             }),
             level: 2).WithTimeout("the calls on a pool thread");
 
         const string OnThePool = "*can only be used inside a PriorityContext, and the calling code runs on the PriorityThreadPool 'the pool' (at level 2) instead*";
         caught[0].Should().BeOfType<InvalidOperationException>().Which.Message.Should().Match("PriorityContext.CurrentLevel" + OnThePool + "Priority.CurrentLevel reads the level on either scheduler*");
-        caught[1].Should().BeOfType<InvalidOperationException>().Which.Message.Should().Match("TaskScope.RunAsync" + OnThePool + "Priority.Start(child)*");
-        caught[2].Should().BeOfType<InvalidOperationException>().Which.Message.Should().Match("context.Checkpoint (of the PriorityContext 'the loop')" + OnThePool + "Priority.Checkpoint asks about the scheduler the caller runs on*");
+        caught[1].Should().BeOfType<InvalidOperationException>().Which.Message.Should().Match("context.Checkpoint (of the PriorityContext 'the loop')" + OnThePool + "Priority.Checkpoint asks about the scheduler the caller runs on*");
     }
 
     private static Exception? Record(Action act) => Record(() =>

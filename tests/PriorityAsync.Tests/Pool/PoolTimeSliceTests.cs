@@ -227,7 +227,7 @@ public class PoolTimeSliceTests
             Action create = () => new PriorityThreadPool(new PriorityThreadPoolOptions { TimeSlice = slice }).Dispose();
             create.Should().Throw<ArgumentOutOfRangeException>()
                 .Where(e => e.ParamName == "TimeSlice" && Equals(e.ActualValue, slice))
-                .WithMessage("PrioritySchedulerOptions.TimeSlice must be null (no quota) or between 00:00:00.0010000 and 00:01:00.*");
+                .WithMessage("PriorityThreadPoolOptions.TimeSlice is *; it must be null (no quota) or between 00:00:00.0010000 and 00:01:00.*");
         }
 
         foreach (TimeSpan? slice in new TimeSpan?[] { null, PrioritySchedulerOptions.MinTimeSlice, PrioritySchedulerOptions.MaxTimeSlice })

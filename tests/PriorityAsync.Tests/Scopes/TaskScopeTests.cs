@@ -497,7 +497,7 @@ public sealed class TaskScopeTests
         TaskScope open = await scopeOpen.Task.WithTimeout("the scope");
 
         Action fromPool = () => open.Start(_ => Task.CompletedTask, 0);
-        fromPool.Should().Throw<InvalidOperationException>().WithMessage("*does not run the loop*InvokeAsync*");
+        fromPool.Should().Throw<InvalidOperationException>().WithMessage("*does not run the PriorityContext*InvokeAsync*");
         open.RunningCount.Should().Be(0);
         release.SetResult();
         await scopeTask.WithTimeout("the scope");
