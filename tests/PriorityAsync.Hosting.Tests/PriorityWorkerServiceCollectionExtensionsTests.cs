@@ -1,3 +1,4 @@
+using Microsoft.Extensions.Time.Testing;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Options;
@@ -45,6 +46,28 @@ public sealed class PriorityWorkerServiceCollectionExtensionsTests
         options.StallTimeout.Should().Be(TimeSpan.FromSeconds(2));
         options.BacklogDegradedThreshold.Should().Be(100);
         options.IdleSpinCount.Should().Be(7, "a setting the configuration leaves alone keeps the code's value");
+        await host.StopAsync().Within("host stop");
+    }
+
+    [Fact]
+    public async Task AddPriorityWorker_NameAndTimeProviderInTheOptions_OverTheWorkersNameAndTheRegisteredClock()
+    {
+        var logs = new TestLoggerProvider();
+        var registered = new FakeTimeProvider();
+        var own = new FakeTimeProvider();
+        using IHost host = TestHost.Build(
+            logs,
+            async (worker, token) => await Task.Delay(Timeout.Infinite, token),
+            configuration: new() { [$"{Section}:Name"] = "from configuration" },
+            configure: o => o.TimeProvider = own,
+            more: builder => builder.Services.AddSingleton<TimeProvider>(registered));
+
+        await host.StartAsync().Within("host start");
+        PriorityContext context = host.Worker().PriorityContext;
+        context.Name.Should().Be("from configuration", "PrioritySchedulerOptions.Name, bound like any other key, names the scheduler");
+        long before = own.GetTimestamp();
+        own.Advance(TimeSpan.FromSeconds(5));
+        context.TimeProvider.GetTimestamp().Should().Be(before + (long)(5 * own.TimestampFrequency), "the options' own clock, not the registered one");
         await host.StopAsync().Within("host stop");
     }
 

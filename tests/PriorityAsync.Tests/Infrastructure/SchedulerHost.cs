@@ -18,9 +18,9 @@ public abstract class SchedulerHost : IAsyncDisposable
     /// assert exactly once (the pool's dequeue order and the policies have tests of their own).</summary>
     public bool RunOrderIsStrictOrder => Concurrency == 1 && Policy == PriorityPolicy.Strict;
 
-    public abstract PriorityPolicy Policy { get; }
+    public PriorityPolicy Policy => Scheduler.Policy;
 
-    public abstract Task Completion { get; }
+    public Task Completion => Scheduler.Completion;
 
     /// <summary>Creates a loop (<paramref name="threads"/> 0) or a pool; <paramref name="caps"/> and <paramref name="policy"/> are the
     /// pool's <see cref="PriorityThreadPoolOptions.MaxConcurrencyPerLevel"/> and <see cref="PrioritySchedulerOptions.Policy"/>.</summary>
@@ -37,10 +37,10 @@ public abstract class SchedulerHost : IAsyncDisposable
             }));
 
     /// <summary>The most threads <paramref name="level"/> may use at once: the pool's cap, or 1 on the loop.</summary>
-    public int MaxConcurrency(int level) => Scheduler is PriorityThreadPool pool ? pool.GetMaxConcurrency(level) : 1;
+    public int MaxConcurrency(int level) => Scheduler.GetScheduler(level).MaximumConcurrencyLevel;
 
     /// <summary>Whether the calling thread is one of the scheduler's (call it inside a callback).</summary>
-    public abstract bool OwnsCurrentThread();
+    public bool OwnsCurrentThread() => Scheduler.IsOnOwnThread;
 
     public abstract void Complete();
 
@@ -125,12 +125,6 @@ public abstract class SchedulerHost : IAsyncDisposable
     {
         public override PriorityScheduler Scheduler => loop.Context;
 
-        public override PriorityPolicy Policy => loop.Context.Policy;
-
-        public override Task Completion => loop.Completion;
-
-        public override bool OwnsCurrentThread() => Environment.CurrentManagedThreadId == loop.ManagedThreadId;
-
         public override void Complete() => loop.Complete();
 
         public override ValueTask DisposeAsync() => loop.DisposeAsync();
@@ -139,12 +133,6 @@ public abstract class SchedulerHost : IAsyncDisposable
     private sealed class PoolHost(PriorityThreadPool pool) : SchedulerHost
     {
         public override PriorityScheduler Scheduler => pool;
-
-        public override PriorityPolicy Policy => pool.Policy;
-
-        public override Task Completion => pool.Completion;
-
-        public override bool OwnsCurrentThread() => PriorityThreadPool.Current == pool && Internal.SchedulerThread.Current?.Scheduler == pool;
 
         public override void Complete() => pool.Complete();
 
