@@ -280,7 +280,7 @@ public abstract partial class PriorityScheduler
     /// <summary>Describes the scheduler.</summary>
     /// <returns>A description for diagnostics.</returns>
     public override string ToString() =>
-        _threads.Length == 1 ? $"{Name} ({Levels} levels, {State})" : $"{Name} ({_threads.Length} threads, {Levels} levels, {State})";
+        this is PriorityContext ? $"{Name} ({Levels} levels, {State})" : $"{Name} ({_threads.Length} threads, {Levels} levels, {State})";
 
     // ---- Queueing ([Q-POST], [Q-CONSUMER], [E-RACE]) ------------------------------------------------------------------------
 
