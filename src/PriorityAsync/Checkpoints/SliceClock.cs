@@ -9,11 +9,11 @@ namespace PriorityAsync.Internal;
 /// The process-wide watcher of the time quota (<see cref="PrioritySchedulerOptions.TimeSlice"/>): one dedicated background thread (never
 /// the thread pool, so a starved pool cannot delay it) that ticks every quarter of the shortest watched slice (at least every
 /// millisecond) and lets each watched scheduler compare its threads' dispatch counters with the previous tick's
-/// (<see cref="PriorityScheduler.TickTimeSlice"/>, [Q-RAISE]). The schedulers' threads do nothing per item and read no clock.
+/// (<see cref="PriorityScheduler.TickTimeSlice"/>, [SLICE-RAISE]). The schedulers' threads do nothing per item and read no clock.
 /// </summary>
 /// <remarks>
 /// <para>Idle cost: when every watched thread is parked, the clock sleeps without a timeout until a checkpoint wakes it or a scheduler
-/// registers ([Q-DORMANT]). A thread leaving Park does nothing for the clock: the wake-up of a parked loop has nothing but the wake
+/// registers ([SLICE-DORMANT]). A thread leaving Park does nothing for the clock: the wake-up of a parked loop has nothing but the wake
 /// itself on its critical path.</para>
 /// </remarks>
 internal sealed class SliceClock
