@@ -13,9 +13,8 @@ namespace PriorityAsync.Internal;
 /// <para>Writers (register, unregister, refresh) hold <see cref="s_lock"/> and publish a new array (copy on write), so a collecting
 /// listener reads <see cref="Live"/> without a lock and never sees a torn list. Nothing here is on the hot path: one registration
 /// per scheduler.</para>
-/// <para><c>System.Diagnostics.Metrics</c> does not tell an instrument that a listener enabled it, so, while any scheduler runs, a
-/// timer re-reads the histograms' <c>Enabled</c> flags every <see cref="RefreshPeriod"/>; a scheduler also reads them when it starts.
-/// The EventSource and the trace recorder refresh at once when they are turned on or off.</para>
+/// <para>Metrics does not tell an instrument that a listener enabled it, so while any scheduler runs a timer re-reads the histograms'
+/// flags every <see cref="RefreshPeriod"/> ([O-SLOW]).</para>
 /// </remarks>
 internal static class ContextRegistry
 {
