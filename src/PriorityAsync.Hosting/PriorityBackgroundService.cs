@@ -30,8 +30,7 @@ namespace PriorityAsync.Hosting;
 /// </remarks>
 public abstract class PriorityBackgroundService : BackgroundService, IPriorityWorker
 {
-    // The lifecycle, its invariant and the children's cancellation are Internal/WorkerCore.cs's, shared with
-    // PriorityThreadPoolBackgroundService; what is the loop's own is in Internal/ContextWorkerCore.cs.
+    // The lifecycle is the one both workers share ([H-WORKER]); the core adds what is the loop's own.
     private readonly ContextWorkerCore _core;
 
     /// <summary>Initializes a new instance of the <see cref="PriorityBackgroundService"/> class.</summary>

@@ -36,8 +36,7 @@ namespace PriorityAsync.Hosting;
 /// </remarks>
 public abstract class PriorityThreadPoolBackgroundService : BackgroundService, IPriorityWorker
 {
-    // The lifecycle, its invariant and the children's cancellation are Internal/WorkerCore.cs's, shared with
-    // PriorityBackgroundService; what is the pool's own is in Internal/PoolWorkerCore.cs.
+    // The lifecycle is the one both workers share ([H-WORKER]); the core adds what is the pool's own.
     private readonly PoolWorkerCore _core;
 
     /// <summary>Initializes a new instance of the <see cref="PriorityThreadPoolBackgroundService"/> class.</summary>

@@ -15,20 +15,9 @@ namespace PriorityAsync.Hosting.Internal;
 /// schedulers (creating it, starting the entry, completing it, cancelling its root children) is the subclass's.
 /// </summary>
 /// <remarks>
-/// <para>Lifecycle (read before changing anything below):
-/// <see cref="StartAsync"/> (once) creates the scheduler and queues the entry at <c>DefaultLevel</c>; the entry signals "running"
-/// (StartAsync then returns) and calls <c>ExecuteAsync</c> on the scheduler. When <c>ExecuteAsync</c>'s task completes, the scheduler
-/// is completed: it still runs what is queued and waits for its outstanding operations (<c>async void</c> work, root children), then
-/// stops. It cannot stop normally before that: the worker's hold on it is released only by <see cref="Complete"/>.</para>
-/// <para>Invariant: <c>_execute</c> (<c>ExecuteTask</c>) completes exactly once: it faults as soon as <c>ExecuteAsync</c> faults or the
-/// scheduler faults (the host must learn of a fault at once, and a faulted loop never resumes <c>ExecuteAsync</c>); otherwise it
-/// completes with <c>ExecuteAsync</c>'s outcome once <c>ExecuteAsync</c> has completed and the scheduler has stopped. If the scheduler
-/// is completed from outside (shutdown timeout, Dispose) while <c>ExecuteAsync</c> is still pending, <c>_execute</c> is cancelled
-/// when it stops. <c>_executeAsyncTask</c> is written (volatile) before <see cref="Complete"/> is called, so the scheduler's completion
-/// continuation, which can only run after that, sees it unless the scheduler was completed from outside.</para>
-/// <para>Root children (<c>Priority.Start</c>, and on a loop <c>Context.Scope.Start</c>) belong to the worker: the stopping token
-/// cancels them, and so does <c>ExecuteAsync</c> ending with a fault or a cancellation; the scheduler still waits for them, so
-/// <see cref="StopAsync"/> waits for them too.</para>
+/// <para>[H-WORKER]: the entry runs <c>ExecuteAsync</c> on the scheduler; when its task completes the worker's hold is released and the
+/// scheduler stops once its queued work and outstanding operations (root children included) are done. <c>ExecuteTask</c> completes
+/// exactly once. The stopping token, and <c>ExecuteAsync</c> ending with a fault or a cancellation, cancel the root children.</para>
 /// <para>Thread safety: <see cref="StartAsync"/>, <see cref="StopAsync"/>, <see cref="Dispose"/> and <see cref="Configure"/> are called
 /// by the host, one at a time; the event handlers run on the scheduler's threads and the watchdog's; every other member may be read
 /// from any thread.</para>
@@ -141,7 +130,7 @@ internal abstract class WorkerCore : IDisposable
         scheduler.StallDetected += OnStallDetected;
         _drops = new DropLog(_logger, Name, options.Levels, options.WorkDroppedLogInterval);
         _stoppingCts = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
-        // Stopping cancels the worker's root children (Priority.Start, Context.Scope); the scheduler still waits for them.
+        // Stopping cancels the worker's root children (Priority.Start, Scope.Start); the scheduler still waits for them ([H-WORKER]).
         _stoppingCts.Token.UnsafeRegister(static core => ((WorkerCore)core!)._scheduler!.Scope.Cancel(), this);
         _ = Completion.ContinueWith(
             static (completion, state) => ((WorkerCore)state!).OnSchedulerStopped(completion),
@@ -241,7 +230,7 @@ internal abstract class WorkerCore : IDisposable
 
     private void OnExecuteAsyncCompleted(Task task)
     {
-        Volatile.Write(ref _executeAsyncTask, task);
+        Volatile.Write(ref _executeAsyncTask, task); // before Complete, so the scheduler's completion continuation sees it ([H-WORKER])
         if (task.Exception is { } fault)
         {
             _execute.TrySetException(fault.InnerExceptions);

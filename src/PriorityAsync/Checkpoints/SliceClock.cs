@@ -9,13 +9,10 @@ namespace PriorityAsync.Internal;
 /// The process-wide watcher of the time quota (<see cref="PrioritySchedulerOptions.TimeSlice"/>): one dedicated background thread (never
 /// the thread pool, so a starved pool cannot delay it) that ticks every quarter of the shortest watched slice (at least every
 /// millisecond) and lets each watched scheduler compare its threads' dispatch counters with the previous tick's
-/// (<see cref="PriorityScheduler.TickTimeSlice"/>, [Q-RAISE]). The schedulers' threads do nothing per item and read no clock.
+/// (<see cref="PriorityScheduler.TickTimeSlice"/>, [SLICE-RAISE]). The schedulers' threads do nothing per item and read no clock.
 /// </summary>
-/// <remarks>
-/// <para>Idle cost: when every watched thread is parked, the clock sleeps without a timeout until a checkpoint wakes it or a scheduler
-/// registers ([Q-DORMANT]). A thread leaving Park does nothing for the clock: the wake-up of a parked loop has nothing but the wake
-/// itself on its critical path.</para>
-/// </remarks>
+/// <remarks>When every watched thread is parked, the clock sleeps without a timeout until a checkpoint wakes it or a scheduler
+/// registers ([SLICE-DORMANT]); a thread leaving Park does nothing for it.</remarks>
 internal sealed class SliceClock
 {
     private static SliceClock? s_shared;
@@ -26,7 +23,7 @@ internal sealed class SliceClock
     private Thread? _thread;
     private long _ticks;
 
-    // 1: the thread sleeps (or is about to) until a loop wakes or a context registers. See S1.
+    // 1: the thread sleeps (or is about to) until a checkpoint wakes it or a scheduler registers ([SLICE-DORMANT]).
     private int _dormant;
 
     /// <summary>Gets the process-wide slice clock.</summary>
@@ -35,10 +32,10 @@ internal sealed class SliceClock
     /// <summary>For tests and measurements: how many ticks the thread has made.</summary>
     internal long Ticks => Interlocked.Read(ref _ticks);
 
-    /// <summary>For tests: whether the thread sleeps until a loop wakes.</summary>
+    /// <summary>For tests: whether the thread sleeps until a checkpoint wakes it.</summary>
     internal bool IsDormant => Volatile.Read(ref _dormant) != 0;
 
-    /// <summary>Starts watching <paramref name="context"/>, whose loop (or pool threads) has just started.</summary>
+    /// <summary>Starts watching <paramref name="context"/>, which has just started running.</summary>
     public void Register(PriorityScheduler context)
     {
         lock (_lock)
@@ -52,7 +49,7 @@ internal sealed class SliceClock
         _signal.Set();
     }
 
-    /// <summary>Stops watching <paramref name="context"/>, whose loop (or last pool thread) is ending.</summary>
+    /// <summary>Stops watching <paramref name="context"/>, which is ending.</summary>
     public void Unregister(PriorityScheduler context)
     {
         lock (_lock)
@@ -62,7 +59,7 @@ internal sealed class SliceClock
     }
 
     /// <summary>Called by a checkpoint that found (and cleared, with a full fence) the dormant sentinel in its quota flag: wakes the
-    /// thread if it still sleeps (see S1). No lock; only the first of several such checkpoints sets the event.</summary>
+    /// thread if it still sleeps ([SLICE-DORMANT]). No lock; only the first of several such checkpoints sets the event.</summary>
     public void OnCheckpointFoundDormant()
     {
         if (Volatile.Read(ref _dormant) != 0 && Interlocked.Exchange(ref _dormant, 0) != 0)
@@ -109,7 +106,7 @@ internal sealed class SliceClock
             Interlocked.Increment(ref _ticks);
             if (!anyAwake)
             {
-                Interlocked.Exchange(ref _dormant, 1); // before the sentinels (S1)
+                Interlocked.Exchange(ref _dormant, 1); // before the sentinels ([SLICE-DORMANT])
                 if (MarkDormantAndCheckAllParked())
                 {
                     _signal.WaitOne(); // until Register or a checkpoint that found the sentinel, which clear _dormant and set the event
@@ -123,7 +120,7 @@ internal sealed class SliceClock
         }
     }
 
-    /// <summary>S1: writes the dormant sentinel into every watched context's quota flag, then says whether every loop is parked.</summary>
+    /// <summary>[SLICE-DORMANT]: writes the sentinel into every watched thread's quota flag, then says whether every thread is parked.</summary>
     private bool MarkDormantAndCheckAllParked()
     {
         lock (_lock)

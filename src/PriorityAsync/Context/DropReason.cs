@@ -3,16 +3,16 @@ namespace PriorityAsync;
 /// <summary>Why a queued callback did not run.</summary>
 public enum DropReason
 {
-    /// <summary>It was posted after the context had finished (or while it was finishing), so no loop was left to run it.</summary>
+    /// <summary>It was posted after the scheduler had finished (or while it was finishing), so no thread was left to run it.</summary>
     PostedAfterCompletion,
 
-    /// <summary>It was queued when the loop stopped because of an unhandled exception.</summary>
+    /// <summary>It was queued when the scheduler stopped because of an unhandled exception (or its clock's failure).</summary>
     AbandonedAfterFault,
 
     /// <summary>
     /// It is a loop timer (an <see cref="System.Threading.ITimer"/> of <see cref="PriorityScheduler.TimeProvider"/>, or a pending
-    /// <see cref="Priority.Delay"/>) that was still armed when the context finished: timers do not keep the loop alive, so it never
-    /// fired. <see cref="WorkDroppedEventArgs.State"/> is the timer.
+    /// <see cref="Priority.Delay"/>) that was still armed when the scheduler finished: timers do not keep a scheduler alive, so it
+    /// never fired. <see cref="WorkDroppedEventArgs.State"/> is the timer.
     /// </summary>
     TimerArmedAtFinish,
 

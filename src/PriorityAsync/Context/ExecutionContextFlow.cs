@@ -4,19 +4,10 @@ using System.Threading;
 namespace PriorityAsync.Internal;
 
 /// <summary>
-/// How a loop item carries the <see cref="ExecutionContext"/> it must run in (the rule E1 at the top of Context/PriorityContext.cs).
+/// How an item carries the <see cref="ExecutionContext"/> it must run in ([E-FLOW]): a plain callback the context captured where it
+/// entered, everything else none (the default context). "Nothing set" is stored as <see langword="null"/>, so the common case costs a
+/// reference compare at the post and one at the dispatch.
 /// </summary>
-/// <remarks>
-/// <para>A plain callback (a <c>Post</c>, a cross-thread <c>Send</c>, <c>InvokeAsync</c>, the entry of <c>Run</c>, a controller's post)
-/// carries the context captured where it entered the loop; everything else (the continuation of an async method, whose state machine
-/// restores its own context; a task, which runs in its own; a timer firing, which runs in the timer's) carries none and runs in the
-/// default context, as on a thread-pool thread. <see cref="ExecutionContext.Capture"/> returns one shared object when nothing is set:
-/// that is stored as <see langword="null"/>, so the common case stores nothing and costs a reference compare.</para>
-/// <para>Before each item the loop thread enters the item's context (<see cref="Enter"/>): a reference compare when the thread is
-/// already in it, a switch otherwise. So nothing an item leaves on the thread (an <c>AsyncLocal</c> value set in a plain callback, an
-/// <c>Activity</c> left open) is seen by the next one, and the loop gives its thread back to the owner of <c>Run</c> in the context it
-/// was in.</para>
-/// </remarks>
 internal static class ExecutionContextFlow
 {
     /// <summary>The runtime's default context (the one a thread-pool thread returns to after every work item). It is not public: read

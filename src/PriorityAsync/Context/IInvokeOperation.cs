@@ -8,9 +8,9 @@ internal interface IInvokeOperation
     /// <summary>The queued callback; recognisable by reference, so a dropped operation can fault its task instead of leaving it pending.</summary>
     static readonly SendOrPostCallback RunCallback = static state => ((IInvokeOperation)state!).Run();
 
-    /// <summary>Runs the delegate on the loop thread.</summary>
+    /// <summary>Runs the delegate on a thread of the scheduler.</summary>
     void Run();
 
-    /// <summary>The operation will never run (the context finished): fault its task.</summary>
+    /// <summary>The operation will never run (the scheduler finished): fault its task ([D-DROP]).</summary>
     void Abandon();
 }

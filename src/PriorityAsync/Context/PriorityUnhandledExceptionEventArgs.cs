@@ -2,7 +2,7 @@ using System;
 
 namespace PriorityAsync;
 
-/// <summary>Describes an exception that escaped a callback running on a <see cref="PriorityContext"/> (typically an <c>async void</c> method).</summary>
+/// <summary>Describes an exception that escaped a callback running on a priority scheduler (typically an <c>async void</c> method).</summary>
 public sealed class PriorityUnhandledExceptionEventArgs : EventArgs
 {
     internal PriorityUnhandledExceptionEventArgs(Exception exception, int level)
@@ -18,9 +18,9 @@ public sealed class PriorityUnhandledExceptionEventArgs : EventArgs
     public int Level { get; }
 
     /// <summary>
-    /// Gets or sets whether a handler dealt with the exception. When a handler sets it to <see langword="true"/>, the loop goes on
-    /// with the next item; otherwise the context faults: it stops, <see cref="PriorityContext.Run(Func{System.Threading.Tasks.Task}, PriorityContextOptions?)"/>
-    /// rethrows the exception, and <see cref="PriorityContextThread.Completion"/> faults with it.
+    /// Gets or sets whether a handler dealt with the exception. When a handler sets it to <see langword="true"/>, the scheduler goes
+    /// on with the next item; otherwise it faults: it starts no more items, <see cref="PriorityContext.Run(Func{System.Threading.Tasks.Task}, PriorityContextOptions?)"/>
+    /// rethrows the exception, and <see cref="PriorityScheduler.Completion"/> faults with it.
     /// </summary>
     public bool Handled { get; set; }
 }

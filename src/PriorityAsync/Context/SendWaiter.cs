@@ -34,13 +34,13 @@ internal sealed class SendWaiter
         return waiter;
     }
 
-    /// <summary>The callback being sent, for naming it in a trace (loop thread, while the item runs).</summary>
+    /// <summary>The callback being sent, for naming it in a trace (on the scheduler's thread, while the item runs).</summary>
     public SendOrPostCallback? Callback => _callback;
 
     /// <summary>The state of <see cref="Callback"/>.</summary>
     public object? State => _state;
 
-    /// <summary>Runs on the loop thread. Exceptions go back to the sender, so they never count as unhandled.</summary>
+    /// <summary>Runs on a thread of the scheduler. Exceptions go back to the sender, so they never count as unhandled.</summary>
     private void Run()
     {
         try
@@ -57,7 +57,7 @@ internal sealed class SendWaiter
         }
     }
 
-    /// <summary>The context finished before the item ran: the sender gets <see cref="ObjectDisposedException"/>.</summary>
+    /// <summary>The scheduler finished before the item ran ([D-DROP]): the sender gets <see cref="ObjectDisposedException"/>.</summary>
     public void Abandon()
     {
         _abandoned = true;

@@ -3,7 +3,7 @@ using System.Threading;
 
 namespace PriorityAsync;
 
-/// <summary>Describes a callback that a <see cref="PriorityContext"/> will never run.</summary>
+/// <summary>Describes a callback that a priority scheduler will never run (<see cref="PriorityScheduler.WorkDropped"/>).</summary>
 public sealed class WorkDroppedEventArgs : EventArgs
 {
     internal WorkDroppedEventArgs(int level, SendOrPostCallback callback, object? state, DropReason reason)

@@ -5,13 +5,13 @@ namespace PriorityAsync.Internal;
 
 /// <summary>
 /// The part <see cref="InvokeOperation{TResult}"/>, <see cref="ControllerRunOperation{TResult}"/> and <see cref="ChildOperation{TResult}"/>
-/// share: run a delegate on the loop thread, hand back a task that completes as the delegate's own task does (unwrapped), hold the loop
-/// open while that task is pending, and report a fault with the work's name. The subclasses decide who holds (the context, a controller,
-/// a scope), how the delegate is called, and what a null task is reported as.
+/// share: run a delegate on a thread of the scheduler, hand back a task that completes as the delegate's own task does (unwrapped),
+/// hold the scheduler open while that task is pending, and report a fault with the work's name. The subclasses decide who holds (the
+/// scheduler, a controller, a scope), how the delegate is called, and what a null task is reported as.
 /// </summary>
 /// <remarks>Invariant: once <see cref="Run"/> has run, the returned task completes; then <see cref="Finished"/> runs exactly once; and a
-/// hold taken by <see cref="Hold"/> is released by <see cref="Release"/> exactly once, after both (so an awaiter inside the context posts its
-/// continuation, and a scope counts the end, while the hold still keeps the loop alive).</remarks>
+/// hold taken by <see cref="Hold"/> is released by <see cref="Release"/> exactly once, after both (so an awaiter on the scheduler posts its
+/// continuation, and a scope counts the end, while the hold still keeps the scheduler alive).</remarks>
 /// <typeparam name="TResult">The result type; <see cref="object"/> (always <see langword="null"/>) for a plain <see cref="Task"/>.</typeparam>
 internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, INamedWork
 {
@@ -23,7 +23,7 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
     /// <param name="work">The delegate; <see cref="StartWork"/> calls it.</param>
     /// <param name="hasResult">Whether the delegate's task is a <see cref="Task{TResult}"/> whose result the returned task carries.</param>
     protected WorkOperation(Delegate work, bool hasResult)
-        : base(TaskCreationOptions.RunContinuationsAsynchronously) // the caller's continuations never run on the loop thread by accident
+        : base(TaskCreationOptions.RunContinuationsAsynchronously) // the caller's continuations never run on the scheduler's thread by accident
     {
         _work = work;
         _hasResult = hasResult;
@@ -41,7 +41,7 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
     /// <summary>Names the work for a drop report (before it ran) or a trace.</summary>
     public string Describe() => _work is { } work ? CallbackNames.Describe(work) : Kind;
 
-    /// <summary>Runs the delegate (on the loop thread).</summary>
+    /// <summary>Runs the delegate (on a thread of the scheduler).</summary>
     public void Run()
     {
         Delegate work = _work!;
@@ -93,7 +93,7 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
     /// <summary>The message of the <see cref="InvalidOperationException"/> when the delegate returned null.</summary>
     protected abstract string NullTaskMessage();
 
-    /// <summary>Takes the hold that keeps the loop alive while the work's task is pending (on the loop thread, while the loop runs).</summary>
+    /// <summary>Takes the hold that keeps the scheduler alive while the work's task is pending (on its thread, while it runs).</summary>
     protected abstract void Hold();
 
     /// <summary>Releases the hold, after the task was completed and <see cref="Finished"/> ran.</summary>
@@ -102,7 +102,7 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
     /// <summary>
     /// Called once, in every path of <see cref="Run"/>, after the returned task was completed: reports a fault through the
     /// <c>PriorityAsync</c> meter and event source with the work's name, whoever awaits the task (a fault is never silent). Runs on the
-    /// thread that completed the work's task (the loop thread, unless the work ended off it after <c>ConfigureAwait(false)</c>).
+    /// thread that completed the work's task (the scheduler's, unless the work ended off it after <c>ConfigureAwait(false)</c>).
     /// </summary>
     /// <param name="work">The delegate, to name the work.</param>
     /// <param name="workTask">The task the delegate returned, or <see langword="null"/> when it threw or returned none.</param>

@@ -4,7 +4,7 @@ namespace PriorityAsync.Internal;
 
 /// <summary>
 /// The loop item through which a <see cref="PriorityTaskController"/> runs its queued work: one generation of the controller's place
-/// in the FIFO of its level (see the protocol in Controllers/PriorityTaskController.cs). Reused while the level does not change, so running the
+/// in the FIFO of its level ([C-CONTROLLER]). Reused while the level does not change, so running the
 /// controller's items allocates nothing; <see cref="PriorityTaskController.SetLevel"/> makes a new one, and the old one goes stale.
 /// </summary>
 internal sealed class ControllerActivation(PriorityTaskController controller)

@@ -65,8 +65,8 @@ internal sealed class ControllerRunOperation<TResult> : WorkOperation<TResult>, 
     protected override string NullTaskMessage() =>
         $"The delegate passed to PriorityTaskController.Run ({_controller}) returned null instead of a Task.";
 
-    // Held until the work's task completes, through the controller (released by Cancel: see "Holds" in Controllers/PriorityTaskController.cs);
-    // a cancelled controller cancels the task at once, since the work's continuations are dropped from then on.
+    // Held until the work's task completes, through the controller (released by Cancel, [C-CONTROLLER]); a cancelled controller
+    // cancels the task at once, since the work's continuations are dropped from then on.
     protected override void Hold()
     {
         _controller.OperationStarted();

@@ -20,7 +20,7 @@ internal sealed class ControllerSynchronizationContext : PrioritySynchronization
     public override void Post(SendOrPostCallback d, object? state)
     {
         ArgumentNullException.ThrowIfNull(d);
-        _controller.Enqueue(d, state, ExecutionContextFlow.Capture()); // a plain callback: the poster's context (E1)
+        _controller.Enqueue(d, state, ExecutionContextFlow.Capture()); // a plain callback: the poster's context ([E-FLOW])
     }
 
     /// <summary>On the loop thread: runs inline, under the controller. From another thread: queued under the controller, and the caller

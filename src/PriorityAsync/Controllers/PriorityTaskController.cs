@@ -32,31 +32,9 @@ namespace PriorityAsync;
 /// </remarks>
 public sealed class PriorityTaskController
 {
-    // ---- Protocol (read before changing anything below) -------------------------------------------------------------------
-    //
-    // State, all under _lock: _queue (the controller's FIFO of WorkItems), _current (the activation of the current generation),
-    // _pending, _level, _closed (by Cancel or because the context dropped the current activation) and _operations.
-    //
-    // An activation is a loop item (ControllerActivation.Callback, the activation as its state) that runs the controller's next item.
-    // SetLevel and closing replace _current (a new generation); an activation that is no longer _current is stale and does nothing
-    // when the loop runs it (the loop still counts it as run: it is an item like any other), and nothing when the context drops it.
-    //
-    // (C1) While _queue is not empty, _pending is true, and then exactly one copy of _current is on its way to the loop at _level:
-    //      queued in the context, or about to be queued by the thread that set _pending or replaced _current (it calls
-    //      Context.Enqueue right after leaving the lock), or being run by the loop, which re-queues it before running the item it took
-    //      if items remain. _pending goes false only in a run of _current that takes the last item, or when the controller closes.
-    // (C2) An item enters _queue only under the lock while !_closed, and leaves it exactly once, under the lock: taken by a run of
-    //      _current (which then runs it), or taken by Close (which drops it: counted, reported through WorkDropped).
-    // (C3) Posts after _closed are dropped at once by the poster (counted, reported), with the reason the controller closed for.
-    //
-    // Hence every item posted under a controller is run exactly once or dropped exactly once: by C1 the current activation is pending
-    // whenever items are queued, and the context's own protocol (Context/PriorityContext.cs) either runs it (it takes one item, C2) or drops
-    // it once the loop has finished, and the drop of the current activation closes the controller and drops every queued item (C2).
-    // No user code (callbacks, WorkDropped handlers, token callbacks) and no Context.Enqueue runs under _lock: a handler may post.
-    //
-    // Holds (async void methods and Run operations started under the controller): _operations counts them; while the controller is
-    // open each also holds the context (OperationStarted), so the loop waits for them as for any async void method. Cancel releases
-    // those holds: their continuations will be dropped from now on, so they may never complete, and the loop must not wait forever.
+    // [C-CONTROLLER]: _queue, _current, _pending, _level, _closed, _closeReason and _operations under _lock. While _queue is not
+    // empty, exactly one copy of _current is on its way to the loop; an item leaves _queue once, run or dropped. No user code and no
+    // Context.Enqueue under _lock.
 
     private readonly Lock _lock = new();
     private readonly ControllerSynchronizationContext _syncContext;
@@ -216,7 +194,7 @@ public sealed class PriorityTaskController
             _syncContext.SetLevel(level);
             if (_pending)
             {
-                // A new generation at the new level (C1 holds again once we queue it below); the old one goes stale.
+                // A new generation at the new level ([C-CONTROLLER] holds again once we queue it below); the old one goes stale.
                 activation = _current = new ControllerActivation(this);
             }
         }
@@ -253,8 +231,8 @@ public sealed class PriorityTaskController
 
     // ---- Queueing and running ---------------------------------------------------------------------------------------------
 
-    /// <summary>Queues an item under the controller. <paramref name="executionContext"/>: the context it runs in (E1 in
-    /// Context/PriorityContext.cs), captured by the public entry points for plain callbacks, null for tasks and unflowed continuations.</summary>
+    /// <summary>Queues an item under the controller. <paramref name="executionContext"/>: the context it runs in ([E-FLOW]), captured by
+    /// the public entry points for plain callbacks, null for tasks and unflowed continuations.</summary>
     internal void Enqueue(SendOrPostCallback callback, object? state, ExecutionContext? executionContext)
     {
         var item = new WorkItem(callback, state, executionContext);
@@ -267,10 +245,10 @@ public sealed class PriorityTaskController
             closed = _closed;
             if (!closed)
             {
-                _queue.Enqueue(item); // C2
+                _queue.Enqueue(item);
                 if (!_pending)
                 {
-                    _pending = true; // C1: we queue _current below
+                    _pending = true; // [C-CONTROLLER]: we queue _current below
                     activation = _current;
                 }
             }
@@ -281,7 +259,7 @@ public sealed class PriorityTaskController
 
         if (closed)
         {
-            DropOne(level, item, reason)?.Throw(); // C3
+            DropOne(level, item, reason)?.Throw(); // a post after the close ([C-CONTROLLER])
         }
         else if (activation is not null)
         {
@@ -303,7 +281,7 @@ public sealed class PriorityTaskController
             }
 
             bool taken = _queue.TryDequeue(out item);
-            Debug.Assert(taken, "C1: the current activation is pending only while items are queued");
+            Debug.Assert(taken, "[C-CONTROLLER]: the current activation is pending only while items are queued");
             more = _queue.Count != 0;
             if (!more)
             {
@@ -347,7 +325,7 @@ public sealed class PriorityTaskController
             level = _level;
             if (reason == DropReason.Cancelled)
             {
-                release = _operations; // every outstanding operation holds the context while open (see "Holds")
+                release = _operations; // every outstanding operation holds the context while open ([C-CONTROLLER])
             }
         }
 

@@ -8,19 +8,17 @@ namespace PriorityAsync.Internal;
 /// slow paths (<see cref="PriorityScheduler.SetSlowPaths"/>).
 /// </summary>
 /// <remarks>
-/// <para>Invariant: a scheduler is in <see cref="Live"/> exactly from the start of its loop to its end (RunLoop registers a context
-/// before the first item and unregisters it in its <c>finally</c>; a pool registers before it starts its threads and unregisters when
-/// its last thread ends), so a finished scheduler is never kept alive by the registry.</para>
+/// <para>Invariant: a scheduler is in <see cref="Live"/> exactly from its start to its end ([O-SLOW]), so a finished scheduler is never
+/// kept alive by the registry.</para>
 /// <para>Writers (register, unregister, refresh) hold <see cref="s_lock"/> and publish a new array (copy on write), so a collecting
 /// listener reads <see cref="Live"/> without a lock and never sees a torn list. Nothing here is on the hot path: one registration
-/// per loop.</para>
-/// <para><c>System.Diagnostics.Metrics</c> does not tell an instrument that a listener enabled it, so, while any loop runs, a timer
-/// re-reads the histograms' <c>Enabled</c> flags every <see cref="RefreshPeriod"/>; a loop also reads them when it starts. The
-/// EventSource and the trace recorder refresh at once when they are turned on or off.</para>
+/// per scheduler.</para>
+/// <para>Metrics does not tell an instrument that a listener enabled it, so while any scheduler runs a timer re-reads the histograms'
+/// flags every <see cref="RefreshPeriod"/> ([O-SLOW]).</para>
 /// </remarks>
 internal static class ContextRegistry
 {
-    /// <summary>How soon a listener that enables (or disables) a timing histogram takes effect in running loops.</summary>
+    /// <summary>How soon a listener that enables (or disables) a timing histogram takes effect in running schedulers.</summary>
     public static readonly TimeSpan RefreshPeriod = TimeSpan.FromSeconds(1);
 
     private static readonly Lock s_lock = new();
@@ -42,7 +40,7 @@ internal static class ContextRegistry
             context.SetSlowPaths(ComputeSlowPaths());
             if (s_refreshTimer is null)
             {
-                // No ExecutionContext captured: the timer must not keep the first loop's AsyncLocals alive.
+                // No ExecutionContext captured: the timer must not keep the first scheduler's AsyncLocals alive.
                 using (ExecutionContext.SuppressFlow())
                 {
                     s_refreshTimer = new Timer(static _ => Refresh(), null, RefreshPeriod, RefreshPeriod);
@@ -75,7 +73,7 @@ internal static class ContextRegistry
         }
     }
 
-    /// <summary>Re-reads what is listening and tells every running loop. Any thread.</summary>
+    /// <summary>Re-reads what is listening and tells every running scheduler ([O-SLOW]). Any thread.</summary>
     public static void Refresh()
     {
         lock (s_lock)

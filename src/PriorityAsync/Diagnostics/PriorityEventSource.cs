@@ -4,7 +4,7 @@ using System.Diagnostics.Tracing;
 namespace PriorityAsync.Internal;
 
 /// <summary>
-/// The <c>PriorityAsync</c> event source: a start and a stop event around every work item the loop runs, and a warning for every
+/// The <c>PriorityAsync</c> event source: a start and a stop event around every work item a scheduler runs, and a warning for every
 /// faulted piece of work, dropped item and stall, for <c>dotnet-trace</c>, PerfView and in-process <see cref="EventListener"/>s. Off
 /// (and free) until a session enables it.
 /// </summary>
@@ -22,8 +22,8 @@ internal sealed class PriorityEventSource : EventSource
     /// <summary>Whether any session enables the source. Set from OnEventCommand, which may run before <see cref="Log"/> is assigned.</summary>
     public static bool IsOn => s_isOn;
 
-    /// <summary>The loop starts a work item.</summary>
-    /// <param name="context">The context's name.</param>
+    /// <summary>A scheduler thread starts a work item.</summary>
+    /// <param name="context">The scheduler's name.</param>
     /// <param name="level">The item's level.</param>
     /// <param name="method">The callback's target, as <c>Type.Method</c> (an async method's continuation names the async method).</param>
     [Event(1, Level = EventLevel.Informational, Message = "{0}: level {1} starts {2}")]
@@ -41,8 +41,8 @@ internal sealed class PriorityEventSource : EventSource
         }
     }
 
-    /// <summary>The loop finished a work item (it returned, threw, or reached an await that did not complete at once).</summary>
-    /// <param name="context">The context's name.</param>
+    /// <summary>A scheduler thread finished a work item (it returned, threw, or reached an await that did not complete at once).</summary>
+    /// <param name="context">The scheduler's name.</param>
     /// <param name="level">The item's level.</param>
     [Event(2, Level = EventLevel.Informational, Message = "{0}: level {1} done")]
     [UnconditionalSuppressMessage("ReflectionAnalysis", "IL2026", Justification = "Only strings and an int are written; nothing to trim.")]
@@ -58,7 +58,7 @@ internal sealed class PriorityEventSource : EventSource
     }
 
     /// <summary>Work started with a delegate (InvokeAsync, a controller's Run, a scope's child) ended with an exception.</summary>
-    /// <param name="context">The context's name.</param>
+    /// <param name="context">The scheduler's name.</param>
     /// <param name="level">The work's level.</param>
     /// <param name="kind">How the work was started.</param>
     /// <param name="method">The work, as <c>Type.Method</c>.</param>
@@ -86,7 +86,7 @@ internal sealed class PriorityEventSource : EventSource
     }
 
     /// <summary>An item will never run (see <see cref="PriorityScheduler.WorkDropped"/>); written on the thread that dropped it.</summary>
-    /// <param name="context">The context's name.</param>
+    /// <param name="context">The scheduler's name.</param>
     /// <param name="level">The item's level.</param>
     /// <param name="reason">Why, in snake case (<c>posted_after_completion</c>, <c>abandoned_after_fault</c>, <c>cancelled</c>,
     /// <c>timer_armed_at_finish</c>).</param>
@@ -108,10 +108,10 @@ internal sealed class PriorityEventSource : EventSource
         }
     }
 
-    /// <summary>The stall watchdog found the loop starting no item for at least the stall timeout while work waited.</summary>
-    /// <param name="context">The context's name.</param>
+    /// <summary>The stall watchdog found a scheduler thread starting no item for at least the stall timeout while work waited.</summary>
+    /// <param name="context">The scheduler's name.</param>
     /// <param name="level">The highest level with waiting work.</param>
-    /// <param name="waitingForMilliseconds">How long work has been waiting without the loop starting any item.</param>
+    /// <param name="waitingForMilliseconds">How long work has been waiting without the thread starting any item.</param>
     /// <param name="pendingCount">The number of waiting items (due timers included).</param>
     [Event(5, Level = EventLevel.Warning, Message = "{0}: the loop has started no item for {2} ms while {3} items wait (highest level {1})")]
     [UnconditionalSuppressMessage("ReflectionAnalysis", "IL2026", Justification = "Only a string and numbers are written; nothing to trim.")]

@@ -9,9 +9,9 @@ namespace PriorityAsync.Internal;
 /// The library's instruments, on the meter named <see cref="MeterName"/>; docs/observability.md lists them with their units and tags.
 /// </summary>
 /// <remarks>
-/// <para>Cost. The observable instruments read counters the loop keeps anyway (items run per level, queue counts), only when a
+/// <para>Cost. The observable instruments read counters the schedulers keep anyway (items run per level, queue counts), only when a
 /// listener collects. The counters (drops, exceptions, stalls) record on paths that are already slow. The two histograms need clock
-/// readings per item: the loop takes them only while a listener enables them (see <see cref="ContextRegistry"/>).</para>
+/// readings per item: a scheduler takes them only while a listener enables them ([O-SLOW]).</para>
 /// <para>Names follow the OpenTelemetry semantic-convention style of the runtime's own <c>dotnet.thread_pool.*</c> instruments.
 /// The two stall instruments keep the names they were published with (dashboards and alerts use them).</para>
 /// </remarks>
@@ -20,7 +20,7 @@ internal static class PriorityMetrics
     /// <summary>The meter name to subscribe to (for example <c>dotnet-counters monitor --counters PriorityAsync</c>).</summary>
     public const string MeterName = "PriorityAsync";
 
-    /// <summary>Tag: the <see cref="PriorityScheduler.Name"/> of the context.</summary>
+    /// <summary>Tag: the <see cref="PriorityScheduler.Name"/> of the scheduler.</summary>
     public const string ContextTag = "priorityasync.context";
 
     /// <summary>Tag of the per-scheduler instruments (the observable ones and the two histograms): <c>PriorityContext</c> (the
@@ -36,7 +36,7 @@ internal static class PriorityMetrics
     /// <summary>Tag of exceptions: the exception's full type name (the semantic conventions' <c>error.type</c>).</summary>
     public const string ErrorTypeTag = "error.type";
 
-    /// <summary>Tag of exceptions: <c>handled</c> (a handler set Handled; the loop went on) or <c>unhandled</c> (the context faulted).</summary>
+    /// <summary>Tag of exceptions: <c>handled</c> (a handler set Handled; the scheduler went on) or <c>unhandled</c> (it faulted).</summary>
     public const string ExceptionResultTag = "priorityasync.exception.result";
 
     /// <summary>Tag of dropped items and faulted work: the code, as <c>Type.Method</c> (an async method by its own name).</summary>
@@ -55,14 +55,14 @@ internal static class PriorityMetrics
 
     private static readonly Meter s_meter = new(MeterName, typeof(PriorityMetrics).Assembly.GetName().Version?.ToString());
 
-    /// <summary>Items the loop has started, per context and level (counter, from the loop's own counts).</summary>
+    /// <summary>Items started, per scheduler and level (counter, from the schedulers' own counts).</summary>
     public static readonly ObservableCounter<long> WorkItemCount = s_meter.CreateObservableCounter(
         "priorityasync.work_item.count",
         ObserveWorkItemCount,
         unit: "{work_item}",
         description: "The number of work items the loop has started since it started, per level.");
 
-    /// <summary>Items waiting, per context and level (an up-down counter, like <c>dotnet.thread_pool.queue.length</c>).</summary>
+    /// <summary>Items waiting, per scheduler and level (an up-down counter, like <c>dotnet.thread_pool.queue.length</c>).</summary>
     public static readonly ObservableUpDownCounter<long> QueueLength = s_meter.CreateObservableUpDownCounter(
         "priorityasync.queue.length",
         ObserveQueueLength,
@@ -92,7 +92,7 @@ internal static class PriorityMetrics
         tags: null,
         advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = s_durationBuckets });
 
-    /// <summary>Items the context will never run (see <see cref="PriorityScheduler.WorkDropped"/>).</summary>
+    /// <summary>Items a scheduler will never run (see <see cref="PriorityScheduler.WorkDropped"/>).</summary>
     public static readonly Counter<long> Dropped = s_meter.CreateCounter<long>(
         "priorityasync.work_item.dropped",
         unit: "{work_item}",

@@ -1,8 +1,8 @@
 namespace PriorityAsync.Internal;
 
 /// <summary>
-/// The bits of <c>PriorityContext._slowPaths</c>: what the loop (and Post) must do beyond running an item. Zero, the usual case, keeps
-/// every per-item diagnostic off the hot path behind one field read per item.
+/// The bits of a scheduler's <c>_slowPaths</c> ([O-SLOW]): what its dispatch (and Post) must do beyond running an item. Zero, the usual
+/// case, keeps every per-item diagnostic off the hot path behind one field read per item.
 /// </summary>
 internal static class SlowPaths
 {
@@ -12,7 +12,7 @@ internal static class SlowPaths
     /// <summary>The queue-wait histogram is enabled: Post stamps each item with its enqueue time.</summary>
     public const int WaitTime = 1;
 
-    /// <summary>The run-time histogram is enabled: the loop reads the clock around each item.</summary>
+    /// <summary>The run-time histogram is enabled: the dispatch reads the clock around each item.</summary>
     public const int RunTime = 2;
 
     /// <summary>The <c>PriorityAsync</c> EventSource is enabled: start/stop events around each item.</summary>

@@ -2,12 +2,13 @@ using System;
 
 namespace PriorityAsync;
 
-/// <summary>Describes a stall: the loop of a <see cref="PriorityContext"/> has not started an item for at least
-/// <see cref="PrioritySchedulerOptions.StallTimeout"/> although work was waiting.</summary>
+/// <summary>Describes a stall: a thread of a priority scheduler (the loop of a <see cref="PriorityContext"/>, or one thread of a
+/// <see cref="PriorityThreadPool"/>) has not started an item for at least <see cref="PrioritySchedulerOptions.StallTimeout"/>
+/// although work was waiting.</summary>
 /// <remarks>
-/// <para>A stall means the item the loop is running has not returned: it blocks (for example a sync-over-async <c>task.Wait()</c>
-/// or <c>.Result</c> for work queued to the same loop, which never completes) or it simply runs for a long time.</para>
-/// <para>The watchdog samples the loop's dispatch counter and the queues every quarter of the stall timeout; it never touches the
+/// <para>A stall means the item the thread is running has not returned: it blocks (for example a sync-over-async <c>task.Wait()</c>
+/// or <c>.Result</c> for work queued to the same scheduler, which never completes) or it simply runs for a long time.</para>
+/// <para>The watchdog samples the thread's dispatch counter and the queues every quarter of the stall timeout; it never touches the
 /// hot path. See docs/reliability.md for exactly what is measured.</para>
 /// </remarks>
 public sealed class StallDetectedEventArgs : EventArgs
@@ -20,11 +21,11 @@ public sealed class StallDetectedEventArgs : EventArgs
         StallTimeout = stallTimeout;
     }
 
-    /// <summary>Gets the most urgent level with waiting work: the level the loop would run next if it were free.</summary>
+    /// <summary>Gets the most urgent level with waiting work: the level the thread would run next if it were free.</summary>
     public int Level { get; }
 
     /// <summary>
-    /// Gets how long work has been waiting while the loop started nothing: the time since the first check that found work waiting and
+    /// Gets how long work has been waiting while the thread started nothing: the time since the first check that found work waiting and
     /// no item started since the check before. Every item that was waiting at that check is still waiting (nothing ran since), so the
     /// oldest waiting item is at least this old. It is at least <see cref="StallTimeout"/>.
     /// </summary>

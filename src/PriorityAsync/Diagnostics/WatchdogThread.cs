@@ -6,19 +6,19 @@ using System.Threading;
 namespace PriorityAsync.Internal;
 
 /// <summary>
-/// The process-wide thread that runs every context's stall watchdog (<see cref="Watchdog"/>): one dedicated background thread, never
+/// The process-wide thread that runs every scheduler thread's stall watchdog (<see cref="Watchdog"/>): one dedicated background thread, never
 /// the thread pool, so a stall is reported on time when the pool is starved too (a sync-over-async <c>.Wait()</c> often starves both).
 /// </summary>
 /// <remarks>
 /// <para>It sleeps until the earliest next check of its watchdogs (a quarter of each one's stall timeout: 2.5 s with the default
 /// 10 s), checks the ones that are due, and raises their reports on itself; with no watchdog registered it sleeps without a timeout.
-/// A check reads a few counters (and, when the queues are empty, takes the context's timer lock to see whether a timer is overdue):
-/// microseconds, a few hundred times an hour per context.</para>
+/// A check reads a few counters and takes the scheduler's timer lock to see whether a timer is overdue: microseconds, a few hundred
+/// times an hour per watched thread ([O-STALL]).</para>
 /// <para>Handlers of <see cref="PriorityScheduler.StallDetected"/> run on this thread, one at a time: a slow handler delays the other
-/// contexts' checks, never their loops. An exception thrown by a handler is unhandled and ends the process, as it would on a
+/// checks, never the schedulers. An exception thrown by a handler is unhandled and ends the process, as it would on a
 /// thread-pool timer.</para>
 /// <para>Registration and the checks share <see cref="_lock"/>; the checks themselves (and the handlers) run outside it. A watchdog
-/// disposed while its check runs reports nothing (it sees its own stop flag or its context finished).</para>
+/// disposed while its check runs reports nothing (it sees its own stop flag or its scheduler finished).</para>
 /// </remarks>
 internal sealed class WatchdogThread
 {
@@ -48,7 +48,7 @@ internal sealed class WatchdogThread
             _watchdogs.Add(watchdog);
             if (_thread is null)
             {
-                // Not captured: the thread outlives whatever code first started a loop with a watchdog.
+                // Not captured: the thread outlives whatever code first started a scheduler with a watchdog.
                 _thread = new Thread(Run) { IsBackground = true, Name = "PriorityAsync stall watchdog" };
                 _thread.UnsafeStart();
             }

@@ -7,21 +7,9 @@ namespace PriorityAsync.Internal;
 /// The aging policy (<see cref="PriorityPolicy.Aging(TimeSpan[])"/>): strict priority, except that an item whose wait has passed its
 /// level's bound runs first. Consumer thread only.
 /// </summary>
-/// <remarks>
-/// <para>Invariant (A1): at every dispatch, let <c>now</c> be one clock reading and, for each level holding work, <c>deadline</c> its
-/// head's enqueue time plus the level's bound. If some head is expired (<c>deadline &lt; now</c>), the item run is the expired head with
-/// the earliest deadline (ties to the higher level); otherwise it is the head of the highest non-empty level (strict, S1). Only heads
-/// are ever taken, so FIFO within a level holds.</para>
-/// <para>Consequence (the bound): once an item is the head of its level and its deadline passes, it runs after at most the item running
-/// at that moment plus the expired heads with earlier deadlines. Under a top level that never empties (whose own items never wait past
-/// its bound), the lowest level's worst wait is its bound plus one item's run time, provided its items do not queue up behind each other
-/// faster than they run.</para>
-/// <para>Enqueue times: while this policy is in force every item is stamped when queued (PriorityContext.Enqueue, and the firings of
-/// loop timers), with the context's clock, the same clock read here. An item with no stamp (0: the entry point of Run, queued before
-/// the loop starts) never expires; it is the first item and runs at once anyway.</para>
-/// <para>Cost: with one level holding work, the strict dispatch and nothing more. With two or more, one clock reading and one peek per
-/// non-empty level (LevelQueues' peek slot: the head moves into it once, so a peek repeated at the next dispatch is one array read).</para>
-/// </remarks>
+/// <remarks>[A-AGING]: the expired head with the earliest deadline, else strict. Items are stamped on the scheduler's clock while the
+/// policy is in force, and read here on the same clock; an unstamped item never expires. With one level holding work it costs the
+/// strict dispatch; with more, one clock reading and one peek per non-empty level ([Q-PEEK]).</remarks>
 internal sealed class AgingDispatch
 {
     private readonly long[] _bounds; // in clock ticks, per level
@@ -42,7 +30,7 @@ internal sealed class AgingDispatch
     /// <summary>The bound of <paramref name="level"/> in clock ticks (for tests).</summary>
     internal long BoundTicks(int level) => _bounds[level];
 
-    /// <summary>A1 among the levels whose bit is set in <paramref name="allowed"/> (the pool's levels below their concurrency cap).</summary>
+    /// <summary>[A-AGING] among the levels whose bit is set in <paramref name="allowed"/> (the pool's levels below their concurrency cap).</summary>
     public bool TryDequeue(LevelQueues queues, ulong allowed, out WorkItem item, out int level)
     {
         ulong mask = queues.NonEmptyMask & allowed;
@@ -51,7 +39,7 @@ internal sealed class AgingDispatch
             return true;
         }
 
-        // One level holds work, or no head is expired: strict (S1), through the peek slots.
+        // One level holds work, or no head is expired: strict ([S-STRICT]), through the peek slots.
         mask = queues.NonEmptyMask & allowed;
         while (mask != 0)
         {

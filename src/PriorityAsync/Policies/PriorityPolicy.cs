@@ -6,7 +6,7 @@ using System.Linq;
 namespace PriorityAsync;
 
 /// <summary>
-/// How a <see cref="PriorityContext"/> chooses the next queued item between levels; within a level items always run in the order
+/// How a priority scheduler chooses the next queued item between levels; within a level items always run in the order
 /// they were queued. Set it with <see cref="PrioritySchedulerOptions.Policy"/>.
 /// </summary>
 /// <remarks>
@@ -44,7 +44,7 @@ public abstract class PriorityPolicy
     /// <summary>Strict priority with a maximum wait per level: an item that has waited longer than its level's bound runs before newer
     /// items of higher levels (the expired items in the order their bounds ran out).</summary>
     /// <param name="maxWaitPerLevel">One bound per level, index 0 for level 0; each from just above zero to <see cref="MaxAgingWait"/>
-    /// (one day). Its length must equal <see cref="PrioritySchedulerOptions.Levels"/> (checked when the context is created).</param>
+    /// (one day). Its length must equal <see cref="PrioritySchedulerOptions.Levels"/> (checked when the scheduler is created).</param>
     /// <returns>The policy, for <see cref="PrioritySchedulerOptions.Policy"/>.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="maxWaitPerLevel"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException">A bound is zero, negative or above one day, or there are no bounds or more than
@@ -68,8 +68,8 @@ public abstract class PriorityPolicy
 
     /// <summary>Weighted shares of run time: when several levels are backlogged, each receives run time in proportion to its shares.</summary>
     /// <param name="sharesPerLevel">One share count per level, index 0 for level 0; each from <see cref="MinShares"/> (1) to
-    /// <see cref="MaxShares"/> (10,000). Its length must equal <see cref="PrioritySchedulerOptions.Levels"/> (checked when the context is
-    /// created). The context starts with these; <see cref="PriorityScheduler.SetShares(int, int)"/> changes them while it runs.</param>
+    /// <see cref="MaxShares"/> (10,000). Its length must equal <see cref="PrioritySchedulerOptions.Levels"/> (checked when the scheduler is
+    /// created). The scheduler starts with these; <see cref="PriorityScheduler.SetShares(int, int)"/> changes them while it runs.</param>
     /// <returns>The policy, for <see cref="PrioritySchedulerOptions.Policy"/>.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="sharesPerLevel"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException">A share count is outside 1 to 10,000, or there are no counts or more than
@@ -119,8 +119,9 @@ public abstract class PriorityPolicy
 /// <para>Guarantee: an item at the head of its level runs at most one item's run time after its bound ran out, plus the run time of
 /// other expired items whose bounds ran out earlier. So under a top level that never empties, the lowest level's worst wait is its bound
 /// plus one item's run time, as long as its own items do not arrive faster than they can run.</para>
-/// <para>Cost: every item is stamped with the clock when queued, and the loop reads the clock once per item while two or more levels
-/// hold work.</para>
+/// <para>On a <see cref="PriorityThreadPool"/> the guarantee holds at every dequeue on any thread, among the levels below their cap.</para>
+/// <para>Cost: every item is stamped with the clock when queued, and the dispatch reads the clock once per item while two or more
+/// levels hold work.</para>
 /// </remarks>
 public sealed class AgingPriorityPolicy : PriorityPolicy
 {
@@ -143,14 +144,15 @@ public sealed class AgingPriorityPolicy : PriorityPolicy
 /// <remarks>
 /// <para>Guarantee: over any interval in which a set of levels stays backlogged, each receives run time in proportion to its shares,
 /// to within about one item's run time per level. A level that was idle starts level with the others: it cannot bank run time while
-/// idle. Shares are not priorities: a level with more shares runs more often, not first.</para>
-/// <para>Cost: the loop reads the clock after every item.</para>
+/// idle. Shares are not priorities: a level with more shares runs more often, not first. On a <see cref="PriorityThreadPool"/> run
+/// time is summed over the threads, and the bound widens to about one item's run time per thread per level.</para>
+/// <para>Cost: a clock reading after every item (on a pool, one as each item is dequeued and one as it ends).</para>
 /// </remarks>
 public sealed class WeightedSharesPriorityPolicy : PriorityPolicy
 {
     internal WeightedSharesPriorityPolicy(int[] sharesPerLevel) => SharesPerLevel = new ReadOnlyCollection<int>(sharesPerLevel);
 
-    /// <summary>Gets the initial shares of each level, index 0 for level 0 (a context's current shares: <see cref="PriorityScheduler.GetShares(int)"/>).</summary>
+    /// <summary>Gets the initial shares of each level, index 0 for level 0 (a scheduler's current shares: <see cref="PriorityScheduler.GetShares(int)"/>).</summary>
     public IReadOnlyList<int> SharesPerLevel { get; }
 
     internal override PolicyKind Kind => PolicyKind.WeightedShares;
@@ -162,7 +164,7 @@ public sealed class WeightedSharesPriorityPolicy : PriorityPolicy
     internal override (int Count, string What) PerLevelValues => (SharesPerLevel.Count, "share counts");
 }
 
-/// <summary>Which dispatch loop a context runs (Policies/PriorityContext.Policies.cs).</summary>
+/// <summary>Which dispatch copy a scheduler runs (one per policy struct).</summary>
 internal enum PolicyKind
 {
     Strict = 0,

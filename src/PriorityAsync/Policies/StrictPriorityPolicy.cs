@@ -6,12 +6,8 @@ namespace PriorityAsync.Internal;
 /// The dispatch decision: which queued item runs next. Strict priority between levels, FIFO within a level:
 /// always the oldest item of the highest non-empty level.
 /// </summary>
-/// <remarks>
-/// Kept apart from the queues and the loop so that the other policies (<see cref="AgingDispatch"/>,
-/// <see cref="WeightedSharesDispatch"/>) replace only this piece. A struct with no state: the loop instantiated with it is the loop
-/// as it was before policies existed (see <see cref="IDispatchPolicy"/>). Consumer thread only.
-/// Invariant (S1): the item run is the oldest item of the highest level that held work when the dispatch read the mask.
-/// </remarks>
+/// <remarks>[S-STRICT]. A struct with no state, so a dispatch instantiated with it has no policy code at all (see
+/// <see cref="IDispatchPolicy"/>). Consumer thread only.</remarks>
 internal readonly struct StrictPriorityPolicy : IDispatchPolicy
 {
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -31,8 +27,7 @@ internal readonly struct StrictPriorityPolicy : IDispatchPolicy
                 return true;
             }
 
-            // The bit was stale and TryDequeue cleared it: re-read the whole mask, since a producer may have filled a
-            // higher level meanwhile. Terminates: each failed round clears the bit it tried.
+            // A stale bit, now cleared: re-read the whole mask, since a producer may have filled a higher level meanwhile ([S-STRICT]).
             mask = queues.NonEmptyMask & allowed;
         }
 

@@ -10,71 +10,25 @@ using System.Threading.Tasks;
 namespace PriorityAsync.Internal;
 
 /// <summary>
-/// The set of per-level FIFO queues plus a bitmask of the levels that may hold work.
-/// Any number of producers. One consumer at a time on every path but one: the single loop's thread, or the PriorityThreadPool thread
-/// holding the dispatch lock. The exception is the pool's lock-free mode, whose threads all dequeue at once through
-/// <see cref="TryDequeueHighestShared"/> (M1 below; D-N in ThreadPool/PriorityThreadPool.Engine.cs); the single-consumer members are
-/// not called there while they dequeue.
+/// The per-level FIFO queues of a scheduler plus a bitmask of the levels that may hold work ([Q-MASK]). Any number
+/// of producers; one consumer at a time (the loop's thread, or the pool thread holding the dispatch lock), except in the pool's
+/// lock-free mode, whose threads all dequeue at once through <see cref="TryDequeueHighestShared"/> ([M-SHARED]) and call no
+/// single-consumer member.
 /// </summary>
-/// <remarks>
-/// <para>
-/// Invariant (I1): once <see cref="Enqueue"/> or <see cref="EnqueueFromConsumer"/> has returned for level L,
-/// bit L of <see cref="NonEmptyMask"/> stays set until the consumer has taken every item of level L that was
-/// enqueued before. A set bit over an empty queue is allowed (stale); a clear bit over a published item is not.
-/// </para>
-/// <para>
-/// How I1 is kept: only the consumer clears bits, and only after a dequeue came back empty; it then looks at the
-/// queue again (<see cref="TryDequeue"/>), so an item that a producer published between the empty dequeue and the
-/// clear is seen. A producer on another thread issues a full fence after its enqueue and before it reads the mask
-/// to decide whether to set the bit; the consumer's clear is an interlocked operation (a full fence) before its
-/// second look. That is the store-buffer pattern with fences on both sides: either the producer sees the cleared bit
-/// and sets it, or the consumer's second look sees the item.
-/// </para>
-/// <para>
-/// Several consumers (M1, <see cref="TryDequeueHighestShared"/>, the pool's lock-free mode only). I1's argument holds with several
-/// clearers: a producer either sees a cleared bit and sets it, or that clearer's second look sees the item; an item the second look saw
-/// may be taken by another consumer first, which leaves a stale bit for the next dequeue to clear. But a clear opens a window: between
-/// its And and its second look (and the Or that follows when the look finds an item), the bit is clear while the level may hold an item
-/// whose enqueue has returned (its producer saw the bit still set and did not set it). A second consumer reading the mask in that window
-/// would take a lower item while that one waits. The rule M1 keeps: <em>an item whose enqueue returned before a dequeue began is not
-/// overtaken by it</em> (the dequeue takes an item of that level or a higher one). How: the shared clear counts itself in
-/// <c>_clearsStarted</c> (an interlocked increment before the And) and <c>_clearsEnded</c> (after the second look and its Or); the
-/// shared dequeue reads <c>_clearsEnded</c>, then the mask, then <c>_clearsStarted</c> (volatile reads, in that order). If the two
-/// counts differ, a clear may have overlapped the mask read, and the levels above the chosen one are looked at (their queues, not their
-/// bits); the highest that holds an item is taken instead. If they are equal, no clear overlapped: a clear whose window held the mask
-/// read started before it (so the later read of <c>_clearsStarted</c> counts it) and ended after it (so the earlier read of
-/// <c>_clearsEnded</c>, which would otherwise make the mask read see its Or, does not). So the common dequeue pays two more volatile
-/// reads (plain loads on x64) and the clear two interlocked increments; the levels are looked at only when clears overlap, and the
-/// single loop, which never calls the shared members, pays nothing. A dequeue that reads an empty mask takes nothing and overtakes
-/// nothing; the clearing thread's second look finds the item and takes it (or another dequeue does).
-/// </para>
-/// <para>
-/// FIFO: each level is one <see cref="ConcurrentQueue{T}"/>, which is linearizable, so items of one level come
-/// out in the order their enqueues took effect (per producer, in program order). ConcurrentQueue reuses its ring
-/// buffer segment in steady state, so enqueue and dequeue of a struct item allocate nothing.
-/// </para>
-/// <para>
-/// Peeking (the aging policy reads each head's enqueue time): <see cref="ConcurrentQueue{T}.TryPeek"/> marks the head segment as
-/// preserved for observation, which stops the queue from reusing it (measured: 63 B per item). So <see cref="TryPeek"/> instead moves
-/// the head into a one-item slot per level, consumer only. The slot is the front of its level's queue: <see cref="TryDequeuePeekable"/>,
-/// <see cref="TryDrain"/>, <see cref="Count"/>, <see cref="Snapshot"/> and the emptiness checks behind I1 all look at it first. Only
-/// the aging policy peeks; strict priority never fills the slot and its <see cref="TryDequeue"/> does not look at it.
-/// </para>
-/// </remarks>
+/// <remarks>Each level is one linearizable <see cref="ConcurrentQueue{T}"/> of struct items, so queueing allocates nothing in steady
+/// state and each level is FIFO per producer. The aging policy peeks through a one-item slot per level ([Q-PEEK]).</remarks>
 internal sealed class LevelQueues
 {
     private readonly ConcurrentQueue<WorkItem>[] _queues;
 
-    // Bit L set: level L may be non-empty (I1). Written by producers (Or) and the consumer (And).
+    // Bit L set: level L may be non-empty ([Q-MASK]). Written by producers (Or) and the consumer (And).
     private long _nonEmptyMask;
 
-    // M1: the shared clears begun and ended (the pool's lock-free mode only; the single loop never writes them).
+    // [M-SHARED]: the shared clears begun and ended (the pool's lock-free mode only).
     private long _clearsStarted;
     private long _clearsEnded;
 
-    // The peek slot of each level (see "Peeking"): _peeked[L] holds the front item of level L while _hasPeeked[L] is 1. Filled and
-    // emptied by the consumer; after the loop finished, TryDrain empties it from any thread (an interlocked exchange of the flag hands
-    // the item to exactly one drainer).
+    // [Q-PEEK]: _peeked[L] is the front item of level L while _hasPeeked[L] is 1.
     private readonly WorkItem[] _peeked;
     private readonly int[] _hasPeeked;
 
@@ -151,8 +105,7 @@ internal sealed class LevelQueues
         _queues[level].Enqueue(item);
         long bit = 1L << level;
 
-        // Full fence between publishing the item and reading the mask (see I1), and, for the caller, between
-        // publishing the item and reading the loop's parked flag (the wake-up protocol in PriorityContext).
+        // [Q-MASK]: a full fence between publishing the item and reading the mask (and, for the caller, the state and the parked flags).
         Interlocked.MemoryBarrier();
         if ((Volatile.Read(ref _nonEmptyMask) & bit) == 0)
         {
@@ -160,7 +113,7 @@ internal sealed class LevelQueues
         }
     }
 
-    /// <summary>Enqueues from the consumer thread itself: no fence is needed, because only this thread clears bits.</summary>
+    /// <summary>Enqueues from the consumer thread itself: no fence, because only this thread clears bits ([Q-CONSUMER]).</summary>
     public void EnqueueFromConsumer(int level, in WorkItem item)
     {
         _queues[level].Enqueue(item);
@@ -171,7 +124,7 @@ internal sealed class LevelQueues
         }
     }
 
-    /// <summary>Consumer only: takes the oldest item of <paramref name="level"/>, keeping I1.</summary>
+    /// <summary>Consumer only: takes the oldest item of <paramref name="level"/>, keeping [Q-MASK].</summary>
     public bool TryDequeue(int level, out WorkItem item)
     {
         ConcurrentQueue<WorkItem> queue = _queues[level];
@@ -186,14 +139,14 @@ internal sealed class LevelQueues
     }
 
     /// <summary>
-    /// Several consumers at once (M1; the pool's lock-free mode): the oldest item of the highest level that holds one. An item whose
+    /// Several consumers at once ([M-SHARED]; the pool's lock-free mode): the oldest item of the highest level that holds one. An item whose
     /// enqueue returned before this call began is not overtaken: the item taken is of its level or a higher one.
     /// </summary>
     public bool TryDequeueHighestShared(out WorkItem item, out int level)
     {
         while (true)
         {
-            // M1: the ended count, then the mask, then the started count; volatile reads keep that order.
+            // [M-SHARED]: the ended count, then the mask, then the started count; volatile reads keep that order.
             long ended = Volatile.Read(ref _clearsEnded);
             ulong mask = NonEmptyMask;
             if (mask == 0)
@@ -219,7 +172,7 @@ internal sealed class LevelQueues
         }
     }
 
-    /// <summary>M1: the highest level above <paramref name="level"/> whose queue holds an item, else <paramref name="level"/>.</summary>
+    /// <summary>[M-SHARED]: the highest level above <paramref name="level"/> whose queue holds an item, else <paramref name="level"/>.</summary>
     private int HighestHoldingFrom(int level)
     {
         for (int above = Levels - 1; above > level; above--)
@@ -233,7 +186,7 @@ internal sealed class LevelQueues
         return level;
     }
 
-    /// <summary><see cref="TryDequeue"/> with several consumers (M1): the clear is counted, and an item its second look saw may have
+    /// <summary><see cref="TryDequeue"/> with several consumers ([M-SHARED]): the clear is counted, and an item its second look saw may have
     /// been taken by another consumer by the time this one dequeues (then false, with the bit set: stale).</summary>
     private bool TryDequeueShared(int level, out WorkItem item)
     {
@@ -243,13 +196,13 @@ internal sealed class LevelQueues
             return true;
         }
 
-        Interlocked.Increment(ref _clearsStarted); // a full fence before the clear's And (M1)
+        Interlocked.Increment(ref _clearsStarted); // a full fence before the clear's And ([M-SHARED])
         bool cleared = TryClearBit(level);
         Interlocked.Increment(ref _clearsEnded); // after the second look and its Or
         return !cleared && queue.TryDequeue(out item);
     }
 
-    /// <summary>For tests only: runs <paramref name="during"/> inside the window of a shared clear of <paramref name="level"/> (M1), as
+    /// <summary>For tests only: runs <paramref name="during"/> inside the window of a shared clear of <paramref name="level"/> ([M-SHARED]), as
     /// if another consumer were between its And and its second look: the bit is clear and the clear is counted as begun.</summary>
     internal void InSharedClearWindowForTests(int level, Action during)
     {
@@ -272,7 +225,7 @@ internal sealed class LevelQueues
     }
 
     /// <summary>Consumer only: the oldest item of <paramref name="level"/> without taking it: it moves to the level's peek slot, and the
-    /// next <see cref="TryDequeuePeekable"/> of that level returns it. Used by the aging policy to read the head's enqueue time.</summary>
+    /// next <see cref="TryDequeuePeekable"/> of that level returns it ([Q-PEEK]).</summary>
     public bool TryPeek(int level, out WorkItem item)
     {
         if (_hasPeeked[level] != 0)
@@ -310,9 +263,8 @@ internal sealed class LevelQueues
 
     /// <summary>
     /// Consumer only, for a level that looked empty: clears its bit and returns <see langword="true"/>, or, if an item turns out to be
-    /// there after all, leaves the bit set and returns <see langword="false"/>. This is the one place a bit is cleared (I1): the clear
-    /// is a full fence, then the queue is looked at again, because a producer may have published an item after our first look and
-    /// skipped setting the bit since it was still set.
+    /// there after all, leaves the bit set and returns <see langword="false"/>. The one place a bit is cleared ([Q-MASK]): a full
+    /// fence, then a second look, for an item a producer published after our first look without setting the still-set bit.
     /// </summary>
     private bool TryClearBit(int level)
     {
@@ -327,7 +279,7 @@ internal sealed class LevelQueues
         return false;
     }
 
-    /// <summary>Any thread: takes any item of <paramref name="level"/>; used only when draining a finished context.</summary>
+    /// <summary>Any thread: takes any item of <paramref name="level"/>; used only when draining a finished scheduler ([D-DROP]).</summary>
     public bool TryDrain(int level, out WorkItem item)
     {
         if (Volatile.Read(ref _hasPeeked[level]) != 0 && Interlocked.Exchange(ref _hasPeeked[level], 0) != 0)
@@ -339,7 +291,7 @@ internal sealed class LevelQueues
         return _queues[level].TryDequeue(out item);
     }
 
-    /// <summary>At the end of a context or pool (its last thread, or a poster that raced the end): hands every item left to
+    /// <summary>At the end of a scheduler (its last thread, or a poster that raced the end, [E-RACE]): hands every item left to
     /// <paramref name="dropper"/>, highest level first. A throwing drop (a WorkDropped handler) does not stop the drain: every item is
     /// dropped, and the first failure is returned for the caller to rethrow after.</summary>
     public ExceptionDispatchInfo? DrainAll(PriorityScheduler dropper, DropReason reason)

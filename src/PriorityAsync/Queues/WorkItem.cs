@@ -7,14 +7,12 @@ namespace PriorityAsync.Internal;
 /// queueing it allocates nothing: continuations (<see cref="System.Action"/>) travel as <see cref="State"/> with a cached static callback.
 /// </summary>
 /// <remarks>
-/// <para><see cref="ExecutionContext"/> is the context captured where a plain callback entered the loop, or <see langword="null"/>:
-/// the default context (rule E1 at the top of Context/PriorityContext.cs, and <see cref="ExecutionContextFlow"/>). A field (8 bytes per
-/// queue slot) rather than a wrapper object: a posted callback then costs nothing more to queue whatever its poster has set, and
-/// the continuation of an <c>OnCompleted</c> await no longer needs a wrapper delegate.</para>
-/// <para><see cref="EnqueuedAt"/> is the one diagnostic field: the clock reading taken when the item was queued, or 0 when the
-/// queue-wait histogram was off at that moment. A field rather than a wrapper allocated or pooled only while the histogram is on: a
-/// wrapper would cost an allocation or a pool round trip per item when on, and would hide the callback from the identity checks of the
-/// drop path. See docs/observability.md for the measured cost.</para>
+/// <para><see cref="ExecutionContext"/> is the context captured where a plain callback entered the scheduler, or <see langword="null"/>:
+/// the default context ([E-FLOW]). A field (8 bytes per queue slot) rather than a wrapper object, so a posted callback costs nothing
+/// more to queue whatever its poster has set.</para>
+/// <para><see cref="EnqueuedAt"/> is the one diagnostic field: the clock reading taken when the item was queued, or 0 when nothing
+/// asked for it ([O-SLOW]). A field rather than a wrapper, which would cost an allocation or a pool round trip per item and hide the
+/// callback from the identity checks of the drop path.</para>
 /// </remarks>
 internal readonly struct WorkItem
 {
@@ -31,7 +29,7 @@ internal readonly struct WorkItem
         EnqueuedAt = enqueuedAt;
     }
 
-    /// <summary>Runs the callback in the item's context (E1): whatever the previous item left on the thread is gone first.</summary>
+    /// <summary>Runs the callback in the item's context ([E-FLOW]): whatever the previous item left on the thread is gone first.</summary>
     public void Invoke()
     {
         ExecutionContextFlow.Enter(ExecutionContext);

@@ -345,8 +345,8 @@ public sealed class PriorityContext : PriorityScheduler
 
     // ---- Inline decisions ----------------------------------------------------------------------------------------------------------
 
-    /// <summary>Whether code that wants to run at <paramref name="level"/> may go on at once: on the loop thread, nothing queued above
-    /// (due timers are queued first, so a due timer above runs first).</summary>
+    /// <summary>[A-INLINE]: whether code that wants to run at <paramref name="level"/> may go on at once: on the loop thread, nothing
+    /// queued above (due timers are queued first, so a due timer above runs first).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal bool CanRunInlineAt(int level) =>
         Thread.CurrentThread == _loopThread
@@ -372,7 +372,7 @@ public sealed class PriorityContext : PriorityScheduler
     internal override bool TryRunTaskInline(int level, Func<Task, bool> tryExecuteTask, Task task) =>
         CanRunInlineAt(level) && InlineAt.RunTask(_syncContexts[level], tryExecuteTask, task);
 
-    // On the loop thread: run inline (queueing and waiting would deadlock), at the target level.
+    // [S-INLINE]: on the loop thread, run inline at the target level (queueing and waiting would deadlock).
     private protected override bool TrySendInline(int level, SendOrPostCallback callback, object? state)
     {
         if (Thread.CurrentThread != _loopThread)
@@ -384,8 +384,8 @@ public sealed class PriorityContext : PriorityScheduler
         return true;
     }
 
-    /// <summary>The checkpoint decision: the fast path is the thread check and three field reads (the timers flag, the quota flag, the
-    /// mask of levels above).</summary>
+    /// <summary>The checkpoint decision ([SLICE-FLAG]): the fast path is the thread check and three field reads (the timers flag, the
+    /// quota flag, the mask of levels above).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal override bool ShouldYieldAt(int level) =>
         (Thread.CurrentThread != _loopThread
@@ -410,7 +410,7 @@ public sealed class PriorityContext : PriorityScheduler
         return _queues.HasWorkAbove(level) || QuotaUsedUp(_loop);
     }
 
-    /// <summary>On the loop any waiting work is freed by the yield; the look clears stale mask bits.</summary>
+    /// <summary>[SLICE-FLAG]: on the loop any waiting work is freed by the yield; the look clears stale mask bits ([Q-MASK]).</summary>
     private protected override bool YieldFreesWaitingWork(SchedulerThread thread) => _queues.HasWaitingWork();
 
     // ---- Controllers (loop only) ---------------------------------------------------------------------------------------------------

@@ -114,7 +114,7 @@ public abstract partial class PriorityScheduler
         thread.LastItemSequence = sequence;
     }
 
-    /// <summary>As the scheduler starts running: the metrics see it, its threads' watchdogs and the slice clock watch it.</summary>
+    /// <summary>As the scheduler starts running: the registry ([O-SLOW]), its threads' watchdogs ([O-STALL]) and the slice clock watch it.</summary>
     private protected void StartWatching()
     {
         if (_stallTimeout is { } timeout)

@@ -4,12 +4,12 @@ using PriorityAsync.Internal;
 
 namespace PriorityAsync;
 
-// The time quota ([Q-FLAG], [Q-RAISE], [Q-DORMANT]): the slice clock raises a thread's flag when the same item has run a whole
+// The time quota ([SLICE-FLAG], [SLICE-RAISE], [SLICE-DORMANT]): the slice clock raises a thread's flag when the same item has run a whole
 // TimeSlice while work may wait; the thread's next checkpoint believes it only while that item still runs. The dispatch does nothing
 // per item for it.
 public abstract partial class PriorityScheduler
 {
-    /// <summary>The value of a quota flag while the slice clock sleeps ([Q-DORMANT]): the next checkpoint wakes it.</summary>
+    /// <summary>The value of a quota flag while the slice clock sleeps ([SLICE-DORMANT]): the next checkpoint wakes it.</summary>
     internal const long SliceClockDormant = -1;
 
     // Stopwatch ticks of the quota; 0: none.
@@ -22,7 +22,7 @@ public abstract partial class PriorityScheduler
     /// <summary>The slice clock's period for this scheduler: a quarter of the slice, at least 1 ms.</summary>
     internal int TimeSliceTickMilliseconds => TimeSliceOption.ToTickMilliseconds(TimeSlice);
 
-    /// <summary>Whether every thread is parked (or about to park): the slice clock may sleep ([Q-DORMANT]). Any thread.</summary>
+    /// <summary>Whether every thread is parked (or about to park): the slice clock may sleep ([SLICE-DORMANT]). Any thread.</summary>
     internal bool AllThreadsParked
     {
         get
@@ -43,7 +43,7 @@ public abstract partial class PriorityScheduler
     internal long SliceExpiredFlag(int thread) => Volatile.Read(ref _threads[thread].SliceExpired);
 
     /// <summary>One tick of the slice clock (or of a test, with made-up timestamps): raises the flag of each thread whose item has run
-    /// since a tick at least one slice ago while work may wait ([Q-RAISE]). Returns whether any thread is awake.</summary>
+    /// since a tick at least one slice ago while work may wait ([SLICE-RAISE]). Returns whether any thread is awake.</summary>
     /// <param name="now">A Stopwatch timestamp (a test's own clock when driven by tests).</param>
     internal bool TickTimeSlice(long now)
     {
@@ -77,7 +77,7 @@ public abstract partial class PriorityScheduler
         return anyAwake;
     }
 
-    /// <summary>The slice clock, before it sleeps: makes the next checkpoint of any thread wake it ([Q-DORMANT]).</summary>
+    /// <summary>The slice clock, before it sleeps: makes the next checkpoint of any thread wake it ([SLICE-DORMANT]).</summary>
     internal void MarkSliceClockDormant()
     {
         foreach (SchedulerThread thread in _threads)
@@ -87,7 +87,7 @@ public abstract partial class PriorityScheduler
     }
 
     /// <summary>A checkpoint's look at the quota, on <paramref name="thread"/>: whether its item has used up its quota and its yield is
-    /// what lets waiting work run ([Q-FLAG]).</summary>
+    /// what lets waiting work run ([SLICE-FLAG]).</summary>
     private protected bool QuotaUsedUp(SchedulerThread thread)
     {
         long expired = Volatile.Read(ref thread.SliceExpired);
@@ -98,7 +98,7 @@ public abstract partial class PriorityScheduler
 
         if (expired == SliceClockDormant)
         {
-            // The compare-exchange is the full fence [Q-DORMANT] needs before the clock's dormant flag is read.
+            // The compare-exchange is the full fence [SLICE-DORMANT] needs before the clock's dormant flag is read.
             Interlocked.CompareExchange(ref thread.SliceExpired, 0, SliceClockDormant);
             SliceClock.Shared.OnCheckpointFoundDormant();
             return false;
@@ -116,6 +116,6 @@ public abstract partial class PriorityScheduler
     }
 
     /// <summary>Whether work waits that only a yield of <paramref name="thread"/>'s item lets run: on the loop, any waiting work; on a
-    /// pool, work that no idle thread will take ([Q-FLAG]).</summary>
+    /// pool, work that no idle thread will take ([SLICE-FLAG]).</summary>
     private protected abstract bool YieldFreesWaitingWork(SchedulerThread thread);
 }

@@ -113,7 +113,8 @@ public abstract partial class PriorityScheduler
         SynchronizationContext.Current is PrioritySynchronizationContext current && current.Scheduler == this ? current.Level : DefaultLevel;
 
     /// <summary>Queues the firing of a due timer, under the timer lock, on a thread that runs the scheduler's items (so the scheduler
-    /// is running: no end to race). The loop queues as its own consumer; a pool thread as a producer, waking a parked thread.</summary>
+    /// is running: no end to race). The loop queues as its own consumer ([Q-CONSUMER]); a pool thread as a producer, waking a parked
+    /// thread.</summary>
     internal void EnqueueTimerFiring(int level, TimerEntry entry)
     {
         var item = new WorkItem(TimerEntry.FireCallback, entry, enqueuedAt: _stampAlways != 0 ? Timestamp() : 0);
@@ -135,8 +136,8 @@ public abstract partial class PriorityScheduler
     }
 
     /// <summary>[T-CLOCK]: the clock threw in FireDue, on a thread of the scheduler, outside the timer lock: the scheduler faults with
-    /// the provider's own exception (not through UnhandledException: no handler may mark it handled), and the flag stays raised, so
-    /// every later look at it stops the caller.</summary>
+    /// the provider's own exception (not through UnhandledException: no handler may mark it handled), and the flag is raised again, so
+    /// that the next look at it stops its caller.</summary>
     internal void OnClockFailed(ExceptionDispatchInfo failure)
     {
         SetFault(failure);

@@ -30,7 +30,7 @@ public abstract partial class PriorityScheduler
     internal static readonly SendOrPostCallback s_runAction = static state => ((Action)state!)();
 
     // Distinct from s_runAction by reference, so a dropped continuation of Prioritize, Yield or Checkpoint is recognised and resumed
-    // elsewhere, where its GetResult throws.
+    // elsewhere, where its GetResult throws ([D-DROP]).
     internal static readonly SendOrPostCallback s_runContinuation = static state => ((Action)state!)();
 
     private protected readonly LevelQueues _queues;
@@ -282,7 +282,7 @@ public abstract partial class PriorityScheduler
     public override string ToString() =>
         this is PriorityContext ? $"{Name} ({Levels} levels, {State})" : $"{Name} ({_threads.Length} threads, {Levels} levels, {State})";
 
-    // ---- Queueing ([Q-POST], [Q-CONSUMER], [E-RACE]) ------------------------------------------------------------------------
+    // ---- Queueing ([Q-MASK], [Q-CONSUMER], [E-RACE]) ------------------------------------------------------------------------
 
     /// <summary>Queues one item at <paramref name="level"/>, from any thread. <paramref name="executionContext"/> is the context the item
     /// runs in ([E-FLOW]): what a plain callback captured where it entered, or null (the default context) for everything that restores
@@ -304,7 +304,7 @@ public abstract partial class PriorityScheduler
             return;
         }
 
-        _queues.Enqueue(level, item); // ends with a full fence ([Q-POST])
+        _queues.Enqueue(level, item); // ends with a full fence ([Q-MASK])
 
         if (Volatile.Read(ref _state) >= StateCompleted)
         {
@@ -397,7 +397,7 @@ public abstract partial class PriorityScheduler
     /// <paramref name="level"/>, makes the level current there and then ([A-INLINE]).</summary>
     internal abstract bool TryContinueInlineAt(int level);
 
-    /// <summary>The checkpoint decision at <paramref name="level"/>: whether the caller must queue the rest of its method ([Q-FLAG]).</summary>
+    /// <summary>The checkpoint decision at <paramref name="level"/>: whether the caller must queue the rest of its method ([SLICE-FLAG]).</summary>
     internal abstract bool ShouldYieldAt(int level);
 
     /// <summary>A task inlined by <c>TaskScheduler.TryExecuteTaskInline</c> at <paramref name="level"/>: runs it and returns whether it
@@ -478,8 +478,8 @@ public abstract partial class PriorityScheduler
 
     // ---- The end ([E-END]) --------------------------------------------------------------------------------------------------------
 
-    /// <summary>Called once, by the thread that ends the scheduler, after the end was published and every thread left its loop:
-    /// stops the watchers, drops what is left and the armed timers, closes the root scope and completes <see cref="Completion"/>.</summary>
+    /// <summary>[E-END], step 3: called once, by the thread that ends the scheduler, after the end was published and every thread left
+    /// its loop: stops the watchers, drops what is left and the armed timers, closes the root scope and completes <see cref="Completion"/>.</summary>
     /// <returns>The first exception a <see cref="WorkDropped"/> handler threw, or null.</returns>
     private protected ExceptionDispatchInfo? EndScheduler()
     {

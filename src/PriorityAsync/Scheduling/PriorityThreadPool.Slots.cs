@@ -51,8 +51,8 @@ public sealed partial class PriorityThreadPool
         }
     }
 
-    /// <summary>On a pool thread: run inline (queueing and waiting could deadlock a pool whose threads all wait), at the target level,
-    /// as a nested run: on a slot borrowed at the level if it has room, else on the caller's.</summary>
+    /// <summary>[S-INLINE]: on a pool thread, run inline (queueing and waiting could deadlock a pool whose threads all wait), at the
+    /// target level, as a nested run: on a slot borrowed at the level if it has room, else on the caller's.</summary>
     private protected override bool TrySendInline(int level, SendOrPostCallback callback, object? state)
     {
         if (SchedulerThread.Current is not { } worker || worker.Scheduler != this)

@@ -560,12 +560,12 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
         }
     }
 
-    private protected override void OnFaulted() => WakeAll(); // parked threads see the fault and leave ([E-POOL])
+    private protected override void OnFaulted() => WakeAll(); // parked threads see the fault and leave ([F-FAULT], [E-POOL])
 
     // ---- Inline decisions -----------------------------------------------------------------------------------------------------------
 
-    /// <summary>Whether code on one of this pool's threads may go on at <paramref name="level"/> at once, as far as priority goes: the
-    /// pool runs and nothing this thread may run waits above. Fires due timers first, so a due timer above runs first.</summary>
+    /// <summary>[A-INLINE]: whether code on one of this pool's threads may go on at <paramref name="level"/> at once, as far as priority
+    /// goes: the pool runs and nothing this thread may run waits above. Fires due timers first, so a due timer above runs first.</summary>
     private bool MayGoOnAt(int level, [NotNullWhen(true)] out SchedulerThread? worker)
     {
         worker = SchedulerThread.Current;
@@ -598,8 +598,8 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
         return false;
     }
 
-    /// <summary>The inline end of an <c>await Prioritize</c> on a pool thread: the method goes on at <paramref name="level"/> for good,
-    /// so its slot moves there ([K-SLOTS]). Never after a fault: GetResult then throws.</summary>
+    /// <summary>The inline end of an <c>await Prioritize</c> on a pool thread ([A-INLINE]): the method goes on at <paramref name="level"/>
+    /// for good, so its slot moves there ([K-SLOTS]). Never after a fault: GetResult then throws ([F-STOP]).</summary>
     internal override bool TryContinueInlineAt(int level)
     {
         if (Volatile.Read(ref _fault) is not null || !MayGoOnAt(level, out SchedulerThread? worker))
@@ -623,7 +623,7 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
 
     /// <summary>The checkpoint decision: off the pool's threads always queue (hop on), unless the pool has stopped; on them, yield when
     /// work this thread may run waits above, or when this thread's item has used up its quota and its yield is what lets waiting work
-    /// run ([Q-FLAG]).</summary>
+    /// run ([SLICE-FLAG]).</summary>
     internal override bool ShouldYieldAt(int level)
     {
         SchedulerThread? worker = SchedulerThread.Current;
@@ -636,7 +636,7 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
         return HasRunnableWorkAbove(level) || QuotaUsedUp(worker);
     }
 
-    /// <summary>[Q-FLAG] on N threads: work waits that no idle thread will take (every thread runs an item), or work waits at this
+    /// <summary>[SLICE-FLAG] on N threads: work waits that no idle thread will take (every thread runs an item), or work waits at this
     /// item's own level while the level is at its cap (this item holds one of its slots).</summary>
     private protected override bool YieldFreesWaitingWork(SchedulerThread thread)
     {

@@ -41,7 +41,7 @@ internal sealed class SchedulerThread
     /// <summary>1 while the thread is parked or about to park.</summary>
     public int Parked;
 
-    /// <summary>The time quota's flag ([Q-FLAG]): 0, the dispatch count of the item that has used up its quota, or
+    /// <summary>The time quota's flag ([SLICE-FLAG]): 0, the dispatch count of the item that has used up its quota, or
     /// <see cref="PriorityScheduler.SliceClockDormant"/>. Written by the slice clock, cleared by this thread's checkpoints.</summary>
     public long SliceExpired;
 
@@ -81,7 +81,7 @@ internal sealed class SchedulerThread
     public long RunCount(int level) => Volatile.Read(ref _counters[Pad + level]);
 
     /// <summary>Any thread: the items this thread has started. Each counter only grows, so a sum read between two moments lies
-    /// between the sums at those moments ([Q-RAISE]).</summary>
+    /// between the sums at those moments ([SLICE-RAISE]).</summary>
     public long DispatchCount
     {
         get

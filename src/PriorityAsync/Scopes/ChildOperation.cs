@@ -6,9 +6,9 @@ namespace PriorityAsync.Internal;
 
 /// <summary>
 /// One child of a <see cref="TaskScope"/>: queued at its level as an ordinary item (the <see cref="IInvokeOperation"/> callback, so the
-/// context's drop path completes it), run on the loop with the scope's token, its task handed back unwrapped.
+/// scheduler's drop path completes it), run on the scheduler with the scope's token, its task handed back unwrapped.
 /// </summary>
-/// <remarks>The scope took the child's hold on the loop when it started it (K1 in Scopes/TaskScope.cs); the child's end, in every path
+/// <remarks>The scope took the child's hold on the scheduler when it started it ([K-SCOPE]); the child's end, in every path
 /// (ran and completed, threw, returned null, dropped), goes to <see cref="TaskScope.OnChildEnded"/> exactly once, which releases it.</remarks>
 /// <typeparam name="TResult">The result type; <see cref="object"/> (always <see langword="null"/>) for a plain <see cref="Task"/>.</typeparam>
 internal sealed class ChildOperation<TResult> : WorkOperation<TResult>, IInvokeOperation

@@ -5,7 +5,7 @@ using System.Threading.Tasks;
 
 namespace PriorityAsync.Internal;
 
-/// <summary>The task of a <see cref="TaskScope"/> opened by <c>RunAsync</c>: completed once (K3), with the body's result when the
+/// <summary>The task of a <see cref="TaskScope"/> opened by <c>RunAsync</c>: completed once ([K-SCOPE]), with the body's result when the
 /// scope succeeded.</summary>
 internal abstract class ScopeCompletion
 {

@@ -438,7 +438,7 @@ public sealed class TaskScope
         CompleteIfDone();
     }
 
-    /// <summary>Completes the scope if its body and every child have ended and nobody completed it yet. Any thread.</summary>
+    /// <summary>Completes the scope if its body and every child have ended and nobody completed it yet ([K-SCOPE]). Any thread.</summary>
     private void CompleteIfDone()
     {
         List<Exception>? failures;

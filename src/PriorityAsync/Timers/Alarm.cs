@@ -5,7 +5,7 @@ using System.Threading;
 
 namespace PriorityAsync.Internal;
 
-/// <summary>Something the <see cref="Alarm"/> can ring: typically "raise this flag and wake the loop if it is parked".</summary>
+/// <summary>Something the <see cref="Alarm"/> can ring: typically "raise this flag and wake a parked thread".</summary>
 internal interface IAlarmTarget
 {
     /// <summary>Called on the alarm thread, under the alarm's lock, once the registered timestamp has passed. Must be short, must not
@@ -26,20 +26,12 @@ internal sealed class AlarmRegistration(IAlarmTarget target)
 
 /// <summary>
 /// A process-wide "ring this target at Stopwatch timestamp T" service, served by one dedicated background thread (never the thread
-/// pool, so a starved pool cannot delay it). A priority context registers the due time of its earliest loop timer; when it passes,
-/// the alarm raises the context's flag and wakes its loop if parked. The same service can raise any other flag at a timestamp (a
-/// time-slice quota, for example).
+/// pool, so a starved pool cannot delay it): a scheduler registers the due time of its earliest loop timer, and the ring raises its
+/// timers' flag ([T-ALARM]).
 /// </summary>
-/// <remarks>
-/// <para>Invariant (A1): a registration with <see cref="AlarmRegistration.Index"/> &gt;= 0 is rung exactly once, no earlier than its
-/// <see cref="AlarmRegistration.Due"/> (by <see cref="Stopwatch.GetTimestamp"/>, which is monotonic across threads), unless it is
-/// moved (<see cref="Set"/>) or removed (<see cref="Clear"/>) first. Ringing removes it.</para>
-/// <para>The thread is created on first use and sleeps on the lock's condition (Monitor.Wait) until the earliest due time or until a
-/// registration moves earlier; it never spins. With no registration it waits without a timeout. Registrations are few (one per
-/// context with an armed timer), so they are kept in a list and scanned.</para>
-/// <para>Lock order: a context's timer lock, then the alarm's lock; <see cref="IAlarmTarget.OnAlarm"/> runs under the alarm's lock and
-/// takes no timer lock, so there is no cycle.</para>
-/// </remarks>
+/// <remarks>A registration with <see cref="AlarmRegistration.Index"/> &gt;= 0 is rung exactly once, no earlier than its
+/// <see cref="AlarmRegistration.Due"/>, unless moved or removed first; ringing removes it. <see cref="IAlarmTarget.OnAlarm"/> runs
+/// under the alarm's lock and takes no timer lock (the lock order is the timer lock, then the alarm's).</remarks>
 internal sealed class Alarm
 {
     private static Alarm? s_shared;

@@ -7,19 +7,11 @@ using System.Threading.Tasks.Sources;
 namespace PriorityAsync.Internal;
 
 /// <summary>
-/// The pooled source behind <see cref="Priority.Delay"/>: one object is both the timer entry in the context's heap and the
-/// <see cref="IValueTaskSource"/> the caller awaits, so a steady-state delay allocates nothing. It goes back to its context's pool in
-/// <see cref="GetResult"/>; the version token makes a second await of the same <see cref="ValueTask"/> throw instead of reading a
-/// reused source.
+/// The pooled source behind <see cref="Priority.Delay"/>: one object is both the timer entry in the scheduler's heap and the
+/// <see cref="IValueTaskSource"/> the caller awaits, so a steady-state delay allocates nothing ([T-DELAY]: exactly one firing completes
+/// it, and the continuation runs exactly once). It goes back to its scheduler's pool in <see cref="GetResult"/>; the version token
+/// makes a second await of the same <see cref="ValueTask"/> throw.
 /// </summary>
-/// <remarks>
-/// <para>Completion (timer due, or cancellation) always happens by running the queued firing on the loop, at the level the delay was
-/// created at, so on the loop the awaiting method resumes inline, at its own level, with no second hop. A cancellation from another
-/// thread only removes the entry from the heap and queues the firing (under the timer lock), so exactly one firing completes it (D1).</para>
-/// <para>The continuation handshake is ManualResetValueTaskSourceCore's: <see cref="_continuation"/> goes from null to either the
-/// continuation (OnCompleted first) or the completed sentinel (completion first), by compare-exchange, so whichever comes second runs
-/// it, exactly once.</para>
-/// </remarks>
 internal sealed class DelaySource : TimerEntry, IValueTaskSource, IThreadPoolWorkItem
 {
     private static readonly SendOrPostCallback s_resume = static state => ((DelaySource)state!).InvokeContinuation();
@@ -67,7 +59,7 @@ internal sealed class DelaySource : TimerEntry, IValueTaskSource, IThreadPoolWor
     {
         if (Timers.CancelDelay(this))
         {
-            Host.Enqueue(Level, FireCallback, this, executionContext: null); // from another thread: wakes the loop; after the end: dropped, then Abandon
+            Host.Enqueue(Level, FireCallback, this, executionContext: null); // a producer's post ([T-DELAY]); after the end, dropped
         }
     }
 
@@ -83,7 +75,7 @@ internal sealed class DelaySource : TimerEntry, IValueTaskSource, IThreadPoolWor
     public override void OnDropped()
     {
         _registration.Dispose();
-        _abandoned = true; // the loop is gone: resume on the thread pool
+        _abandoned = true; // the scheduler is gone: resume on the thread pool
         Complete(new ObjectDisposedException(
             Host.Name,
             $"The {Host.Kind} '{Host.Name}' finished while Priority.Delay was pending; the delay will never complete on its loop."));

@@ -5,7 +5,7 @@ using System.Threading;
 namespace PriorityAsync.Internal;
 
 /// <summary>
-/// The <see cref="TimeProvider"/> of a priority context: timers kept by the loop; its clock is the system's, or, when the options gave
+/// The <see cref="TimeProvider"/> of a priority scheduler: timers kept by the scheduler; its clock is the system's, or, when the options gave
 /// another <see cref="TimeProvider"/>, that provider's (<see cref="Create"/>).
 /// </summary>
 internal class LoopTimeProvider : TimeProvider
@@ -23,7 +23,7 @@ internal class LoopTimeProvider : TimeProvider
     }
 
     /// <summary>The provider for <paramref name="level"/> (-1: the creating code's level): the system clock's own members, untouched,
-    /// unless the context runs its timers on another clock.</summary>
+    /// unless the scheduler runs its timers on another clock.</summary>
     public static LoopTimeProvider Create(LoopTimers timers, int level) =>
         timers.Clock is { } clock ? new OnClock(timers, level, clock) : new LoopTimeProvider(timers, level);
 
@@ -42,7 +42,7 @@ internal class LoopTimeProvider : TimeProvider
         return provider;
     }
 
-    /// <summary>Creates a timer kept by the context's loop; see <see cref="PriorityScheduler.TimeProvider"/>.</summary>
+    /// <summary>Creates a timer kept by the scheduler; see <see cref="PriorityScheduler.TimeProvider"/>.</summary>
     public override ITimer CreateTimer(TimerCallback callback, object? state, TimeSpan dueTime, TimeSpan period)
     {
         ArgumentNullException.ThrowIfNull(callback);
@@ -81,7 +81,7 @@ internal class LoopTimeProvider : TimeProvider
     internal static long ToStopwatchTicks(TimeSpan value) =>
         value <= TimeSpan.Zero ? 0 : (long)(value.Ticks * ((double)Stopwatch.Frequency / TimeSpan.TicksPerSecond));
 
-    /// <summary>A context's provider when its timers run on another clock: every clock member is that clock's.</summary>
+    /// <summary>A scheduler's provider when its timers run on another clock: every clock member is that clock's.</summary>
     private sealed class OnClock(LoopTimers timers, int level, TimeProvider clock) : LoopTimeProvider(timers, level)
     {
         public override long TimestampFrequency => clock.TimestampFrequency;

@@ -5,16 +5,10 @@ using System.Threading.Tasks;
 namespace PriorityAsync.Internal;
 
 /// <summary>
-/// The <see cref="ITimer"/> returned by a priority context's <see cref="TimeProvider"/>: kept in the context's timer heap, its callback
-/// queued at <see cref="TimerEntry.Level"/> when due and run by the loop.
+/// The <see cref="ITimer"/> returned by a scheduler's <see cref="TimeProvider"/>: kept in the scheduler's timer heap, its callback
+/// queued at <see cref="TimerEntry.Level"/> when due and run by the scheduler ([T-TIMER]: after <see cref="Change"/> or
+/// <see cref="Dispose"/> returns no callback of an earlier arming starts; at most one firing is queued at a time).
 /// </summary>
-/// <remarks>
-/// <para>Invariant (T1): after <see cref="Change"/> or <see cref="Dispose"/> returns, no callback of an earlier arming starts: a firing
-/// already queued is cancelled (<see cref="TimerEntry.FireRequested"/> cleared under the timer lock, re-checked under it when the queued
-/// item runs). A callback already running is not interrupted.</para>
-/// <para>Invariant (T2): at most one firing is queued at a time; a periodic timer that comes due again before its previous firing ran
-/// skips that tick.</para>
-/// </remarks>
 internal sealed class LoopTimer : TimerEntry, ITimer
 {
     private static readonly ContextCallback s_runInContext = static state => ((LoopTimer)state!).InvokeCallback();
@@ -70,7 +64,7 @@ internal sealed class LoopTimer : TimerEntry, ITimer
     {
         if (!Timers.TakeFiring(this))
         {
-            return; // cancelled by Change or Dispose after it was queued (T1)
+            return; // cancelled by Change or Dispose after it was queued ([T-TIMER])
         }
 
         if (_executionContext is null)

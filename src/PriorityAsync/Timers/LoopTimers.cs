@@ -7,46 +7,13 @@ using System.Threading.Tasks;
 
 namespace PriorityAsync.Internal;
 
-// ---- Protocol: a clock that throws (T4-T6; read before changing any call into _clock or _clockTimer) ---------------------------
-//
-// With a TimeProvider from the options, the loop timers call the user's code: the provider's GetTimestamp and TimestampFrequency
-// (Now, Ticks) and its timer's Change and Dispose (UpdateClockTimerLocked, DropArmed). A provider that throws there is a bug in
-// user code. Where the exception goes depends on whose call met it; it is always the provider's own instance, never wrapped, so
-// its stack trace points at the provider. With the system clock nothing here can throw (Stopwatch and the alarm).
-//   * T4, a scheduler's own thread (FireDue: between items, at a checkpoint, at an inline Prioritize, a task inlined on a pool
-//     thread): FireDue catches whatever the clock throws and hands it to the scheduler (PriorityScheduler.OnClockFailed), outside the
-//     timer lock, and returns normally, so no call site sees it and none needs a try of its own (the per-item path is unchanged).
-//     The scheduler faults with it, as for an exception escaping an item that no handler marked handled: it runs no more items
-//     (the context after the item running now, whose await then does not go on; the pool as for any fault), what is queued is
-//     dropped as AbandonedAfterFault, and Completion (or Run) faults with it. It is NOT raised as UnhandledException: it is no
-//     item's, and a handler that marked it handled would leave the scheduler running on a clock that cannot fire its timers (the
-//     heap keeps due timers, the clock's timer is pointed nowhere): a hang instead of a fault. From then on FireDue does nothing
-//     (_clockFailed): the clock is not called again, and the heap stays as the failure left it, consistent (each entry is in the
-//     heap, or its firing is queued), until the end drops it.
-//   * T5, a caller's own call: it gets the exception, synchronously, when its call arms a timer (Priority.Delay, CreateTimer,
-//     Change to a due time; InsertLocked): the entry goes into the heap only after the clock was read, and if pointing the clock's
-//     timer then throws, it is taken out again, so the call arms nothing (a Change leaves its timer disarmed: its earlier arming
-//     was taken out first). A call that only disarms (Dispose, Change to Timeout.InfiniteTimeSpan, a delay's cancellation;
-//     RemoveLocked) takes effect and does not throw: Dispose must not, and a cancellation must still queue its firing (D1). In
-//     both cases a throwing clock raises the flag, so T0 holds by its second clause whatever the failing call left the clock's
-//     timer pointed at: the scheduler's next FireDue points it again, or faults by T4 if the clock still throws. So no entry is
-//     ever left in the heap with nothing to fire it. (A Delay that threw loses its pooled source to the collector: nothing else.)
-//   * T6, the other threads: the watchdog (OverdueTimerLevel) reads a throwing clock as "no overdue timer" (the scheduler reports
-//     the failure itself, T4). At the end, a throwing Dispose of the clock's timer does not stop DropArmed: every armed timer is
-//     still dropped and reported, then the exception is returned as a WorkDropped handler's would be, so it surfaces in Completion
-//     (or Run) unless the scheduler faulted. The clock timer's callback and the alarm only raise the flag: they call no user code.
-
 /// <summary>
-/// The timers a scheduler fires itself, shared by both schedulers (<see cref="PriorityScheduler"/>): the heap of armed loop timers and
-/// <see cref="Priority.Delay"/> sources, its lock, the alarm registration (T0), the earliest due time a parked thread waits for (T3),
-/// the clock (the system's, or <c>TimeProvider</c> from the options with its one timer standing for the alarm), and the delay pool.
+/// The timers a scheduler fires itself: the heap of armed loop timers and <see cref="Priority.Delay"/> sources, its lock, the alarm
+/// registration ([T-ALARM]), the earliest due time a parked thread waits for ([T-PARK]), the clock (the system's, or the options'
+/// <c>TimeProvider</c> with its one timer standing for the alarm), and the delay pool. The flag the threads read between items stays
+/// in the scheduler ([T-FLAG]); <see cref="FireDue"/> is called by whichever thread cleared it.
 /// </summary>
-/// <remarks>
-/// <para>The protocols are written at the top of Context/PriorityContext.cs ("Timers"); they hold for the pool unchanged, with "the
-/// loop" read as "any of the pool's threads": the flag the scheduler reads between items stays in the scheduler (one field read per
-/// item, no indirection), and <see cref="FireDue"/> is called by whichever thread cleared it.</para>
-/// <para>Lock order: the timer lock, then the alarm's lock. Nothing that runs user code (callbacks, WorkDropped) runs under either.</para>
-/// </remarks>
+/// <remarks>Lock order: the timer lock, then the alarm's lock; no user code runs under either. A clock that throws: [T-CLOCK].</remarks>
 internal sealed class LoopTimers : IAlarmTarget
 {
     private const int MaxPooledDelays = 64;
@@ -59,15 +26,14 @@ internal sealed class LoopTimers : IAlarmTarget
     private AlarmRegistration? _alarmRegistration;
     private long _sequence;
     private bool _closed;
-    private bool _clockFailed; // T4: the clock threw in FireDue, and the scheduler faulted with it; under _lock
+    private bool _clockFailed; // [T-CLOCK]: the clock threw in FireDue, and the scheduler faulted with it; under _lock
 
-    // The clock of the loop timers: null for the system clock (Stopwatch, the alarm thread and the parked thread's timed wait, T3),
-    // else the given provider, whose one timer (_clockTimer) plays the alarm's part (T0) and whose GetTimestamp decides what is due.
+    // Null for the system clock (Stopwatch, the alarm thread, the parked thread's timed wait); else the given provider, whose one
+    // timer plays the alarm's part ([T-ALARM]) and whose GetTimestamp decides what is due.
     private readonly TimeProvider? _clock;
     private readonly ITimer? _clockTimer;
 
-    // T3: the heap's earliest due timestamp (long.MaxValue: none, or only infinite delays), written under _lock whenever the alarm is
-    // pointed (UpdateAlarmLocked); read without the lock by a parking thread, which waits no longer than until then.
+    // [T-PARK]: the heap's earliest due timestamp (long.MaxValue: none, or only infinite delays); written under _lock, read without it.
     private long _earliestDue = long.MaxValue;
 
     /// <summary>Creates the timers of <paramref name="host"/> on <paramref name="provider"/>.</summary>
@@ -201,7 +167,7 @@ internal sealed class LoopTimers : IAlarmTarget
 
             // An infinite delay is armed too, at the end of time: it never comes due, but it is dropped (and its awaiter released
             // with ObjectDisposedException) when the scheduler finishes, instead of hanging for ever.
-            InsertLocked(source, ms == -1 ? long.MaxValue : Ticks(delay)); // a clock that throws: to this caller, nothing armed (T5)
+            InsertLocked(source, ms == -1 ? long.MaxValue : Ticks(delay)); // a clock that throws: to this caller, nothing armed ([T-CLOCK])
         }
 
         var task = new ValueTask(source, source.Version);
@@ -223,7 +189,7 @@ internal sealed class LoopTimers : IAlarmTarget
             {
                 if (timer.TryMarkDisposed())
                 {
-                    timer.FireRequested = false; // T1: a queued firing will not start
+                    timer.FireRequested = false; // [T-TIMER]: a queued firing will not start
                     RemoveLocked(timer);
                 }
 
@@ -235,7 +201,7 @@ internal sealed class LoopTimers : IAlarmTarget
                 return false;
             }
 
-            timer.FireRequested = false; // T1
+            timer.FireRequested = false; // [T-TIMER]
             timer.Period = periodTicks > 0 ? periodTicks : 0;
             if (dueTicks < 0)
             {
@@ -243,7 +209,7 @@ internal sealed class LoopTimers : IAlarmTarget
             }
             else
             {
-                _heap.Remove(timer); // the earlier arming; a clock that throws below leaves the timer disarmed (T5)
+                _heap.Remove(timer); // the earlier arming; a clock that throws below leaves the timer disarmed ([T-CLOCK])
                 InsertLocked(timer, dueTicks);
             }
 
@@ -253,9 +219,8 @@ internal sealed class LoopTimers : IAlarmTarget
 
     /// <summary>
     /// Under the lock, a caller arming <paramref name="entry"/> (not in the heap) <paramref name="dueTicks"/> from now (long.MaxValue:
-    /// at the end of time), then pointing the alarm at the new earliest due time. T5: if the clock throws, the entry is left out of the
-    /// heap, the flag is raised (T0 by its second clause, whatever the failing call left the clock's timer pointed at), and the
-    /// exception goes on to the caller.
+    /// at the end of time), then pointing the alarm at the new earliest due time. If the clock throws, the entry is left out of the
+    /// heap, the flag is raised ([T-ALARM] by its second clause) and the exception goes on to the caller ([T-CLOCK]).
     /// </summary>
     private void InsertLocked(TimerEntry entry, long dueTicks)
     {
@@ -277,8 +242,8 @@ internal sealed class LoopTimers : IAlarmTarget
 
     /// <summary>
     /// Under the lock, a caller disarming <paramref name="entry"/>: takes it out of the heap and, if it was there, points the alarm at
-    /// the new earliest due time. T5: if the clock throws, the removal stands and the flag is raised; the caller does not see it (the
-    /// scheduler's FireDue points the clock's timer again, or faults with its exception).
+    /// the new earliest due time. If the clock throws, the removal stands and the flag is raised; the caller does not see it
+    /// ([T-CLOCK]).
     /// </summary>
     /// <returns>Whether the entry was armed.</returns>
     private bool RemoveLocked(TimerEntry entry)
@@ -300,12 +265,12 @@ internal sealed class LoopTimers : IAlarmTarget
         return true;
     }
 
-    /// <summary>A cancellation of a pending delay: takes it out of the heap. Returns true if the caller must queue its firing (D1).</summary>
+    /// <summary>A cancellation of a pending delay: takes it out of the heap. Returns true if the caller must queue its firing ([T-DELAY]).</summary>
     public bool CancelDelay(DelaySource source)
     {
         lock (_lock)
         {
-            if (!RemoveLocked(source)) // never throws (T5): the caller must queue the firing
+            if (!RemoveLocked(source)) // never throws ([T-CLOCK]): the caller must queue the firing
             {
                 return false; // already fired (its firing is queued or ran) or dropped: too late to cancel
             }
@@ -317,7 +282,7 @@ internal sealed class LoopTimers : IAlarmTarget
         }
     }
 
-    /// <summary>When a queued firing runs: whether it still must fire (T1). Clears the queued state.</summary>
+    /// <summary>When a queued firing runs: whether it still must fire ([T-TIMER]). Clears the queued state.</summary>
     public bool TakeFiring(TimerEntry entry)
     {
         lock (_lock)
@@ -341,7 +306,7 @@ internal sealed class LoopTimers : IAlarmTarget
     }
 
     /// <summary>
-    /// A parking thread's wait for the earliest loop timer (T3): how long it may sleep, in milliseconds rounded up (a timed wait's
+    /// A parking thread's wait for the earliest loop timer ([T-PARK]): how long it may sleep, in milliseconds rounded up (a timed wait's
     /// resolution), or <see cref="Timeout.Infinite"/> with no timer armed.
     /// </summary>
     public int ParkTimeoutMilliseconds()
@@ -362,18 +327,18 @@ internal sealed class LoopTimers : IAlarmTarget
         return ms >= int.MaxValue ? int.MaxValue - 1 : (int)ms;
     }
 
-    /// <summary>After a parked thread's timed wait ran out (T3): whether the earliest timer is due (the thread then raises the flag itself).</summary>
+    /// <summary>After a parked thread's timed wait ran out ([T-PARK]): whether the earliest timer is due (the thread then raises the flag itself).</summary>
     public bool EarliestIsDue() => Stopwatch.GetTimestamp() >= Volatile.Read(ref _earliestDue);
 
     /// <summary>The alarm thread: the earliest timer is due.</summary>
     void IAlarmTarget.OnAlarm() => Host.RaiseTimersDue();
 
     /// <summary>
-    /// Called by the scheduler after it cleared its flag (a full fence): queues the firing of every due timer at its level, in due order
+    /// Called by the scheduler after it cleared its flag ([T-FLAG]): queues the firing of every due timer at its level, in due order
     /// (ties in arming order), re-arms the periodic ones, and registers the new earliest due time with the alarm.
     /// </summary>
-    /// <remarks>Never throws (T4): what the clock throws goes to <see cref="PriorityScheduler.OnClockFailed"/>, once, outside the lock, and
-    /// from then on this does nothing.</remarks>
+    /// <remarks>Never throws: what the clock throws goes to <see cref="PriorityScheduler.OnClockFailed"/>, once, outside the lock, and
+    /// from then on this does nothing ([T-CLOCK]).</remarks>
     public void FireDue()
     {
         ExceptionDispatchInfo clockFailure;
@@ -400,7 +365,7 @@ internal sealed class LoopTimers : IAlarmTarget
                         }
                     }
 
-                    // else T2: the previous firing has not run yet; this tick is skipped.
+                    // else the previous firing has not run yet: this tick is skipped ([T-TIMER]).
                     if (entry.Period > 0)
                     {
                         long next = entry.Due + entry.Period;
@@ -427,7 +392,7 @@ internal sealed class LoopTimers : IAlarmTarget
     /// The watchdog thread: the level of the earliest armed timer if its due time has passed, else -1. Only the scheduler's threads move
     /// due timers into its queues, so a blocked scheduler leaves an overdue timer in the heap, where this sees it.
     /// </summary>
-    /// <remarks>A clock that throws reads as "no overdue timer" (T6): the scheduler reports it itself (T4).</remarks>
+    /// <remarks>A clock that throws reads as "no overdue timer": the scheduler reports it itself ([T-CLOCK]).</remarks>
     public int OverdueTimerLevel()
     {
         lock (_lock)
@@ -443,11 +408,11 @@ internal sealed class LoopTimers : IAlarmTarget
         }
     }
 
-    /// <summary>Under the lock: points the alarm at the earliest due time, or raises the flag at once if it has passed.</summary>
+    /// <summary>Under the lock: points the alarm at the earliest due time, or raises the flag at once if it has passed ([T-ALARM]).</summary>
     private void UpdateAlarmLocked(long now)
     {
         TimerEntry? earliest = _heap.Min;
-        Volatile.Write(ref _earliestDue, earliest?.Due ?? long.MaxValue); // T3
+        Volatile.Write(ref _earliestDue, earliest?.Due ?? long.MaxValue); // [T-PARK]
         if (_clockTimer is not null)
         {
             UpdateClockTimerLocked(earliest);
@@ -477,14 +442,11 @@ internal sealed class LoopTimers : IAlarmTarget
     }
 
     /// <summary>
-    /// Under the lock, with another clock (T0 for it): points its timer at the earliest due time, rounded up to the next tick of
+    /// Under the lock, with another clock ([T-ALARM] for it): points its timer at the earliest due time, rounded up to the next tick of
     /// <see cref="TimeSpan"/> so it never fires before it, or raises the flag at once if that time has passed.
     /// </summary>
-    /// <remarks>A provider's timer takes a due time relative to the provider's now, read again inside <see cref="ITimer.Change"/>; if
-    /// the clock moved between our read and that one (a test advancing a fake clock from another thread), the timer would be pointed
-    /// too late, possibly past every later advance. So the clock is read again after the change, and the timer pointed again while it
-    /// moved (a few times at most: a clock that never stops moving is off by its drift between two reads, as the alarm is by its
-    /// thread's wake-up).</remarks>
+    /// <remarks>The clock is read again after the change, and the timer pointed again while it moved (a few times at most): the
+    /// provider reads its own now inside <see cref="ITimer.Change"/>, and a clock moved in between would leave it pointed too late.</remarks>
     private void UpdateClockTimerLocked(TimerEntry? earliest)
     {
         if (earliest is null || earliest.Due == long.MaxValue)
@@ -518,7 +480,7 @@ internal sealed class LoopTimers : IAlarmTarget
     /// <summary>
     /// Once the scheduler has finished: no timer can be armed any more, and every armed one is dropped (TimerArmedAtFinish). Any thread.
     /// </summary>
-    /// <returns>What the clock's timer threw when disposed (T6), else the first exception thrown by a WorkDropped handler, or null.</returns>
+    /// <returns>What the clock's timer threw when disposed ([T-CLOCK]), else the first exception thrown by a WorkDropped handler, or null.</returns>
     public ExceptionDispatchInfo? DropArmed()
     {
         List<TimerEntry>? armed = null;
@@ -542,7 +504,7 @@ internal sealed class LoopTimers : IAlarmTarget
             }
             catch (Exception ex)
             {
-                clockFailure = ExceptionDispatchInfo.Capture(ex); // T6: the armed timers are still dropped, then it surfaces
+                clockFailure = ExceptionDispatchInfo.Capture(ex); // [T-CLOCK]: the armed timers are still dropped, then it surfaces
             }
 
             Volatile.Write(ref _earliestDue, long.MaxValue);

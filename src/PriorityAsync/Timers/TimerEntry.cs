@@ -3,12 +3,12 @@ using System.Threading;
 namespace PriorityAsync.Internal;
 
 /// <summary>
-/// A loop timer as the context's heap and queues see it: a due time, a level, and what to do when its firing runs on the loop.
+/// A loop timer as the scheduler's heap and queues see it: a due time, a level, and what to do when its firing runs.
 /// Subclasses: <see cref="LoopTimer"/> (the <see cref="System.Threading.ITimer"/> of the context's <see cref="System.TimeProvider"/>)
 /// and <see cref="DelaySource"/> (the pooled source behind <see cref="Priority.Delay"/>).
 /// </summary>
 /// <remarks>
-/// Every field below is guarded by the owning context's timer lock, except where a subclass says otherwise. A firing travels through
+/// Every field below is guarded by the owning scheduler's timer lock, except where a subclass says otherwise. A firing travels through
 /// the level queues as a <see cref="WorkItem"/> of (<see cref="FireCallback"/>, the entry): no allocation per firing.
 /// </remarks>
 internal abstract class TimerEntry
@@ -18,7 +18,7 @@ internal abstract class TimerEntry
 
     protected TimerEntry(LoopTimers timers) => Timers = timers;
 
-    /// <summary>The timers of the scheduler that owns the entry (a context's or a pool's).</summary>
+    /// <summary>The timers of the scheduler that owns the entry.</summary>
     public LoopTimers Timers { get; }
 
     /// <summary>The scheduler that owns the entry.</summary>
@@ -45,9 +45,9 @@ internal abstract class TimerEntry
     /// <summary>A (FireCallback, this) item sits in the level queues. Cleared when it runs or is dropped.</summary>
     public bool ItemQueued { get; set; }
 
-    /// <summary>Runs on the loop thread, at <see cref="Level"/>, when the queued firing is dispatched.</summary>
+    /// <summary>Runs on a thread of the scheduler, at <see cref="Level"/>, when the queued firing is dispatched.</summary>
     protected abstract void RunFiring();
 
-    /// <summary>The entry will never fire: it was armed (or its firing was queued) when the context finished. Any thread.</summary>
+    /// <summary>The entry will never fire: it was armed (or its firing was queued) when the scheduler finished ([D-DROP]). Any thread.</summary>
     public abstract void OnDropped();
 }

@@ -6,7 +6,7 @@ namespace PriorityAsync.Internal;
 /// <summary>
 /// A binary min-heap of <see cref="TimerEntry"/> keyed by (due timestamp, arming sequence number): the earliest due time first,
 /// and among equal due times the one armed first (FIFO ties). Each entry knows its index, so removal (Dispose, Change, a cancelled
-/// delay) is O(log n). Not thread-safe: the owning context guards it with its timer lock.
+/// delay) is O(log n). Not thread-safe: the owning scheduler guards it with its timer lock.
 /// </summary>
 internal sealed class TimerHeap
 {
