@@ -6,9 +6,9 @@
 using System.Diagnostics.CodeAnalysis;
 
 [assembly: SuppressMessage("Reliability", "CA1001:Types that own disposable fields should be disposable", Scope = "type",
-    Target = "~T:PriorityAsync.PriorityContext",
-    Justification = "_wake (ManualResetEventSlim, spinCount 0) waits on a monitor and never creates its kernel event (WaitHandle is "
-        + "never read); posters on other threads may still Set it after the loop ended, so disposing it would only race them.")]
+    Target = "~T:PriorityAsync.Internal.SchedulerThread",
+    Justification = "Event (ManualResetEventSlim, spinCount 0) waits on a monitor and never creates its kernel event (WaitHandle is "
+        + "never read); posters on other threads may still Set it after the scheduler ended, so disposing it would only race them.")]
 [assembly: SuppressMessage("Reliability", "CA1001:Types that own disposable fields should be disposable", Scope = "type",
     Target = "~T:PriorityAsync.TaskScope",
     Justification = "_cancellation has no timer and is linked to nothing (the outer token's registration is undone when the scope "

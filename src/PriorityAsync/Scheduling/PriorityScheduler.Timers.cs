@@ -64,12 +64,6 @@ public abstract partial class PriorityScheduler
     /// <summary>For tests: the number of pooled <see cref="Priority.Delay"/> sources.</summary>
     internal int PooledDelayCount => _loopTimers.PooledDelayCount;
 
-    /// <summary>The clock of the loop timers: a Stopwatch timestamp, or the configured provider's.</summary>
-    internal long TimerNow() => _loopTimers.Now();
-
-    /// <summary>The configured clock of the loop timers, or null for the system clock.</summary>
-    internal TimeProvider? TimerClock => _loopTimers.Clock;
-
     /// <summary>The implementation of <see cref="Priority.Delay"/>.</summary>
     internal ValueTask Delay(TimeSpan delay, CancellationToken cancellationToken) => _loopTimers.Delay(delay, cancellationToken);
 
@@ -87,7 +81,13 @@ public abstract partial class PriorityScheduler
             _loopTimers.FireDue();
         }
 
-        return Volatile.Read(ref _fault) is null;
+        if (Volatile.Read(ref _fault) is null)
+        {
+            return true;
+        }
+
+        Interlocked.Exchange(ref _timersDue, 1); // faulted: the flag stays raised, so every later look stops its caller ([T-CLOCK])
+        return false;
     }
 
     /// <summary>A parked thread's timed wait ran out ([T-PARK]): if the earliest timer is due, it raises the flag itself instead of
@@ -102,9 +102,6 @@ public abstract partial class PriorityScheduler
 
     /// <summary>How long a parking thread may sleep before the earliest timer comes due ([T-PARK]).</summary>
     private protected int ParkTimeoutMilliseconds() => _loopTimers.ParkTimeoutMilliseconds();
-
-    /// <summary>Once the scheduler has finished: no timer can be armed any more, and every armed one is dropped.</summary>
-    private protected ExceptionDispatchInfo? DropArmedTimers() => _loopTimers.DropArmed();
 
     // ---- What LoopTimers asks of its scheduler ------------------------------------------------------------------------------------
 

@@ -104,6 +104,43 @@ public sealed class ThrowingClockTests
         (await subject.Faulted()).Should().BeSameAs(failure);
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task ClockThrows_TheItemLooksAtTheFlagAgain_NoQueuedItemRunsAfterTheFault(bool pool)
+    {
+        // The item that met the failure looks at the timers' flag more than once (two ShouldYield, then an inline Prioritize after
+        // catching): every look must keep the flag raised, or the loop's next look between items would miss the fault and run on.
+        var clock = new ThrowingClock();
+        var failure = new ClockFailure("GetTimestamp failed");
+        await using Subject subject = Subject.Create(pool, clock, $"clock-looks-{pool}");
+        using ITimer timer = subject.Scheduler.TimeProvider.CreateTimer(_ => { }, null, TimeSpan.FromMinutes(1), Never);
+        int ranAfter = 0;
+
+        Task<Exception?> method = subject.RunOn(0, async () =>
+        {
+            subject.Scheduler.GetSynchronizationContext(0).Post(_ => Interlocked.Increment(ref ranAfter), "queued behind the failing item");
+            clock.Fail(Member.GetTimestamp, failure);
+            clock.Advance(TimeSpan.FromMinutes(1));
+            _ = ShouldYield; // fires: the clock throws, the scheduler faults
+            _ = ShouldYield; // a second look
+            try
+            {
+                await Prioritize(0);
+            }
+            catch (Exception ex)
+            {
+                return ex;
+            }
+
+            return null;
+        });
+
+        (await method.WithTimeout("the method")).Should().BeOfType<ObjectDisposedException>();
+        (await subject.Faulted()).Should().BeSameAs(failure);
+        Volatile.Read(ref ranAfter).Should().Be(0, "nothing queued runs after the fault, however many times the item looked at the flag");
+    }
+
     // ---- T5: a caller's own call -------------------------------------------------------------------------------------------------
 
     [Theory]
