@@ -53,6 +53,23 @@ public sealed class PriorityThreadPoolBackgroundServiceTests
     }
 
     [Fact]
+    public async Task StopAsync_ShutdownTimeoutEndsFirst_ThePoolEndsAsTheLoopDoes_ExecuteTaskCancelled()
+    {
+        var logs = new TestLoggerProvider();
+        var never = new TaskCompletionSource();
+        using IHost host = Build(logs, async (worker, token) => await never.Task);
+
+        await host.StartAsync().Within("host start");
+        ScriptedPoolWorker worker = Worker(host);
+        await host.StopAsync(new CancellationToken(canceled: true)).Within("host stop");
+
+        logs.Entries.Should().ContainSingle(e => e.EventId.Id == PriorityWorkerEventIds.StopTimedOut.Id);
+        await worker.PriorityPool.Completion.Within("the pool to end once completed from outside, ExecuteAsync pending");
+        await worker.ExecuteTask!.ContinueWith(_ => { }, TaskScheduler.Default).Within("the abandoned ExecuteTask to end");
+        worker.ExecuteTask.IsCanceled.Should().BeTrue("the pool was completed under ExecuteAsync, which can never resume");
+    }
+
+    [Fact]
     public async Task ExecuteAsync_TwoItemsOnTwoThreads_RunAtTheSameTime()
     {
         // Each item waits for the other inside its callback: only a pool that runs both at once lets them meet.

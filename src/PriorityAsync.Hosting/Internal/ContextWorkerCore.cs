@@ -26,19 +26,4 @@ internal sealed class ContextWorkerCore : WorkerCore
     }
 
     protected override void Complete() => _thread!.Complete();
-
-    protected override Task StartEntry(int level, TaskCompletionSource running)
-    {
-        // A plain post (not InvokeAsync): ExecuteAsync holds no outstanding operation, so completing the loop from outside (the
-        // shutdown timeout) ends it even while ExecuteAsync is pending.
-        _thread!.Context.GetSynchronizationContext(level).Post(
-            static state =>
-            {
-                var (core, running) = ((ContextWorkerCore, TaskCompletionSource))state!;
-                running.TrySetResult();
-                core.OnExecuteAsyncStarted(core.InvokeExecuteAsync());
-            },
-            (this, running));
-        return running.Task;
-    }
 }

@@ -5,8 +5,8 @@ using System.Threading.Tasks;
 namespace PriorityAsync.Hosting.Internal;
 
 /// <summary>The lifecycle of a <see cref="PriorityThreadPoolBackgroundService"/>: <see cref="WorkerCore"/> on a <see cref="PriorityThreadPool"/>.</summary>
-/// <remarks>The entry is queued with <see cref="PriorityScheduler.InvokeAsync(Func{Task}, int)"/>, whose task is <c>ExecuteAsync</c>'s;
-/// the pool cannot stop before <see cref="Complete"/> (nothing else releases its own hold).</remarks>
+/// <remarks>The pool cannot stop normally before <see cref="Complete"/> (nothing else releases its own hold). If it is completed from
+/// outside while <c>ExecuteAsync</c> is still pending, its continuations are dropped, as on the loop.</remarks>
 internal sealed class PoolWorkerCore : WorkerCore
 {
     private PriorityThreadPool? _pool;
@@ -26,19 +26,4 @@ internal sealed class PoolWorkerCore : WorkerCore
     }
 
     protected override void Complete() => _pool!.Complete();
-
-    protected override Task StartEntry(int level, TaskCompletionSource running)
-    {
-        Task execute = _pool!.InvokeAsync(
-            () =>
-            {
-                running.TrySetResult();
-                return InvokeExecuteAsync();
-            },
-            level);
-        OnExecuteAsyncStarted(execute);
-
-        // InvokeAsync refusing the work (ExecuteAsync faulting before it signalled) must not leave StartAsync waiting forever.
-        return Task.WhenAny(running.Task, execute);
-    }
 }

@@ -200,14 +200,25 @@ internal abstract class WorkerCore : IDisposable
     /// <summary>Releases the worker's hold: the scheduler stops once its queued work and outstanding operations are done. Idempotent.</summary>
     protected abstract void Complete();
 
-
-    /// <summary>Queues the entry at <paramref name="level"/>: it sets <paramref name="running"/>, then runs <see cref="InvokeExecuteAsync"/>
-    /// (or its equivalent) and hands its task to <see cref="OnExecuteAsyncStarted"/>.</summary>
-    /// <returns>The task <see cref="StartAsync"/> waits for: complete once the entry runs (or can never run).</returns>
-    protected abstract Task StartEntry(int level, TaskCompletionSource running);
+    /// <summary>Queues the entry at <paramref name="level"/> as a plain post ([H-WORKER]): <c>ExecuteAsync</c> holds no outstanding
+    /// operation, so completing the scheduler from outside (the host's shutdown timeout) ends it even while <c>ExecuteAsync</c> is
+    /// pending, on either scheduler. The entry sets <paramref name="running"/>, then runs <c>ExecuteAsync</c>.</summary>
+    /// <returns>The task <see cref="StartAsync"/> waits for: complete once the entry runs.</returns>
+    private Task StartEntry(int level, TaskCompletionSource running)
+    {
+        _scheduler!.GetSynchronizationContext(level).Post(
+            static state =>
+            {
+                var (core, running) = ((WorkerCore, TaskCompletionSource))state!;
+                running.TrySetResult();
+                core.OnExecuteAsyncStarted(core.InvokeExecuteAsync());
+            },
+            (this, running));
+        return running.Task;
+    }
 
     /// <summary>Calls <c>ExecuteAsync</c> with the stopping token; a synchronous throw becomes a faulted task.</summary>
-    protected Task InvokeExecuteAsync()
+    private Task InvokeExecuteAsync()
     {
         try
         {
@@ -220,7 +231,7 @@ internal abstract class WorkerCore : IDisposable
     }
 
     /// <summary>Called with <c>ExecuteAsync</c>'s task (or the task standing for it) once it exists.</summary>
-    protected void OnExecuteAsyncStarted(Task task) =>
+    private void OnExecuteAsyncStarted(Task task) =>
         _ = task.ContinueWith(
             static (task, state) => ((WorkerCore)state!).OnExecuteAsyncCompleted(task),
             this,
