@@ -4,16 +4,19 @@ using System.Diagnostics;
 using System.IO;
 using System.Threading.Tasks;
 using MessageBus;
-using MessageBus.Postgres;
 using MessageBus.Postgres.Internal;
+using MessageBus.Redis;
+using MessageBus.Redis.Internal;
 using Npgsql;
+using StackExchange.Redis;
 
 namespace BrokerWorker.Bus;
 
 /// <summary>
 /// <c>--bus-cost</c>: how many receive + renew + complete cycles one process does per second with no work, through the sample's
-/// <see cref="IMessageBus"/> (a pooled connection per statement, the reconnection wrapper, the lease objects) and through a plain
-/// Npgsql loop running the very same statements on one open connection, prepared. The difference is the sample's overhead.
+/// <see cref="IMessageBus"/> (PostgreSQL: a pooled connection per statement; both: the reconnection wrapper, the lease objects) and
+/// through a plain client loop running the very same statements (Npgsql, one open connection, prepared) or scripts
+/// (StackExchange.Redis, one connection). The difference is the sample's overhead.
 /// </summary>
 public static class BusCost
 {
@@ -32,7 +35,7 @@ public static class BusCost
         });
         rows.Add(("in-memory bus (IMessageBus)", memoryCycles, memoryElapsed));
 
-        if (options.Bus == "postgres")
+        if (options.Bus != "memory")
         {
             string? connection = BusFactory.ConnectionString(options, out string? problem);
             if (connection is null)
@@ -41,27 +44,37 @@ public static class BusCost
                 return 2;
             }
 
-            string table = options.Queue + "_cost";
-            await using PostgresLeaseQueue queue = BusFactory.Queue(connection, options, table, "cost");
+            string queueName = options.Queue + "_cost";
+            await using Broker broker = BusFactory.Create(connection, options, queueName, "cost");
             bool measured = await BusFactory.TryAsync(
                 async () =>
                 {
-                    // Enough messages that neither loop runs dry; both loops take from the same refilled table.
+                    // Enough messages that neither loop runs dry; both loops take from the same refilled queue.
                     const int Stock = 50_000;
-                    await queue.EnsureSchemaAsync();
-                    await queue.PurgeAsync();
-                    await new PostgresQueueProducer(queue).FillAsync(Stock, _ => "m");
-                    (long cycles, TimeSpan elapsed) = await CyclesAsync(new PostgresMessageBus(queue), lease, options.BusCostDuration, refill: null);
-                    rows.Add(("PostgreSQL, the sample's bus (IMessageBus over PostgresLeaseQueue)", cycles, elapsed));
+                    string[] stock = new string[Stock];
+                    Array.Fill(stock, "m");
+                    await broker.SetUpAsync(purge: true);
+                    await broker.EnqueueAsync(stock);
+                    (long cycles, TimeSpan elapsed) = await CyclesAsync(broker.Bus, lease, options.BusCostDuration, refill: null);
+                    rows.Add(($"{broker.Name}, the sample's bus (IMessageBus over {broker.GetType().Name.Replace("Broker", "LeaseQueue", StringComparison.Ordinal)})", cycles, elapsed));
 
-                    await queue.PurgeAsync();
-                    await new PostgresQueueProducer(queue).FillAsync(Stock, _ => "m");
-                    (cycles, elapsed) = await PlainAsync(connection, table, lease, options.BusCostDuration);
-                    rows.Add(("PostgreSQL, plain Npgsql loop (same statements, one connection, prepared)", cycles, elapsed));
-                    await queue.DropAsync();
+                    await broker.SetUpAsync(purge: true);
+                    await broker.EnqueueAsync(stock);
+                    if (broker is RedisBroker redis)
+                    {
+                        (cycles, elapsed) = await PlainRedisAsync(connection, redis.LeaseQueue, lease, options.BusCostDuration);
+                        rows.Add(("Redis, plain StackExchange.Redis loop (same scripts, one connection)", cycles, elapsed));
+                    }
+                    else
+                    {
+                        (cycles, elapsed) = await PlainAsync(connection, queueName, lease, options.BusCostDuration);
+                        rows.Add(("PostgreSQL, plain Npgsql loop (same statements, one connection, prepared)", cycles, elapsed));
+                    }
+
+                    await broker.DropAsync();
                 },
                 connection,
-                $"measure the bus on the table {table}",
+                $"measure the bus on the queue {queueName}",
                 error);
             if (!measured)
             {
@@ -104,6 +117,37 @@ public static class BusCost
             if (!await bus.RenewAsync(message, lease) || !await bus.CompleteAsync(message))
             {
                 throw new InvalidOperationException($"A fresh lease was refused: message {message.MessageId}.");
+            }
+
+            cycles++;
+        }
+
+        return (cycles, Stopwatch.GetElapsedTime(start));
+    }
+
+    private static async Task<(long Cycles, TimeSpan Elapsed)> PlainRedisAsync(string connectionString, RedisLeaseQueue queue, TimeSpan lease, TimeSpan duration)
+    {
+        (RedisKey[] receiveKeys, RedisKey[] renewKeys, RedisKey[] completeKeys, RedisValue prefix, RedisValue owner) = queue.ScriptKeys;
+        await using ConnectionMultiplexer connection = await ConnectionMultiplexer.ConnectAsync(connectionString);
+        IDatabase db = connection.GetDatabase();
+        long ms = (long)lease.TotalMilliseconds;
+        long cycles = 0;
+        long start = Stopwatch.GetTimestamp();
+        while (Stopwatch.GetElapsedTime(start) < duration)
+        {
+            RedisResult received = await db.ScriptEvaluateAsync(QueueScripts.Receive, receiveKeys, [prefix, ms, owner]);
+            if (received.IsNull)
+            {
+                throw new InvalidOperationException("The queue ran dry during the measurement.");
+            }
+
+            var fields = (RedisResult[])received!;
+            long id = (long)fields[0];
+            long token = (long)fields[2];
+            var renewed = (long[])(await db.ScriptEvaluateAsync(QueueScripts.Renew, renewKeys, [prefix, ms, id, token]))!;
+            if (renewed[1] != 1 || (int)await db.ScriptEvaluateAsync(QueueScripts.Complete, completeKeys, [prefix, id, token]) != 1)
+            {
+                throw new InvalidOperationException($"A fresh lease was refused: message {id}.");
             }
 
             cycles++;
