@@ -61,6 +61,17 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
         RequireRange(options.ReconnectMaxDelay, options.ReconnectInitialDelay, TimeSpan.FromMinutes(10), nameof(options.ReconnectMaxDelay));
 
         builder.Timeout = (int)Math.Ceiling(options.ConnectTimeout.TotalSeconds);
+
+        // One round trip and no re-planning per operation. A pooled connection is not reset when returned: the queue's statements
+        // leave no session state (its one lock is a transaction's), and the reset (DISCARD ALL, sent with the next statement) made
+        // the server drop every prepared statement and plan each statement anew. Its few statements are prepared on each
+        // physical connection the second time they run there, and stay prepared while the connection lives.
+        builder.NoResetOnClose = true;
+        if (builder.MaxAutoPrepare == 0)
+        {
+            builder.MaxAutoPrepare = 16;
+            builder.AutoPrepareMinUsages = 2;
+        }
         _connectTimeoutSeconds = builder.Timeout;
         _host = builder.Host!;
         _port = builder.Port;

@@ -115,7 +115,7 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
     /// <summary>The server, <c>host:port</c>.</summary>
     public string Endpoint => _endpoint;
 
-    /// <summary>How many times an operation of this object lost its connection (or timed out) and retried (this process's view).</summary>
+    /// <summary>How many times this object's connection was restored after a loss, plus the retries of its operations (this process's view).</summary>
     public long Reconnects => Interlocked.Read(ref _reconnects);
 
     /// <summary>How many messages this object's stalled checks moved back to the queue.</summary>
@@ -461,7 +461,18 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
     {
         try
         {
-            return await ConnectionMultiplexer.ConnectAsync(_configuration).ConfigureAwait(false);
+            ConnectionMultiplexer connection = await ConnectionMultiplexer.ConnectAsync(_configuration).ConfigureAwait(false);
+
+            // The multiplexer reconnects by itself, and commands issued meanwhile wait for it: count each restored connection,
+            // so that a caller sees the outage even when no operation had to retry.
+            connection.ConnectionRestored += (_, e) =>
+            {
+                if (e.ConnectionType == ConnectionType.Interactive)
+                {
+                    Interlocked.Increment(ref _reconnects);
+                }
+            };
+            return connection;
         }
         catch (RedisConnectionException e) when (e.FailureType is not ConnectionFailureType.AuthenticationFailure)
         {
