@@ -211,6 +211,55 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
         RenewCoreAsync(messageId, token, leaseDuration, lease: null, cancellationToken);
 
     /// <summary>
+    /// Renews every lease in <paramref name="leases"/> (message id and token) in one statement: what a worker holding several leases
+    /// sends once per interval. Each is renewed or refused (and counted) on its own, as by one renewal. The message ids must be
+    /// distinct.
+    /// </summary>
+    /// <returns>For each lease in order, whether it was renewed.</returns>
+    public Task<bool[]> RenewAsync(IReadOnlyList<(long MessageId, long Token)> leases, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(leases);
+        RequireLeaseDuration(leaseDuration);
+        if (leases.Count == 0)
+        {
+            return Task.FromResult(Array.Empty<bool>());
+        }
+
+        long[] ids = new long[leases.Count];
+        long[] tokens = new long[leases.Count];
+        for (int i = 0; i < ids.Length; i++)
+        {
+            (ids[i], tokens[i]) = leases[i];
+        }
+
+        return ExecuteAsync(
+            async (connection, ct) =>
+            {
+                await using NpgsqlCommand command = new(_sql.RenewMany, connection);
+                command.Parameters.AddWithValue("ids", ids);
+                command.Parameters.AddWithValue("tokens", tokens);
+                command.Parameters.AddWithValue("lease", leaseDuration);
+                var renewed = new Dictionary<long, bool>(ids.Length);
+                await using NpgsqlDataReader reader = await command.ExecuteReaderAsync(ct).ConfigureAwait(false);
+                while (await reader.ReadAsync(ct).ConfigureAwait(false))
+                {
+                    renewed[reader.GetInt64(0)] = !reader.IsDBNull(1) && reader.GetBoolean(1);
+                }
+
+                bool[] result = new bool[ids.Length];
+                for (int i = 0; i < ids.Length; i++)
+                {
+                    result[i] = renewed.GetValueOrDefault(ids[i]);
+                }
+
+                return result;
+            },
+            retryAfterSend: true,
+            reconnect: true,
+            cancellationToken);
+    }
+
+    /// <summary>
     /// Completes the message, if the lease's token is current and the lease has not expired by the database's clock. A refusal (the
     /// lease was lost, so another delivery may be doing or have done the same work) is counted as a rejected completion. Completing
     /// again with the token that completed the message succeeds and counts nothing.

@@ -126,8 +126,7 @@ public sealed class RedisLeaseQueueTests : IAsyncLifetime
         }
 
         again.MessageId.Should().Be(lease.MessageId);
-        queue.StalledMoved.Should().BeGreaterThanOrEqualTo(1);
-        (await queue.GetCountsAsync()).ExpiredRedeliveries.Should().Be(1);
+        (await queue.GetCountsAsync()).ExpiredRedeliveries.Should().Be(1, "the server counts the redelivery of a message the stalled check moved back");
     }
 
     [RedisFact]
