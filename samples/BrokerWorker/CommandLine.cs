@@ -40,6 +40,7 @@ public static class CommandLine
     private static readonly Option<int?> s_threads = s_line.Add(SampleCommandLine.OptionalWholeNumber("--threads", "priority-threads: the pool's threads in each worker process (default: the cores divided among the worker processes, at least 1)"));
     private static readonly Option<string?> s_queue = s_line.Add(SampleCommandLine.Text("--queue", "NAME", $"the queue's name prefix; each mode's queue is PREFIX_MODE (default: {s_defaults.Queue})"));
     private static readonly Option<bool> s_busCost = s_line.Add(SampleCommandLine.Flag("--bus-cost", "receive+renew+complete per second with no work: the sample's bus against a plain client loop (Npgsql, StackExchange.Redis)"));
+    private static readonly Option<IReadOnlyList<int>> s_scaling = s_line.Add(SampleCommandLine.WholeNumbers("--scaling", [], 1, 64, "the scaling tables over these worker-process counts: 2000 small messages, and the article's experiment at 30 messages/s (see README)"));
     private static readonly Option<TimeSpan?> s_duration = s_line.Add(SampleCommandLine.Duration("--duration", s_defaults.BusCostDuration, "with --bus-cost: how long to measure"));
     private static readonly Option<bool> s_json = s_line.Add(SampleCommandLine.Flag("--json", "one JSON line per run (every measurement) instead of the table"));
     private static readonly Option<bool> s_wide = s_line.Add(SampleCommandLine.Flag("--wide", "the full table: every column (about 200 columns; the default fits 120)"));
@@ -90,6 +91,7 @@ public static class CommandLine
             Threads = result.GetValue(s_threads),
             Queue = result.GetValue(s_queue) ?? s_defaults.Queue,
             BusCost = result.GetValue(s_busCost),
+            Scaling = SampleCommandLine.GetList(result, s_scaling),
             BusCostDuration = SampleCommandLine.GetDuration(result, s_duration)!.Value,
             Json = result.GetValue(s_json),
             Wide = result.GetValue(s_wide),

@@ -107,6 +107,9 @@ public sealed partial record Options
 
     public bool BusCost { get; init; }
 
+    /// <summary>--scaling: the worker-process counts of the scaling tables (empty: no scaling run).</summary>
+    public IReadOnlyList<int> Scaling { get; init; } = [];
+
     public TimeSpan BusCostDuration { get; init; } = TimeSpan.FromSeconds(3);
 
     public bool Json { get; init; }

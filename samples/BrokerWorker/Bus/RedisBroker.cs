@@ -46,8 +46,17 @@ public sealed class RedisBroker(RedisLeaseQueue queue, string connectionString) 
         ConfigurationOptions configuration = ConfigurationOptions.Parse(connectionString);
         configuration.ConnectTimeout = 5000;
         configuration.AllowAdmin = true; // INFO is an admin command to StackExchange.Redis
-        await using ConnectionMultiplexer connection = await ConnectionMultiplexer.ConnectAsync(configuration);
-        string info = (string)(await connection.GetDatabase().ExecuteAsync("INFO", "cpu"))!;
+        string info;
+        try
+        {
+            await using ConnectionMultiplexer connection = await ConnectionMultiplexer.ConnectAsync(configuration);
+            info = (string)(await connection.GetDatabase().ExecuteAsync("INFO", "cpu"))!;
+        }
+        catch (RedisException)
+        {
+            return null; // a figure for the report, never a reason to fail the run (the server may be restarting)
+        }
+
         double seconds = 0;
         foreach (string line in info.Split('\n'))
         {

@@ -114,6 +114,7 @@ public sealed class Coordinator(Options options, TextWriter error)
                 (TimeSpan makespan, RunEnd end) = await WaitAsync(broker.Bus, start, Deadline(o, mode), () => children.All(c => c.HasExited));
                 BusCounts atEnd = await broker.Bus.GetCountsAsync();
                 TimeSpan? serverCpu = await broker.ServerCpuAsync() - serverCpuBefore;
+                serverCpu = serverCpu < TimeSpan.Zero ? null : serverCpu; // the server restarted during the run
                 await producing.CancelAsync();
                 await producer.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
 

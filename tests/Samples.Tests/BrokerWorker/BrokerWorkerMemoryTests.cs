@@ -1,5 +1,7 @@
 using System.IO;
 using BrokerWorker;
+using BrokerWorker.Bus;
+using BrokerWorker.Modes;
 using BrokerWorker.Processes;
 using BrokerWorker.Report;
 
@@ -154,6 +156,11 @@ public sealed class BrokerWorkerMemoryTests
     [InlineData("--bus postgres --queue Bad-Name", "--queue must be 1 to 23 characters")]
     [InlineData("--cpu fast", "--cpu must be a duration such as 250ms or 1.5s (got 'fast').")]
     [InlineData("--bus postgres --connection Host=127.0.0.1;Port=notaport", "The PostgreSQL connection string is malformed")]
+    [InlineData("--bus redis --connection 127.0.0.1:6379,nosuchkeyword=1", "The Redis connection string is malformed")]
+    [InlineData("--bus redis --connection password=x", "The Redis connection string names no server (host:port).")]
+    [InlineData("--bus kafka", "--bus")]
+    [InlineData("--threads 0", "--threads must be from 1 to 1024 (got 0).")]
+    [InlineData("--scaling 0", "--scaling must be whole numbers from 1 to 64 separated by commas (got '0').")]
     public async Task BadInput_OneLineAndExitCode2(string arguments, string expected)
     {
         (int exit, string stdout, string stderr) = await RunAppAsync(arguments.Split(' '));
@@ -188,6 +195,54 @@ public sealed class BrokerWorkerMemoryTests
         string modes = string.Join(' ', lines.SkipWhile(l => !l.StartsWith("  The modes.", StringComparison.Ordinal)));
         Options.AllModes.Should().OnlyContain(m => modes.Contains($" {m}: "), "the paragraph below the table says what each mode is");
         ShouldDefineEveryColumn(wide.ToString().ReplaceLineEndings("\n").Split('\n'));
+    }
+
+    [Theory]
+    [InlineData("memory")]
+    [InlineData("postgres")]
+    [InlineData("redis")]
+    public void WorkerArguments_EveryModeWithTheDefaultQueue_TheWorkerAcceptsThemAndOpensTheCoordinatorsQueue(string bus)
+    {
+        // The coordinator passed the mode's table where the worker expects the prefix: broker_worker_threadpool (24 characters)
+        // failed the worker's check of a prefix, and --bus postgres --workers 4 exited 2. Each worker must parse its command line
+        // and arrive at the coordinator's queue.
+        CommandLine.TryParse(["--bus", bus, "--workers", "4"], out Options coordinator, out string? error).Should().BeTrue(error);
+
+        foreach (string mode in Options.AllModes)
+        {
+            List<string> args = Coordinator.WorkerArguments(coordinator, mode, spins: 1000);
+            CommandLine.TryParse(args, out Options worker, out error).Should().BeTrue($"{mode}: {error}");
+            worker.WorkerProcess.Should().BeTrue();
+            worker.WorkerMode.Should().Be(mode);
+            BusFactory.Table(worker, worker.WorkerMode).Should().Be(BusFactory.Table(coordinator, mode));
+            worker.PoolThreadCount.Should().Be(coordinator.CoreShare, "each worker process's pool is its share of the cores");
+        }
+    }
+
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    [InlineData(8)]
+    public void CoreShare_WorkerProcesses_DivideTheCoresAtLeastOneThreadEach_UnlessTold(int workers)
+    {
+        CommandLine.TryParse(["--workers", workers.ToString(System.Globalization.CultureInfo.InvariantCulture)], out Options options, out string? error).Should().BeTrue(error);
+        CommandLine.TryParse(["--workers", workers.ToString(System.Globalization.CultureInfo.InvariantCulture), "--threads", "3"], out Options told, out error).Should().BeTrue(error);
+
+        options.PoolThreadCount.Should().Be(Math.Max(1, Environment.ProcessorCount / workers));
+        (options.PoolThreadCount * workers).Should().BeLessThanOrEqualTo(Math.Max(workers, Environment.ProcessorCount), "no more pool threads than cores, but one per process");
+        told.PoolThreadCount.Should().Be(3);
+        Mode.Create("priority-threads", options).CpuThreadsPerProcess.Should().Be(options.PoolThreadCount, "the CPU bound counts the threads the pools have");
+    }
+
+    [Fact]
+    public async Task Redis_NothingListening_OneLineNamingHostAndPort_NeverThePassword_ExitCode2()
+    {
+        (int exit, _, string stderr) = await RunAppAsync(["--bus", "redis", "--connection", "127.0.0.1:1,password=hunter2", "--connect-timeout", "2s"]);
+
+        exit.Should().Be(2);
+        stderr.TrimEnd().Split('\n').Should().ContainSingle();
+        stderr.TrimEnd().Should().Be("BrokerWorker: Cannot connect to Redis at 127.0.0.1:1: no connection: Connection refused");
     }
 
     [Fact]
