@@ -64,7 +64,8 @@ public static class Scaling
         output.WriteLine();
         output.WriteLine("Small messages: 2000 messages, one 10 ms I/O part each, no CPU, 16 in flight per process, priority mode.");
         output.WriteLine();
-        output.WriteLine("| processes | took | messages/s | CPU workers | CPU broker | end |");
+        string processes = options.Bus == "memory" ? "workers (one process)" : "processes";
+        output.WriteLine($"| {processes} | took | messages/s | CPU workers | CPU broker | end |");
         output.WriteLine("|---|---|---|---|---|---|");
         foreach (RunResult r in small)
         {
@@ -75,7 +76,7 @@ public static class Scaling
         output.WriteLine();
         output.WriteLine("The article's experiment: 150 messages at 30/s, 5 steps of CPU 100 ms + I/O 100 ms, renew every 200 ms, lease 500 ms.");
         output.WriteLine();
-        output.WriteLine("| processes | mode | threads per process | renewals refused | delivered again | longest without renewal | took | vs least possible | CPU workers | CPU broker | end |");
+        output.WriteLine($"| {processes} | mode | threads each | renewals refused | delivered again | longest without renewal | took | vs least possible | CPU workers | CPU broker | end |");
         output.WriteLine("|---|---|---|---|---|---|---|---|---|---|---|");
         foreach (RunResult r in seed)
         {

@@ -119,16 +119,14 @@ public sealed partial class ReadmeCommandTests
             (r.Final.Completed + r.Final.Available + r.Final.Leased).Should().Be(r.Final.Enqueued, what);
             r.Final.Completed.Should().BeLessThanOrEqualTo(r.Final.Enqueued, what);
             r.Final.Delivered.Should().BeGreaterThanOrEqualTo(r.Final.Completed, what);
-            if (r.Seen.ConnectionErrors == 0 && r.Bus != "memory")
+            if (r.Seen.ConnectionErrors == 0)
             {
                 r.Seen.Completed.Should().Be(r.Final.Completed, what);
             }
 
-            // Fencing: a worker that lost a lease never completed with it, so no complete was rejected unless a renewal had been.
-            if (r.Final.FailedRenewals == 0 && r.Seen.StoppedNoProgress == 0)
-            {
-                r.Final.RejectedCompletes.Should().Be(0, what);
-            }
+            // Fencing: a delivery sends at most one complete, and the broker accepts one per message, so the refused ones come from
+            // the deliveries that did not complete their message.
+            r.Final.RejectedCompletes.Should().BeLessThanOrEqualTo(r.Final.Delivered - r.Final.Completed, what);
 
             if (r.End == RunEnd.Completed)
             {
