@@ -5,7 +5,9 @@ using System.Threading.Tasks;
 using BrokerWorker.Bus;
 using BrokerWorker.Processes;
 using BrokerWorker.Report;
+using System.Data.Common;
 using MessageBus.Postgres;
+using MessageBus.Redis;
 
 namespace BrokerWorker;
 
@@ -18,12 +20,12 @@ public static class App
         {
             return await RunCheckedAsync(args, output, error);
         }
-        catch (Exception e) when (BusFactory.IsDatabaseFailure(e))
+        catch (Exception e) when (BusFactory.IsBrokerFailure(e))
         {
-            // The database failed us where no step expected it (the set-up steps report their failures themselves, with what they
-            // were doing): one line, exit code 2, never a stack trace. PostgresConnectionException names host, port, database and
-            // user, never the password.
-            await error.WriteLineAsync($"BrokerWorker: {(e is PostgresConnectionException ? e.Message : $"PostgreSQL failed: {BusFactory.Reason(e)}")}");
+            // The broker failed us where no step expected it (the set-up steps report their failures themselves, with what they
+            // were doing): one line, exit code 2, never a stack trace. The connection exceptions name the server, never the password.
+            string broker = e is PostgresConnectionException or DbException ? "PostgreSQL" : "Redis";
+            await error.WriteLineAsync($"BrokerWorker: {(e is PostgresConnectionException or RedisQueueConnectionException ? e.Message : $"{broker} failed: {BusFactory.Reason(e)}")}");
             return 2;
         }
     }
@@ -52,9 +54,14 @@ public static class App
             return await BusCost.RunAsync(options, output, error);
         }
 
+        if (options.Scaling.Count > 0)
+        {
+            return await Scaling.RunAsync(options, output, error);
+        }
+
         var coordinator = new Coordinator(options, error);
         IReadOnlyList<RunResult>? results;
-        if (options.Bus == "postgres")
+        if (options.Bus != "memory")
         {
             // Checked before anything connects: a malformed string never reaches the network.
             string? connection = BusFactory.ConnectionString(options, out problem);
@@ -64,7 +71,7 @@ public static class App
                 return 2;
             }
 
-            results = await coordinator.RunPostgresAsync(connection);
+            results = await coordinator.RunBrokerAsync(connection);
             if (results is null)
             {
                 return 2;

@@ -10,12 +10,12 @@ public static class CommandLine
 {
     private static readonly Options s_defaults = new();
     private static readonly SampleCommandLine s_line = new(
-        "The lease worker of the article \"Async Wandering, part 15\" against a broker (in memory, or a real PostgreSQL queue), in " +
+        "The lease worker of the article \"Async Wandering, part 15\" against a broker (in memory, or a real PostgreSQL or Redis queue), in " +
         "one or several worker processes, five modes side by side. Durations are the article's, every one run scaled by " +
-        "--time-scale. Exit code: 0 when it ran (whatever was lost), 2 for bad arguments or a database that cannot be used.");
+        "--time-scale. Exit code: 0 when it ran (whatever was lost), 2 for bad arguments or a broker that cannot be used.");
 
-    private static readonly Option<string> s_bus = s_line.Add(SampleCommandLine.Choice("--bus", s_defaults.Bus, "the broker: memory (in this process) or postgres (a real PostgreSQL)", "memory", "postgres"));
-    private static readonly Option<string?> s_connection = s_line.Add(SampleCommandLine.Text("--connection", "STRING", $"Npgsql connection string (default: the {Options.ConnectionVariable} environment variable)"));
+    private static readonly Option<string> s_bus = s_line.Add(SampleCommandLine.Choice("--bus", s_defaults.Bus, "the broker: memory (in this process), postgres or redis (a real server)", Options.Buses));
+    private static readonly Option<string?> s_connection = s_line.Add(SampleCommandLine.Text("--connection", "STRING", $"the broker's connection string: Npgsql's, or StackExchange.Redis's host:port,password=... (default: the {Options.PostgresVariable} or {Options.RedisVariable} environment variable)"));
     private static readonly Option<IReadOnlyList<string>> s_modes = s_line.Add(
         SampleCommandLine.List("--modes", Options.AllModes, Options.AllModes, "mode", "comma-separated: the modes to run, one after another"), "--mode");
     private static readonly Option<int> s_workers = s_line.Add(SampleCommandLine.WholeNumber("--workers", s_defaults.Workers, "worker processes against one queue (memory: N workers in this process)"));
@@ -33,12 +33,14 @@ public static class CommandLine
     private static readonly Option<double> s_timeScale = s_line.Add(SampleCommandLine.Number("--time-scale", s_defaults.TimeScale, "run every duration of the article times X"));
     private static readonly Option<int> s_hangMessage = s_line.Add(SampleCommandLine.WholeNumber("--hang-message", 0, "message K's first delivery never finishes processing (0: none)"));
     private static readonly Option<TimeSpan?> s_latency = s_line.Add(SampleCommandLine.Duration("--latency", s_defaults.MemoryLatency, "the in-memory bus's reply time, in the article's time"));
-    private static readonly Option<TimeSpan?> s_connectTimeout = s_line.Add(SampleCommandLine.Duration("--connect-timeout", s_defaults.ConnectTimeout, "PostgreSQL connect timeout (real time; replaces the connection string's Timeout)"));
+    private static readonly Option<TimeSpan?> s_connectTimeout = s_line.Add(SampleCommandLine.Duration("--connect-timeout", s_defaults.ConnectTimeout, "the broker's connect timeout (real time; replaces the connection string's)"));
     private static readonly Option<TimeSpan?> s_stallAfter = s_line.Add(SampleCommandLine.Duration("--stall-after", null, "end a run with nothing completed or delivered for D (real time; default: 3 times the longest a message may take with the others in flight, at least 8 leases)"));
     private static readonly Option<TimeSpan?> s_deadline = s_line.Add(SampleCommandLine.Duration("--deadline", null, "end a run not done by D (real time; default: 3 CPU bounds + the stall time)"));
     private static readonly Option<int?> s_poolThreads = s_line.Add(SampleCommandLine.OptionalWholeNumber("--pool-threads", "threadpool mode: the pool's minimum threads (default: what an uncompressed run gets)"));
-    private static readonly Option<string?> s_queue = s_line.Add(SampleCommandLine.Text("--queue", "NAME", $"the queue table's name prefix (default: {s_defaults.Queue})"));
-    private static readonly Option<bool> s_busCost = s_line.Add(SampleCommandLine.Flag("--bus-cost", "receive+renew+complete per second with no work: the sample's bus against plain Npgsql"));
+    private static readonly Option<int?> s_threads = s_line.Add(SampleCommandLine.OptionalWholeNumber("--threads", "priority-threads: the pool's threads in each worker process (default: the cores divided among the worker processes, at least 1)"));
+    private static readonly Option<string?> s_queue = s_line.Add(SampleCommandLine.Text("--queue", "NAME", $"the queue's name prefix; each mode's queue is PREFIX_MODE (default: {s_defaults.Queue})"));
+    private static readonly Option<bool> s_busCost = s_line.Add(SampleCommandLine.Flag("--bus-cost", "receive+renew+complete per second with no work: the sample's bus against a plain client loop (Npgsql, StackExchange.Redis)"));
+    private static readonly Option<IReadOnlyList<int>> s_scaling = s_line.Add(SampleCommandLine.WholeNumbers("--scaling", [], 1, 64, "the scaling tables over these worker-process counts: 2000 small messages, and the article's experiment at 30 messages/s (see README)"));
     private static readonly Option<TimeSpan?> s_duration = s_line.Add(SampleCommandLine.Duration("--duration", s_defaults.BusCostDuration, "with --bus-cost: how long to measure"));
     private static readonly Option<bool> s_json = s_line.Add(SampleCommandLine.Flag("--json", "one JSON line per run (every measurement) instead of the table"));
     private static readonly Option<bool> s_wide = s_line.Add(SampleCommandLine.Flag("--wide", "the full table: every column (about 200 columns; the default fits 120)"));
@@ -86,8 +88,10 @@ public static class CommandLine
             StallAfter = SampleCommandLine.GetDuration(result, s_stallAfter),
             Deadline = SampleCommandLine.GetDuration(result, s_deadline),
             PoolThreads = result.GetValue(s_poolThreads),
+            Threads = result.GetValue(s_threads),
             Queue = result.GetValue(s_queue) ?? s_defaults.Queue,
             BusCost = result.GetValue(s_busCost),
+            Scaling = SampleCommandLine.GetList(result, s_scaling),
             BusCostDuration = SampleCommandLine.GetDuration(result, s_duration)!.Value,
             Json = result.GetValue(s_json),
             Wide = result.GetValue(s_wide),

@@ -12,7 +12,11 @@ namespace BrokerWorker;
 /// </summary>
 public sealed partial record Options
 {
-    public const string ConnectionVariable = "PRIORITYASYNC_POSTGRES";
+    public const string PostgresVariable = "PRIORITYASYNC_POSTGRES";
+
+    public const string RedisVariable = "PRIORITYASYNC_REDIS";
+
+    public static readonly string[] Buses = ["memory", "postgres", "redis"];
 
     public static readonly string[] AllModes = ["priority", "single", "threadpool", "heartbeat-thread", "priority-threads"];
 
@@ -70,9 +74,41 @@ public sealed partial record Options
     /// <summary>Thread-pool minimum worker threads in the threadpool mode; null: computed (see ThreadPoolMode).</summary>
     public int? PoolThreads { get; init; }
 
+    /// <summary>The priority-threads mode's pool threads in each worker process; null: <see cref="CoreShare"/>.</summary>
+    public int? Threads { get; init; }
+
+    /// <summary>
+    /// Each worker's share of the cores: the cores divided among the workers, at least one. Priorities order work inside a
+    /// process, not across processes: N processes whose pools each take every core run N threads per core, and the operating
+    /// system, not the priority levels, decides when a renewal runs.
+    /// </summary>
+    public int CoreShare => Math.Max(1, Environment.ProcessorCount / Workers);
+
+    /// <summary>The priority-threads mode's pool threads per worker: <see cref="Threads"/>, or the worker's share of the cores.</summary>
+    public int PoolThreadCount => Threads ?? CoreShare;
+
+    /// <summary>The environment variable that holds the connection string of <see cref="Bus"/>; null for the in-memory bus.</summary>
+    public string? ConnectionVariable => Bus switch
+    {
+        "postgres" => PostgresVariable,
+        "redis" => RedisVariable,
+        _ => null,
+    };
+
+    /// <summary>The broker's name for people.</summary>
+    public string BusName => Bus switch
+    {
+        "postgres" => "PostgreSQL",
+        "redis" => "Redis",
+        _ => "in memory",
+    };
+
     public string Queue { get; init; } = "broker_worker";
 
     public bool BusCost { get; init; }
+
+    /// <summary>--scaling: the worker-process counts of the scaling tables (empty: no scaling run).</summary>
+    public IReadOnlyList<int> Scaling { get; init; } = [];
 
     public TimeSpan BusCostDuration { get; init; } = TimeSpan.FromSeconds(3);
 
@@ -138,9 +174,9 @@ public sealed partial record Options
     /// <summary>Checks the settings; returns one line when they cannot make a meaningful run.</summary>
     public string? Validate()
     {
-        if (Bus is not ("memory" or "postgres"))
+        if (Bus is not ("memory" or "postgres" or "redis"))
         {
-            return $"--bus must be memory or postgres (got '{Bus}').";
+            return $"--bus must be memory, postgres or redis (got '{Bus}').";
         }
 
         if (Workers is < 1 or > 64)
@@ -234,6 +270,11 @@ public sealed partial record Options
             return $"--pool-threads must be from 1 to 32767 (got {PoolThreads}).";
         }
 
+        if (Threads is < 1 or > 1024)
+        {
+            return $"--threads must be from 1 to 1024 (got {Threads}).";
+        }
+
         foreach ((string option, TimeSpan? value) in (ReadOnlySpan<(string, TimeSpan?)>)[("--stall-after", StallAfter), ("--deadline", Deadline), ("--duration", BusCostDuration)])
         {
             if (value is { } positive && positive <= TimeSpan.Zero)
@@ -242,7 +283,7 @@ public sealed partial record Options
             }
         }
 
-        // The queue's tables are the prefix, '_' and the mode (at most 16 characters): PostgreSQL names of at most 40.
+        // Each mode's queue is the prefix, '_' and the mode (at most 16 characters): PostgreSQL table names of at most 40.
         return QueuePrefix().IsMatch(Queue)
             ? null
             : $"--queue must be 1 to 23 characters, a lower-case letter or underscore, then lower-case letters, digits or underscores (got '{Queue}').";

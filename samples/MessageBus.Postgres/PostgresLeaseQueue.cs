@@ -61,6 +61,17 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
         RequireRange(options.ReconnectMaxDelay, options.ReconnectInitialDelay, TimeSpan.FromMinutes(10), nameof(options.ReconnectMaxDelay));
 
         builder.Timeout = (int)Math.Ceiling(options.ConnectTimeout.TotalSeconds);
+
+        // One round trip and no re-planning per operation. A pooled connection is not reset when returned: the queue's statements
+        // leave no session state (its one lock is a transaction's), and the reset (DISCARD ALL, sent with the next statement) made
+        // the server drop every prepared statement and plan each statement anew. Its few statements are prepared on each
+        // physical connection the second time they run there, and stay prepared while the connection lives.
+        builder.NoResetOnClose = true;
+        if (builder.MaxAutoPrepare == 0)
+        {
+            builder.MaxAutoPrepare = 16;
+            builder.AutoPrepareMinUsages = 2;
+        }
         _connectTimeoutSeconds = builder.Timeout;
         _host = builder.Host!;
         _port = builder.Port;
@@ -198,6 +209,55 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
     /// <returns><see langword="true"/> if renewed; <see langword="false"/> if the lease is lost.</returns>
     public Task<bool> RenewAsync(long messageId, long token, TimeSpan leaseDuration, CancellationToken cancellationToken = default) =>
         RenewCoreAsync(messageId, token, leaseDuration, lease: null, cancellationToken);
+
+    /// <summary>
+    /// Renews every lease in <paramref name="leases"/> (message id and token) in one statement: what a worker holding several leases
+    /// sends once per interval. Each is renewed or refused (and counted) on its own, as by one renewal. The message ids must be
+    /// distinct.
+    /// </summary>
+    /// <returns>For each lease in order, whether it was renewed.</returns>
+    public Task<bool[]> RenewAsync(IReadOnlyList<(long MessageId, long Token)> leases, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(leases);
+        RequireLeaseDuration(leaseDuration);
+        if (leases.Count == 0)
+        {
+            return Task.FromResult(Array.Empty<bool>());
+        }
+
+        long[] ids = new long[leases.Count];
+        long[] tokens = new long[leases.Count];
+        for (int i = 0; i < ids.Length; i++)
+        {
+            (ids[i], tokens[i]) = leases[i];
+        }
+
+        return ExecuteAsync(
+            async (connection, ct) =>
+            {
+                await using NpgsqlCommand command = new(_sql.RenewMany, connection);
+                command.Parameters.AddWithValue("ids", ids);
+                command.Parameters.AddWithValue("tokens", tokens);
+                command.Parameters.AddWithValue("lease", leaseDuration);
+                var renewed = new Dictionary<long, bool>(ids.Length);
+                await using NpgsqlDataReader reader = await command.ExecuteReaderAsync(ct).ConfigureAwait(false);
+                while (await reader.ReadAsync(ct).ConfigureAwait(false))
+                {
+                    renewed[reader.GetInt64(0)] = !reader.IsDBNull(1) && reader.GetBoolean(1);
+                }
+
+                bool[] result = new bool[ids.Length];
+                for (int i = 0; i < ids.Length; i++)
+                {
+                    result[i] = renewed.GetValueOrDefault(ids[i]);
+                }
+
+                return result;
+            },
+            retryAfterSend: true,
+            reconnect: true,
+            cancellationToken);
+    }
 
     /// <summary>
     /// Completes the message, if the lease's token is current and the lease has not expired by the database's clock. A refusal (the

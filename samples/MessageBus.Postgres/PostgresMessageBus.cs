@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
 
@@ -35,6 +36,19 @@ public sealed class PostgresMessageBus(PostgresLeaseQueue queue) : IMessageBus
     {
         ArgumentNullException.ThrowIfNull(lease);
         return new(_queue.RenewAsync(lease.MessageId, lease.Token, leaseDuration, cancellationToken));
+    }
+
+    /// <inheritdoc/>
+    public async ValueTask<bool[]> RenewAllAsync(IReadOnlyList<Lease> leases, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(leases);
+        var pairs = new (long, long)[leases.Count];
+        for (int i = 0; i < pairs.Length; i++)
+        {
+            pairs[i] = (leases[i].MessageId, leases[i].Token);
+        }
+
+        return await _queue.RenewAsync(pairs, leaseDuration, cancellationToken).ConfigureAwait(false);
     }
 
     /// <inheritdoc/>

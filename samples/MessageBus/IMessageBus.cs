@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
 
@@ -27,6 +28,24 @@ public interface IMessageBus
     /// <returns><see langword="false"/> if the lease is no longer current (expired, abandoned, redelivered or completed): the
     /// caller must stop working on the message. Counted as a failed renewal.</returns>
     ValueTask<bool> RenewAsync(Lease lease, TimeSpan leaseDuration, CancellationToken cancellationToken = default);
+
+    /// <summary>
+    /// Renews several leases with one request where the broker allows it (Redis: one script; PostgreSQL: one statement), as a worker
+    /// holding many leases does once per interval (BullMQ's lock extender). Each lease is renewed or refused on its own, exactly as
+    /// by <see cref="RenewAsync"/>; the default implementation calls <see cref="RenewAsync"/> for each in turn.
+    /// </summary>
+    /// <returns>For each lease in order, whether it was renewed.</returns>
+    async ValueTask<bool[]> RenewAllAsync(IReadOnlyList<Lease> leases, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(leases);
+        var renewed = new bool[leases.Count];
+        for (int i = 0; i < renewed.Length; i++)
+        {
+            renewed[i] = await RenewAsync(leases[i], leaseDuration, cancellationToken).ConfigureAwait(false);
+        }
+
+        return renewed;
+    }
 
     /// <summary>Completes a message: it is never delivered again.</summary>
     /// <returns><see langword="false"/> if the lease is no longer current: the work was done in vain (another holder owns or owned

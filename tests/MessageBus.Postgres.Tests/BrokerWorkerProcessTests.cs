@@ -1,5 +1,6 @@
 using System.IO;
 using BrokerWorker;
+using BrokerWorker.Bus;
 using BrokerWorker.Processes;
 using BrokerWorker.Processing;
 using Npgsql;
@@ -144,7 +145,7 @@ public sealed class BrokerWorkerProcessTests
 
         exit.Should().Be(2);
         line.Should().Be($"BrokerWorker: PostgreSQL at {builder.Host}:{builder.Port}, database '{builder.Database}', user '{builder.Username}', " +
-            "could not set up the queue table broker_worker_priority: no schema has been selected to create in (SQLSTATE 3F000)");
+            "could not set up the queue broker_worker_priority: no schema has been selected to create in (SQLSTATE 3F000)");
     }
 
     [Theory]
@@ -217,15 +218,19 @@ public sealed class BrokerWorkerProcessTests
 
         public static async Task<Run> StartAsync(int messages, string mode, int workers, string[] args)
         {
-            PostgresLeaseQueue queue = await TestDatabase.CreateQueueAsync(TestDatabase.NewOptions());
-            await new PostgresQueueProducer(queue).FillAsync(messages, i => $"message {i}");
-            CommandLine.TryParse([.. args, "--messages", messages.ToString(System.Globalization.CultureInfo.InvariantCulture)], out Options options, out string? error)
+            // The workers find the mode's table from the prefix, as the coordinator's do.
+            string prefix = "t_" + Guid.NewGuid().ToString("N")[..16];
+            CommandLine.TryParse(
+                [.. args, "--bus", "postgres", "--queue", prefix, "--workers", workers.ToString(System.Globalization.CultureInfo.InvariantCulture),
+                 "--messages", messages.ToString(System.Globalization.CultureInfo.InvariantCulture)], out Options options, out string? error)
                 .Should().BeTrue(error);
+            PostgresLeaseQueue queue = await TestDatabase.CreateQueueAsync(TestDatabase.NewOptions(BusFactory.Table(options, mode)));
+            await new PostgresQueueProducer(queue).FillAsync(messages, i => $"message {i}");
             double spins = CpuWork.Calibrate();
             var children = new List<WorkerChild>();
             for (int i = 0; i < workers; i++)
             {
-                children.Add(WorkerChild.Start(Coordinator.WorkerArguments(options, mode, queue.QueueName, spins), TestDatabase.ConnectionString));
+                children.Add(WorkerChild.Start(Coordinator.WorkerArguments(options, mode, spins), Options.PostgresVariable, TestDatabase.ConnectionString));
             }
 
             foreach (WorkerChild child in children)

@@ -169,6 +169,26 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
     }
 
     [PostgresFact]
+    public async Task RenewAsync_Batch_RenewsTheCurrentLeasesAndRefusesAndCountsEachStaleOne()
+    {
+        PostgresLeaseQueue queue = await NewQueueAsync();
+        await queue.EnqueueAsync(new[] { "a", "b", "c", "d" });
+        PostgresLease a = (await queue.ReceiveAsync(s_short))!;
+        PostgresLease b = (await queue.ReceiveAsync(s_long))!;
+        PostgresLease c = (await queue.ReceiveAsync(s_long))!;
+        PostgresLease d = (await queue.ReceiveAsync(s_long))!;
+        (await queue.CompleteAsync(c)).Should().BeTrue();
+        await TestDatabase.WaitForDatabaseClockPastAsync(a.LeaseUntil);
+
+        bool[] renewed = await queue.RenewAsync([(a.MessageId, a.Token), (b.MessageId, b.Token), (c.MessageId, c.Token), (d.MessageId, d.Token + 1000), (-1, 1)], s_long);
+
+        renewed.Should().Equal(false, true, false, false, false);
+        (await queue.GetCountsAsync()).FailedRenewals.Should().Be(3, "an expired lease, a completed message and a wrong token, each refused on its own");
+        (await queue.CompleteAsync(b)).Should().BeTrue();
+        (await queue.CompleteAsync(d)).Should().BeTrue("the stale token's refusal left the current lease alone");
+    }
+
+    [PostgresFact]
     public async Task StaleToken_AfterRedelivery_CannotRenewCompleteOrAbandon()
     {
         PostgresLeaseQueue zombie = await NewQueueAsync(owner: "zombie");

@@ -3,26 +3,37 @@ using System.Data.Common;
 using System.IO;
 using System.Threading.Tasks;
 using MessageBus.Postgres;
+using MessageBus.Redis;
 using Npgsql;
+using StackExchange.Redis;
 
 namespace BrokerWorker.Bus;
 
-/// <summary>The PostgreSQL side: the connection string (checked before anything connects) and the queue objects of a run.</summary>
+/// <summary>The real brokers' side: the connection string (checked before anything connects) and the queue objects of a run.</summary>
 public static class BusFactory
 {
-    /// <summary>The connection string from <c>--connection</c> or the environment; null with a one-line reason when missing or malformed.</summary>
+    /// <summary>The connection string from <c>--connection</c> or the bus's environment variable; null with a one-line reason when missing or malformed.</summary>
     public static string? ConnectionString(Options options, out string? error)
     {
-        string? value = options.Connection ?? Environment.GetEnvironmentVariable(Options.ConnectionVariable);
+        string variable = options.ConnectionVariable ?? throw new InvalidOperationException("The in-memory bus has no connection string.");
+        string? value = options.Connection ?? Environment.GetEnvironmentVariable(variable);
         if (string.IsNullOrWhiteSpace(value))
         {
-            error = $"--bus postgres needs a connection string: --connection or the {Options.ConnectionVariable} environment variable.";
+            error = $"--bus {options.Bus} needs a connection string: --connection or the {variable} environment variable.";
             return null;
         }
 
         try
         {
-            PostgresLeaseQueue.ValidateConnectionString(value); // parses only; never connects, never repeats the string
+            // Parses only; never connects, never repeats the string.
+            if (options.Bus == "redis")
+            {
+                RedisLeaseQueue.ValidateConnectionString(value);
+            }
+            else
+            {
+                PostgresLeaseQueue.ValidateConnectionString(value);
+            }
         }
         catch (ArgumentException e)
         {
@@ -34,19 +45,14 @@ public static class BusFactory
         return value;
     }
 
-    /// <summary>A queue object; <paramref name="role"/> names its connections (application_name) and its leases' owner.</summary>
-    public static PostgresLeaseQueue Queue(string connectionString, Options options, string table, string role) =>
-        new(new PostgresLeaseQueueOptions
-        {
-            ConnectionString = new NpgsqlConnectionStringBuilder(connectionString) { ApplicationName = $"broker-worker-{role}" }.ConnectionString,
-            QueueName = table,
-            Owner = $"{role}:{Environment.ProcessId}",
-            ConnectTimeout = options.ConnectTimeout,
-        });
+    /// <summary>A queue object on the bus of <paramref name="options"/>; <paramref name="role"/> names its connections and its leases' owner.</summary>
+    public static Broker Create(string connectionString, Options options, string queue, string role) => options.Bus == "redis"
+        ? RedisBroker.Create(connectionString, options, queue, role)
+        : PostgresBroker.Create(connectionString, options, queue, role);
 
     /// <summary>
-    /// Runs <paramref name="step"/>, which uses the database to <paramref name="doing"/> (for example "create the queue table x");
-    /// false after writing one line on <paramref name="error"/> when the database fails it (<see cref="Describe"/>).
+    /// Runs <paramref name="step"/>, which uses the broker to <paramref name="doing"/> (for example "set up the queue x"); false
+    /// after writing one line on <paramref name="error"/> when the broker fails it (<see cref="Describe"/>).
     /// </summary>
     public static async Task<bool> TryAsync(Func<Task> step, string connectionString, string doing, TextWriter error)
     {
@@ -55,25 +61,32 @@ public static class BusFactory
             await step();
             return true;
         }
-        catch (Exception e) when (IsDatabaseFailure(e))
+        catch (Exception e) when (IsBrokerFailure(e))
         {
             await error.WriteLineAsync($"BrokerWorker: {Describe(e, connectionString, doing)}");
             return false;
         }
     }
 
-    /// <summary>Whether <paramref name="e"/> is the database failing the sample: no connection, or a statement it refused.</summary>
-    public static bool IsDatabaseFailure(Exception e) => e is PostgresConnectionException or DbException;
+    /// <summary>Whether <paramref name="e"/> is a broker failing the sample: no connection, or a statement or script it refused.</summary>
+    public static bool IsBrokerFailure(Exception e) => e is PostgresConnectionException or DbException or RedisQueueConnectionException or RedisException;
 
     /// <summary>
-    /// One line for a database failure: a connection failure as the queue words it (host, port, database, user); a refused statement
-    /// as what was being done, where, and the server's reason with its SQLSTATE. Never the password, never the server's detail lines.
+    /// One line for a broker failure: a connection failure as the queue words it (host, port; PostgreSQL: database, user); a
+    /// refused statement or script as what was being done, where, and the server's reason. Never the password, never the
+    /// server's detail lines.
     /// </summary>
     public static string Describe(Exception e, string connectionString, string doing)
     {
-        if (e is PostgresConnectionException)
+        if (e is PostgresConnectionException or RedisQueueConnectionException)
         {
             return e.Message;
+        }
+
+        if (e is RedisException)
+        {
+            ConfigurationOptions redis = ConfigurationOptions.Parse(connectionString);
+            return $"Redis at {redis.EndPoints[0]}, could not {doing}: {Reason(e)}";
         }
 
         var builder = new NpgsqlConnectionStringBuilder(connectionString);
@@ -81,11 +94,11 @@ public static class BusFactory
             (builder.Username is null ? "" : $", user '{builder.Username}'") + $", could not {doing}: {Reason(e)}";
     }
 
-    /// <summary>The database's reason in one line: the server's message and SQLSTATE, or the first line of the client's message.</summary>
+    /// <summary>The broker's reason in one line: PostgreSQL's message and SQLSTATE, or the first line of the client's message.</summary>
     public static string Reason(Exception e) => e is PostgresException p
         ? $"{p.MessageText} (SQLSTATE {p.SqlState})"
         : e.Message.Split('\n', 2)[0].TrimEnd();
 
-    /// <summary>The table of one mode's run: the prefix and the mode.</summary>
+    /// <summary>The queue of one mode's run: the prefix and the mode (a PostgreSQL table, a Redis key prefix).</summary>
     public static string Table(Options options, string mode) => $"{options.Queue}_{mode.Replace('-', '_')}";
 }

@@ -52,7 +52,7 @@ public abstract class Mode
         "single" => new SingleThreadMode(),
         "threadpool" => new ThreadPoolMode(options),
         "heartbeat-thread" => new HeartbeatThreadMode(),
-        PriorityThreadsMode.ModeName => new PriorityThreadsMode(),
+        PriorityThreadsMode.ModeName => new PriorityThreadsMode(options),
         _ => throw new ArgumentOutOfRangeException(nameof(name), name, $"The modes are {string.Join(", ", Options.AllModes)}."),
     };
 }

@@ -7,7 +7,7 @@ namespace BrokerWorker.Modes;
 
 /// <summary>
 /// PriorityAsync on several threads, on the pool of a hosted <see cref="PriorityAsync.Hosting.PriorityThreadPoolBackgroundService"/>:
-/// a <see cref="PriorityThreadPool"/> with one thread per core and the levels of <see cref="PriorityMode"/> (lease work 2, processing 1,
+/// a <see cref="PriorityThreadPool"/> with the worker's share of the cores (<see cref="Options.PoolThreadCount"/>) and the levels of <see cref="PriorityMode"/> (lease work 2, processing 1,
 /// receiving 0). Several messages' CPU parts run at once, one per thread, in one process; a renewal that falls due starts on the first
 /// thread that finishes its CPU part (or slice), ahead of every queued CPU part. The waits are the pool's own timers.
 /// </summary>
@@ -18,12 +18,15 @@ namespace BrokerWorker.Modes;
 /// heartbeat thread, its lease is kept until every thread is held. A worker on several threads needs the progress stamp of CPU
 /// work too (a checkpoint that stamps it) to catch that case; this sample's hang is the asynchronous one.
 /// </remarks>
-public sealed class PriorityThreadsMode : Mode
+public sealed class PriorityThreadsMode(Options options) : Mode
 {
     public const string ModeName = "priority-threads";
 
-    /// <summary>One thread per core: the CPU parts spin, so more threads than cores would only share the cores.</summary>
-    public static int ThreadCount => Environment.ProcessorCount;
+    /// <summary>
+    /// The worker's share of the cores (all of them for one worker): the CPU parts spin, so more threads than cores would only
+    /// share the cores, and the operating system, not the levels, would decide when a renewal runs.
+    /// </summary>
+    public int ThreadCount => options.PoolThreadCount;
 
     public override string Name => ModeName;
 

@@ -11,7 +11,6 @@ using BrokerWorker.Modes;
 using BrokerWorker.Processing;
 using BrokerWorker.Report;
 using MessageBus;
-using MessageBus.Postgres;
 using Microsoft.Extensions.Hosting;
 
 namespace BrokerWorker.Processes;
@@ -38,46 +37,46 @@ public sealed class Coordinator(Options options, TextWriter error)
             using var producing = new CancellationTokenSource();
             Task producer = ProduceAsync((first, count) => { for (int i = first; i < first + count; i++) { bus.Enqueue($"message {i + 1}"); } return Task.CompletedTask; }, producing.Token);
             using IHost host = WorkerHost.Build(bus, o, mode, o.Workers);
+            TimeSpan cpuBefore = Process.GetCurrentProcess().TotalProcessorTime;
             long start = Stopwatch.GetTimestamp();
             await host.StartAsync();
             Task hostDone = host.WaitForShutdownAsync();
             (TimeSpan makespan, RunEnd end) = await WaitAsync(bus, start, Deadline(o, mode), () => hostDone.IsCompleted);
             BusCounts atEnd = await bus.GetCountsAsync();
+            TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime - cpuBefore;
             await producing.CancelAsync();
             await producer.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
             await host.StopAsync();
             await hostDone;
             var group = (WorkerGroup)host.Services.GetService(typeof(WorkerGroup))!;
             results.Add(new RunResult(mode, o.Workers, "memory", makespan, end, atEnd, await bus.GetCountsAsync(), null,
-                ProcessStats.From(group.Stats, 0), Bound(o, mode), (Mode.Create(mode, o) as ThreadPoolMode)?.MinThreads));
+                ProcessStats.From(group.Stats, 0, cpu), Bound(o, mode), (Mode.Create(mode, o) as ThreadPoolMode)?.MinThreads, null));
         }
 
         return results;
     }
 
-    /// <summary>The PostgreSQL run: N worker processes per mode. Returns null after writing one line when the database cannot be used.</summary>
-    public async Task<IReadOnlyList<RunResult>?> RunPostgresAsync(string connection)
+    /// <summary>The run on a real broker (PostgreSQL, Redis): N worker processes per mode. Returns null after writing one line when the broker cannot be used.</summary>
+    public async Task<IReadOnlyList<RunResult>?> RunBrokerAsync(string connection)
     {
         double spins = CpuWork.Calibrate();
         var results = new List<RunResult>();
         foreach (string mode in options.Modes)
         {
             Options o = options with { SpinsPerMs = spins };
-            string table = BusFactory.Table(o, mode);
-            await using PostgresLeaseQueue queue = BusFactory.Queue(connection, o, table, "coordinator");
-            var producerQueue = new PostgresQueueProducer(queue);
+            string queueName = BusFactory.Table(o, mode);
+            await using Broker broker = BusFactory.Create(connection, o, queueName, "coordinator");
             bool ready = await BusFactory.TryAsync(
                 async () =>
                 {
-                    await queue.EnsureSchemaAsync();
-                    await queue.PurgeAsync();
+                    await broker.SetUpAsync(purge: true);
                     if (o.Rate == 0)
                     {
-                        await producerQueue.FillAsync(o.Messages, i => $"message {i + 1}");
+                        await broker.EnqueueAsync(Payloads(0, o.Messages));
                     }
                 },
                 connection,
-                $"set up the queue table {table}",
+                $"set up the queue {queueName}",
                 error);
             if (!ready)
             {
@@ -89,7 +88,7 @@ public sealed class Coordinator(Options options, TextWriter error)
             {
                 for (int i = 0; i < o.Workers; i++)
                 {
-                    children.Add(WorkerChild.Start(WorkerArguments(o, mode, table, spins), connection));
+                    children.Add(WorkerChild.Start(WorkerArguments(o, mode, spins), o.ConnectionVariable!, connection));
                 }
 
                 foreach (WorkerChild child in children)
@@ -102,6 +101,7 @@ public sealed class Coordinator(Options options, TextWriter error)
                 }
 
                 using var producing = new CancellationTokenSource();
+                TimeSpan? serverCpuBefore = await broker.ServerCpuAsync();
                 long start = Stopwatch.GetTimestamp();
                 foreach (WorkerChild child in children)
                 {
@@ -109,11 +109,12 @@ public sealed class Coordinator(Options options, TextWriter error)
                 }
 
                 Task producer = o.Rate > 0
-                    ? producerQueue.FillAsync(o.Messages, i => $"message {i + 1}", o.Rate, producing.Token)
+                    ? ProduceAsync((first, count) => broker.EnqueueAsync(Payloads(first, count)), producing.Token)
                     : Task.CompletedTask;
-                var bus = new PostgresMessageBus(queue);
-                (TimeSpan makespan, RunEnd end) = await WaitAsync(bus, start, Deadline(o, mode), () => children.All(c => c.HasExited));
-                BusCounts atEnd = await bus.GetCountsAsync();
+                (TimeSpan makespan, RunEnd end) = await WaitAsync(broker.Bus, start, Deadline(o, mode), () => children.All(c => c.HasExited));
+                BusCounts atEnd = await broker.Bus.GetCountsAsync();
+                TimeSpan? serverCpu = await broker.ServerCpuAsync() - serverCpuBefore;
+                serverCpu = serverCpu < TimeSpan.Zero ? null : serverCpu; // the server restarted during the run
                 await producing.CancelAsync();
                 await producer.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
 
@@ -133,9 +134,10 @@ public sealed class Coordinator(Options options, TextWriter error)
                     }
                 }
 
-                PostgresQueueCounts final = await queue.GetCountsAsync();
-                results.Add(new RunResult(mode, o.Workers, "postgres", makespan, end, atEnd, await bus.GetCountsAsync(), final.ExpiredRedeliveries,
-                    ProcessStats.Sum(stats), Bound(o, mode), (Mode.Create(mode, o) as ThreadPoolMode)?.MinThreads));
+                // Redis: a lease that lapsed while the workers stopped is back in the queue after the next stalled check, not at
+                // once; the final counts are read as they are (an expired lease still counts as leased, as on PostgreSQL).
+                results.Add(new RunResult(mode, o.Workers, o.Bus, makespan, end, atEnd, await broker.Bus.GetCountsAsync(), await broker.ExpiredRedeliveriesAsync(),
+                    ProcessStats.Sum(stats), Bound(o, mode), (Mode.Create(mode, o) as ThreadPoolMode)?.MinThreads, serverCpu));
             }
             finally
             {
@@ -149,12 +151,27 @@ public sealed class Coordinator(Options options, TextWriter error)
         return results;
     }
 
-    /// <summary>The worker processes' command line: the coordinator's own settings, one mode, the run's table.</summary>
-    public static List<string> WorkerArguments(Options o, string mode, string table, double spins)
+    private static string[] Payloads(int first, int count)
+    {
+        var payloads = new string[count];
+        for (int i = 0; i < count; i++)
+        {
+            payloads[i] = $"message {first + i + 1}";
+        }
+
+        return payloads;
+    }
+
+    /// <summary>
+    /// The worker processes' command line: the coordinator's own settings, one mode, the queue's prefix (the worker derives the
+    /// mode's queue from it as the coordinator does), and each process's share of the cores for its pool.
+    /// </summary>
+    public static List<string> WorkerArguments(Options o, string mode, double spins)
     {
         var args = new List<string>
         {
-            "--worker-process", "--bus", "postgres", "--modes", mode, "--queue", table,
+            "--worker-process", "--bus", o.Bus, "--modes", mode, "--queue", o.Queue,
+            "--threads", o.PoolThreadCount.ToString(System.Globalization.CultureInfo.InvariantCulture),
             "--messages", o.Messages.ToString(System.Globalization.CultureInfo.InvariantCulture),
             "--steps", o.Steps.ToString(System.Globalization.CultureInfo.InvariantCulture),
             "--concurrency", o.Concurrency.ToString(System.Globalization.CultureInfo.InvariantCulture),
@@ -204,8 +221,11 @@ public sealed class Coordinator(Options options, TextWriter error)
             return;
         }
 
+        // Behind schedule (a slow enqueue), everything due goes in one batch.
+
         long start = Stopwatch.GetTimestamp();
-        for (int sent = 0; sent < options.Messages; sent++)
+        int sent = 0;
+        while (sent < options.Messages)
         {
             TimeSpan due = TimeSpan.FromSeconds(sent / options.Rate) - Stopwatch.GetElapsedTime(start);
             if (due > TimeSpan.Zero)
@@ -213,7 +233,10 @@ public sealed class Coordinator(Options options, TextWriter error)
                 await Task.Delay(due, cancellationToken);
             }
 
-            await enqueue(sent, 1);
+            int now = (int)Math.Min(options.Messages, Math.Floor(Stopwatch.GetElapsedTime(start).TotalSeconds * options.Rate) + 1);
+            int count = Math.Max(1, now - sent);
+            await enqueue(sent, count);
+            sent += count;
         }
     }
 

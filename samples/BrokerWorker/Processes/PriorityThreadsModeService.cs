@@ -9,5 +9,5 @@ namespace BrokerWorker.Processes;
 /// <summary>The priority-threads mode as a hosted worker: <see cref="MessageWorker"/> on the service's own <see cref="PriorityAsync.PriorityThreadPool"/>.</summary>
 public sealed class PriorityThreadsModeService(WorkerGroup group) : PriorityThreadPoolBackgroundService
 {
-    protected override Task ExecuteAsync(CancellationToken stoppingToken) => group.RunWorkerAsync(new PriorityThreadsMode(), stoppingToken);
+    protected override Task ExecuteAsync(CancellationToken stoppingToken) => group.RunWorkerAsync(new PriorityThreadsMode(group.Options), stoppingToken);
 }

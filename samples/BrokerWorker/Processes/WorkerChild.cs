@@ -55,8 +55,8 @@ public sealed class WorkerChild : IDisposable
     /// <summary>The statistics line the process printed at exit; null if it was killed.</summary>
     public ProcessStats? Stats { get; private set; }
 
-    /// <summary>Starts a worker process. The connection string travels in the environment, never on a command line.</summary>
-    public static WorkerChild Start(IEnumerable<string> arguments, string connection)
+    /// <summary>Starts a worker process. The connection string travels in the environment (<paramref name="variable"/>), never on a command line.</summary>
+    public static WorkerChild Start(IEnumerable<string> arguments, string variable, string connection)
     {
         var info = new ProcessStartInfo
         {
@@ -77,7 +77,7 @@ public sealed class WorkerChild : IDisposable
             info.ArgumentList.Add(argument);
         }
 
-        info.Environment[Options.ConnectionVariable] = connection;
+        info.Environment[variable] = connection;
         return new WorkerChild(Process.Start(info)!);
     }
 

@@ -6,13 +6,13 @@ using System.Threading;
 using System.Threading.Tasks;
 using BrokerWorker.Bus;
 using BrokerWorker.Processing;
-using MessageBus.Postgres;
 using Microsoft.Extensions.Hosting;
 
 namespace BrokerWorker.Processes;
 
 /// <summary>
-/// The hidden <c>--worker-process</c> role: one worker process on the PostgreSQL queue, started by the coordinator.
+/// The hidden <c>--worker-process</c> role: one worker process on a real broker's queue (PostgreSQL or Redis), started by the coordinator. Its queue is
+/// the coordinator's: the same prefix and mode (<see cref="BusFactory.Table"/>).
 /// Protocol on the standard streams: it connects, prints <c>ready</c>, waits for the line <c>go</c>; then works until the queue is
 /// done and prints one JSON line of its statistics. End of input (the coordinator closed it, or died) stops it gracefully: the
 /// messages in flight are abandoned, so another process takes them at once.
@@ -28,16 +28,9 @@ public static class WorkerProcess
             return 2;
         }
 
-        await using PostgresLeaseQueue queue = BusFactory.Queue(connection, options, options.Queue, options.WorkerMode);
-        bool ready = await BusFactory.TryAsync(
-            async () =>
-            {
-                await queue.EnsureSchemaAsync();
-                await queue.GetCountsAsync(); // a pooled connection, warm, before the clock starts
-            },
-            connection,
-            $"open the queue table {options.Queue}",
-            error);
+        string queueName = BusFactory.Table(options, options.WorkerMode);
+        await using Broker broker = BusFactory.Create(connection, options, queueName, options.WorkerMode);
+        bool ready = await BusFactory.TryAsync(() => broker.SetUpAsync(purge: false), connection, $"open the queue {queueName}", error);
         if (!ready)
         {
             return 2;
@@ -50,7 +43,7 @@ public static class WorkerProcess
             return 0;
         }
 
-        using IHost host = WorkerHost.Build(new PostgresMessageBus(queue), options, options.WorkerMode, workers: 1);
+        using IHost host = WorkerHost.Build(broker.Bus, options, options.WorkerMode, workers: 1);
         var lifetime = (IHostApplicationLifetime)host.Services.GetService(typeof(IHostApplicationLifetime))!;
         var stdin = new Thread(() =>
         {
@@ -66,16 +59,17 @@ public static class WorkerProcess
         var group = (WorkerGroup)host.Services.GetService(typeof(WorkerGroup))!;
         await host.StartAsync();
         await host.WaitForShutdownAsync();
-        await output.WriteLineAsync(JsonSerializer.Serialize(ProcessStats.From(group.Stats, queue.Reconnects)));
+        await output.WriteLineAsync(JsonSerializer.Serialize(ProcessStats.From(group.Stats, broker.Reconnects, System.Diagnostics.Process.GetCurrentProcess().TotalProcessorTime)));
         await output.FlushAsync();
         return 0;
     }
 }
 
 /// <summary>One worker process's view, sent to the coordinator as JSON.</summary>
-public sealed record ProcessStats(long StoppedLeaseLost, long StoppedNoProgress, long RejectedByBroker, long Completed, long ConnectionErrors, long Reconnects, double WorstRenewGapMs, int PeakThreads)
+/// <param name="CpuMs">The process's CPU time at its end (all its threads); with the in-memory bus, the coordinator's during the run.</param>
+public sealed record ProcessStats(long StoppedLeaseLost, long StoppedNoProgress, long RejectedByBroker, long Completed, long ConnectionErrors, long Reconnects, double WorstRenewGapMs, int PeakThreads, double CpuMs)
 {
-    public static ProcessStats From(System.Collections.Generic.IReadOnlyList<WorkerStats> stats, long reconnects) => new(
+    public static ProcessStats From(System.Collections.Generic.IReadOnlyList<WorkerStats> stats, long reconnects, TimeSpan cpu) => new(
         stats.Sum(s => s.StoppedLeaseLost),
         stats.Sum(s => s.StoppedNoProgress),
         stats.Sum(s => s.RejectedByBroker),
@@ -83,7 +77,8 @@ public sealed record ProcessStats(long StoppedLeaseLost, long StoppedNoProgress,
         stats.Sum(s => s.ConnectionErrors),
         reconnects,
         stats.Count == 0 ? 0 : stats.Max(s => s.WorstRenewGap.TotalMilliseconds),
-        stats.Count == 0 ? 0 : stats.Max(s => s.PeakThreads));
+        stats.Count == 0 ? 0 : stats.Max(s => s.PeakThreads),
+        cpu.TotalMilliseconds);
 
     public static ProcessStats Sum(System.Collections.Generic.IEnumerable<ProcessStats> all)
     {
@@ -96,6 +91,7 @@ public sealed record ProcessStats(long StoppedLeaseLost, long StoppedNoProgress,
             a.Sum(s => s.ConnectionErrors),
             a.Sum(s => s.Reconnects),
             a.Length == 0 ? 0 : a.Max(s => s.WorstRenewGapMs),
-            a.Length == 0 ? 0 : a.Max(s => s.PeakThreads));
+            a.Length == 0 ? 0 : a.Max(s => s.PeakThreads),
+            a.Sum(s => s.CpuMs));
     }
 }

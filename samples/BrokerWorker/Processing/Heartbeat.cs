@@ -1,9 +1,8 @@
 using System;
 using System.Collections.Generic;
-using System.Data.Common;
+using System.Linq;
 using System.Threading;
 using MessageBus;
-using MessageBus.Postgres;
 
 namespace BrokerWorker.Processing;
 
@@ -66,49 +65,60 @@ public sealed class Heartbeat : IDisposable
     {
         while (!_stop.Token.WaitHandle.WaitOne(_every))
         {
-            InFlight[] due;
+            InFlight[] registered;
             lock (_leases)
             {
-                due = [.. _leases];
+                registered = [.. _leases];
             }
 
-            foreach (InFlight message in due)
+            lock (_renewing)
             {
-                lock (_renewing)
-                {
-                    Renew(message);
-                }
+                RenewAll(registered);
             }
         }
     }
 
-    private void Renew(InFlight message)
+    // Every lease in one request where the broker allows it (Redis: one script; PostgreSQL: one statement), as BullMQ's lock
+    // extender renews all of a worker's locks at once.
+    private void RenewAll(InFlight[] registered)
     {
-        if (message.Done.IsCancellationRequested || message.Lost)
+        var due = new List<InFlight>(registered.Length);
+        foreach (InFlight message in registered)
+        {
+            if (!message.Done.IsCancellationRequested && !message.Lost)
+            {
+                _stats.RenewGap(message.SinceRenewed);
+                due.Add(message);
+            }
+        }
+
+        if (due.Count == 0)
         {
             return;
         }
 
-        _stats.RenewGap(message.SinceRenewed);
-        bool renewed;
+        bool[] renewed;
         try
         {
-            renewed = _bus.RenewAsync(message.Lease, _lease, CancellationToken.None).AsTask().GetAwaiter().GetResult();
+            renewed = _bus.RenewAllAsync([.. due.Select(m => m.Lease)], _lease, CancellationToken.None).AsTask().GetAwaiter().GetResult();
         }
-        catch (Exception e) when (e is PostgresConnectionException or DbException or TimeoutException)
+        catch (Exception e) when (MessageWorker.IsConnectionFault(e))
         {
             _stats.ConnectionError();
-            renewed = false;
+            renewed = new bool[due.Count];
         }
 
-        if (renewed)
+        for (int i = 0; i < due.Count; i++)
         {
-            message.Renewed();
-        }
-        else if (!message.Done.IsCancellationRequested)
-        {
-            _stats.LeaseLost();
-            message.Lose();
+            if (renewed[i])
+            {
+                due[i].Renewed();
+            }
+            else if (!due[i].Done.IsCancellationRequested)
+            {
+                _stats.LeaseLost();
+                due[i].Lose();
+            }
         }
     }
 }

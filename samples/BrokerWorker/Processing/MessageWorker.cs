@@ -1,10 +1,8 @@
 using System;
-using System.Data.Common;
 using System.Threading;
 using System.Threading.Tasks;
 using BrokerWorker.Modes;
 using MessageBus;
-using MessageBus.Postgres;
 
 namespace BrokerWorker.Processing;
 
@@ -238,5 +236,6 @@ public sealed class MessageWorker(IMessageBus bus, Mode mode, Options options, W
         return true;
     }
 
-    internal static bool IsConnectionFault(Exception e) => e is PostgresConnectionException or DbException or TimeoutException;
+    /// <summary>A broker call that failed after the bus's own reconnection budget, or a refused statement or script: back off, go on.</summary>
+    internal static bool IsConnectionFault(Exception e) => Bus.BusFactory.IsBrokerFailure(e) || e is TimeoutException;
 }

@@ -37,8 +37,8 @@ public static class Table
         Paragraph.Write(output, $"Settings, in the article's time: {options.Describe()}.", string.Empty);
         Paragraph.Write(
             output,
-            $"Broker: {(options.Bus == "postgres" ? "PostgreSQL" : "in memory")}, {options.Workers} " +
-            (options.Bus == "postgres" ? $"worker process{(options.Workers == 1 ? "" : "es")}" : $"worker{(options.Workers == 1 ? "" : "s")} in this process") + ", " +
+            $"Broker: {options.BusName}, {options.Workers} " +
+            (options.Bus != "memory" ? $"worker process{(options.Workers == 1 ? "" : "es")}" : $"worker{(options.Workers == 1 ? "" : "s")} in this process") + ", " +
             $"{Environment.ProcessorCount} cores; every count is the broker's own.",
             string.Empty);
         output.WriteLine();
@@ -79,14 +79,15 @@ public static class Table
 
     private static void WriteWide(TextWriter output, Options options, IReadOnlyList<RunResult> results)
     {
-        output.WriteLine("| mode | makespan | CPU bound | ratio | delivered | redelivered | completed | rejected completes | failed renewals | work stopped (lease lost / no progress) | worst renew gap | peak threads | end |");
-        output.WriteLine("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+        output.WriteLine("| mode | makespan | CPU bound | ratio | delivered | redelivered | completed | rejected completes | failed renewals | work stopped (lease lost / no progress) | worst renew gap | peak threads | CPU workers / broker | end |");
+        output.WriteLine("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
         foreach (RunResult r in results)
         {
             string threads = r.PoolMinThreads is { } min ? $"{r.Seen.PeakThreads} (min set {min})" : r.Seen.PeakThreads.ToString(CultureInfo.InvariantCulture);
             output.WriteLine(
                 $"| {r.Mode} | {Format.Sec(r.Makespan)} | {Format.Sec(r.Bound)} | {Format.Ratio(r.Ratio)} | {r.AtEnd.Delivered} | {r.AtEnd.Redelivered} | {r.AtEnd.Completed} | " +
-                $"{r.AtEnd.RejectedCompletes} | {r.AtEnd.FailedRenewals} | {r.Seen.StoppedLeaseLost} / {r.Seen.StoppedNoProgress} | {r.Seen.WorstRenewGapMs:0} ms | {threads} | {End(r)} |");
+                $"{r.AtEnd.RejectedCompletes} | {r.AtEnd.FailedRenewals} | {r.Seen.StoppedLeaseLost} / {r.Seen.StoppedNoProgress} | {r.Seen.WorstRenewGapMs:0} ms | {threads} | " +
+                $"{Format.Sec(TimeSpan.FromMilliseconds(r.Seen.CpuMs))} / {(r.BrokerCpu is { } broker ? Format.Sec(broker) : "-")} | {End(r)} |");
         }
 
         output.WriteLine();
@@ -103,6 +104,8 @@ public static class Table
         WriteLegend(output, "worst renew gap", $"the longest a message in flight went without a renewal (a lease lasts {Format.Ms(options.Scaled(options.Lease))} in this run)");
         WriteLegend(output, "peak threads", "the most .NET thread-pool threads a worker process had when a CPU part started (min set: the " +
             "minimum the threadpool mode sets)");
+        WriteLegend(output, "CPU workers / broker", "CPU time of the worker processes (in-memory bus: of this process, the broker included) / of the " +
+            "broker server during the run (PostgreSQL on this machine: all its processes; Redis: its own count; -: not measured)");
         WriteEndLegend(output, options);
     }
 

@@ -81,6 +81,17 @@ internal sealed class QueueSql
             RETURNING {Current}, m.lease_until
             """;
 
+        // I2, for many leases in one statement (a worker's renewals of one interval): each pair is judged as by Renew.
+        const string CurrentPair = "m.lease_token = r.token AND m.completed_at IS NULL AND m.lease_until > clock.now";
+        RenewMany = $"""
+            UPDATE {table} AS m
+            SET lease_until = CASE WHEN {CurrentPair} THEN clock.now + @lease ELSE m.lease_until END,
+                failed_renewals = m.failed_renewals + CASE WHEN {CurrentPair} THEN 0 ELSE 1 END
+            FROM (SELECT clock_timestamp() AS now) AS clock, unnest(@ids::bigint[], @tokens::bigint[]) AS r(id, token)
+            WHERE m.id = r.id
+            RETURNING m.id, {CurrentPair}
+            """;
+
         // I2, I3. The RETURNING clause sees the new row: completed by this token, now or by an earlier attempt of the same call.
         Complete = $"""
             UPDATE {table} AS m
@@ -133,6 +144,8 @@ internal sealed class QueueSql
     public string Receive { get; }
 
     public string Renew { get; }
+
+    public string RenewMany { get; }
 
     public string Complete { get; }
 

@@ -1,0 +1,246 @@
+using System.IO;
+using System.Text.Json;
+using System.Text.RegularExpressions;
+using BrokerWorker;
+using BrokerWorker.Report;
+
+namespace Samples.Tests.BrokerWorker;
+
+/// <summary>
+/// Every command of the BrokerWorker and MessageBus READMEs' shell blocks runs, or is checked, here: each
+/// <c>dotnet run --project samples/BrokerWorker</c> command runs as written (in-process, with <c>--json</c> added so that its
+/// results can be read; on PostgreSQL and Redis where the server is up, as in CI), exits 0 and loses nothing by the broker's own
+/// counts; the scripts and projects the other commands name exist. Only what holds at any machine load is asserted: exit codes
+/// and counts, never a time.
+/// </summary>
+public sealed partial class ReadmeCommandTests
+{
+    public static readonly string[] Readmes = ["samples/BrokerWorker/README.md", "samples/MessageBus.Postgres/README.md", "samples/MessageBus.Redis/README.md"];
+
+    private const string Run = "dotnet run --project samples/BrokerWorker -c Release";
+
+    public static TheoryData<string, int, string> MemoryCommands => Commands("memory");
+
+    public static TheoryData<string, int, string> PostgresCommands => Commands("postgres");
+
+    public static TheoryData<string, int, string> RedisCommands => Commands("redis");
+
+    [Theory]
+    [MemberData(nameof(MemoryCommands))]
+    [Trait("Category", "Stress")]
+    public Task BrokerWorkerCommand_InMemory_ExitsZeroAndLosesNothing(string readme, int line, string command) => RunAsync(readme, line, command);
+
+    [BrokerTheory("postgres")]
+    [MemberData(nameof(PostgresCommands))]
+    [Trait("Category", "Stress")]
+    public Task BrokerWorkerCommand_OnPostgres_ExitsZeroAndLosesNothing(string readme, int line, string command) => RunAsync(readme, line, command);
+
+    [BrokerTheory("redis")]
+    [MemberData(nameof(RedisCommands))]
+    [Trait("Category", "Stress")]
+    public Task BrokerWorkerCommand_OnRedis_ExitsZeroAndLosesNothing(string readme, int line, string command) => RunAsync(readme, line, command);
+
+    [Fact]
+    public void EveryCommand_IsABrokerWorkerRunOrNamesAScriptOrProjectThatExists()
+    {
+        string root = RepositoryRoot();
+        var problems = new List<string>();
+        int brokerWorker = 0;
+        foreach ((string readme, int line, string command) in AllCommands())
+        {
+            if (command.StartsWith(Run, StringComparison.Ordinal))
+            {
+                brokerWorker++;
+                continue;
+            }
+
+            // The scripts CI runs (.ci/run) to start and stop the servers, the test projects the root's `dotnet test` runs, and the
+            // hand-made servers' steps (the same as the scripts'): whatever they name must exist.
+            foreach (Match path in PathPattern().Matches(command))
+            {
+                if (!File.Exists(Path.Combine(root, path.Value)) && !Directory.Exists(Path.Combine(root, path.Value)))
+                {
+                    problems.Add($"{readme}:{line}: '{command}' names {path.Value}, which does not exist");
+                }
+            }
+
+            if (!Known(command))
+            {
+                problems.Add($"{readme}:{line}: '{command}' is a command this test neither runs nor knows; run it here or say what it needs");
+            }
+        }
+
+        problems.Should().BeEmpty();
+        brokerWorker.Should().BeGreaterThan(5, "the READMEs show the sample's commands");
+        string ci = File.ReadAllText(Path.Combine(root, ".ci", "run"));
+        ci.Should().Contain("tests/postgres/start.sh").And.Contain("tests/redis/start.sh", "CI starts the servers the commands need");
+    }
+
+    private static async Task RunAsync(string readme, int line, string command)
+    {
+        List<string> args = Arguments(command);
+        bool report = !args.Intersect(["--bus-cost", "--help", "--version"]).Any();
+        if (args.IndexOf("--scaling") is var scaling and >= 0)
+        {
+            // The scaling tables take minutes per worker count: the command runs here with one count, the tables' own runs.
+            args[scaling + 1] = "1";
+        }
+
+        if (report && !args.Contains("--json"))
+        {
+            args.Add("--json");
+        }
+
+        var stdout = new StringWriter();
+        var stderr = new StringWriter();
+        // Bounded below the runner's 10-minute hang limit, so that a command that never ends fails here, named.
+        int exit = await App.RunAsync(args, stdout, stderr).WaitAsync(TimeSpan.FromMinutes(9));
+
+        exit.Should().Be(0, $"{readme}:{line}: {command}\n{stderr}");
+        if (!report)
+        {
+            stdout.ToString().Should().NotBeEmpty();
+            if (args.Contains("--bus-cost"))
+            {
+                stdout.ToString().Should().Contain("plain", "the bus is measured against a plain client loop");
+            }
+
+            return;
+        }
+
+        RunResult[] results = [.. stdout.ToString().Split('\n', StringSplitOptions.RemoveEmptyEntries).Select(l => JsonSerializer.Deserialize<RunResult>(l)!)];
+        results.Should().NotBeEmpty();
+        foreach (RunResult r in results)
+        {
+            string what = $"{readme}:{line} {r.Mode} on {r.Workers} worker(s): {r.End}, {r.AtEnd.Completed} of {r.AtEnd.Enqueued}";
+            r.Final.Enqueued.Should().BeGreaterThan(0, what);
+
+            // Exactly once: every message is in one state, completed at most once, and every completion the broker accepted is one a
+            // worker was told it made (a completion's reply is lost only with a connection error).
+            (r.Final.Completed + r.Final.Available + r.Final.Leased).Should().Be(r.Final.Enqueued, what);
+            r.Final.Completed.Should().BeLessThanOrEqualTo(r.Final.Enqueued, what);
+            r.Final.Delivered.Should().BeGreaterThanOrEqualTo(r.Final.Completed, what);
+            if (r.Seen.ConnectionErrors == 0)
+            {
+                r.Seen.Completed.Should().Be(r.Final.Completed, what);
+            }
+
+            // Fencing: a delivery sends at most one complete, and the broker accepts one per message, so the refused ones come from
+            // the deliveries that did not complete their message.
+            r.Final.RejectedCompletes.Should().BeLessThanOrEqualTo(r.Final.Delivered - r.Final.Completed, what);
+
+            if (r.End == RunEnd.Completed)
+            {
+                r.AtEnd.Completed.Should().Be(r.AtEnd.Enqueued, what);
+            }
+        }
+    }
+
+    private static TheoryData<string, int, string> Commands(string bus)
+    {
+        var data = new TheoryData<string, int, string>();
+        foreach ((string readme, int line, string command) in AllCommands())
+        {
+            if (command.StartsWith(Run, StringComparison.Ordinal))
+            {
+                List<string> args = Arguments(command);
+                int at = args.IndexOf("--bus");
+                if ((at >= 0 ? args[at + 1] : "memory") == bus)
+                {
+                    data.Add(readme, line, command);
+                }
+            }
+        }
+
+        return data;
+    }
+
+    /// <summary>The arguments after <c>--</c>, split as a shell would (quotes), <c>--workers N</c> standing for 2.</summary>
+    private static List<string> Arguments(string command)
+    {
+        string rest = command.Length > Run.Length ? command[Run.Length..].Trim() : "";
+        if (rest.StartsWith("--", StringComparison.Ordinal) && rest.Length > 2 && rest[2] == ' ')
+        {
+            rest = rest[3..];
+        }
+
+        List<string> args = [.. WordPattern().Matches(rest).Select(m => m.Groups[1].Success ? m.Groups[1].Value : m.Groups[2].Success ? m.Groups[2].Value : m.Value)];
+        return [.. args.Select(a => a == "N" ? "2" : a)];
+    }
+
+    private static bool Known(string command) =>
+        command.StartsWith("dotnet test tests/", StringComparison.Ordinal)
+        || KnownPattern().IsMatch(command);
+
+    /// <summary>Every command line of every shell block of <see cref="Readmes"/>, comments dropped and continuation lines joined.</summary>
+    public static IEnumerable<(string Readme, int Line, string Command)> AllCommands()
+    {
+        string root = RepositoryRoot();
+        foreach (string readme in Readmes)
+        {
+            string[] lines = File.ReadAllLines(Path.Combine(root, readme));
+            bool inBlock = false;
+            string pending = "";
+            int start = 0;
+            for (int i = 0; i < lines.Length; i++)
+            {
+                string text = lines[i];
+                if (text.StartsWith("```", StringComparison.Ordinal))
+                {
+                    inBlock = !inBlock && text.Trim() == "```bash";
+                    continue;
+                }
+
+                if (!inBlock)
+                {
+                    continue;
+                }
+
+                string code = CommentPattern().Replace(text, "").Trim();
+                if (code.Length == 0)
+                {
+                    continue;
+                }
+
+                if (pending.Length == 0)
+                {
+                    start = i + 1;
+                }
+
+                if (code.EndsWith('\\'))
+                {
+                    pending += code[..^1] + " ";
+                    continue;
+                }
+
+                yield return (readme, start, pending + code);
+                pending = "";
+            }
+        }
+    }
+
+    private static string RepositoryRoot()
+    {
+        string? dir = AppContext.BaseDirectory;
+        while (dir is not null && !File.Exists(Path.Combine(dir, "PriorityAsync.sln")))
+        {
+            dir = Path.GetDirectoryName(dir);
+        }
+
+        return dir ?? throw new InvalidOperationException("The repository root (PriorityAsync.sln) is not above the test's directory.");
+    }
+
+    [GeneratedRegex(@"(?:^|\s)#(?:\s.*)?$")]
+    private static partial Regex CommentPattern();
+
+    [GeneratedRegex("\"([^\"]*)\"|'([^']*)'|\\S+")]
+    private static partial Regex WordPattern();
+
+    [GeneratedRegex(@"\b(?:tests|samples)/[A-Za-z0-9_./-]+\.(?:sh|csproj)\b|\btests/[A-Za-z0-9_.-]+(?=\s|$)")]
+    private static partial Regex PathPattern();
+
+    // The server scripts and their use, and the hand-made servers' steps (each also in tests/postgres/start.sh or
+    // tests/redis/start.sh, which CI runs).
+    [GeneratedRegex(@"^(?:eval ""\$\(tests/(?:postgres|redis)/start\.sh\)""|tests/(?:postgres|redis)/stop\.sh|trap 'tests/(?:postgres|redis)/stop\.sh' EXIT|export (?:PATH|PRIORITYASYNC_\w+)=.*|DIR=\$\(mktemp -d .*\)|echo secret > .*|(?:initdb|pg_ctl|psql|redis-server|redis-cli) .*|-c .*)$")]
+    private static partial Regex KnownPattern();
+}
