@@ -25,6 +25,7 @@ internal static class ContextRegistry
 
     private static readonly Lock s_lock = new();
     private static IObservedScheduler[] s_live = [];
+    private static int s_lastId;
     private static Timer? s_refreshTimer;
 
     /// <summary>The running schedulers: an immutable snapshot, any thread.</summary>
@@ -38,8 +39,14 @@ internal static class ContextRegistry
             var grown = new IObservedScheduler[live.Length + 1];
             live.CopyTo(grown, 0);
             grown[^1] = context;
+            context.InspectorId = ++s_lastId; // the inspector's events tell schedulers apart by it (names need not be unique)
+            if (InspectorSampler.IsOn)
+            {
+                InspectorSampler.StateOf(context);
+            }
+
             Volatile.Write(ref s_live, grown);
-            context.SetSlowPaths(ComputeSlowPaths());
+            context.SetSlowPaths(ComputeSlowPaths(context));
             if (s_refreshTimer is null)
             {
                 // No ExecutionContext captured: the timer must not keep the first loop's AsyncLocals alive.
@@ -67,6 +74,12 @@ internal static class ContextRegistry
             Array.Copy(live, index + 1, shrunk, index, live.Length - index - 1);
             Volatile.Write(ref s_live, shrunk);
             context.SetSlowPaths(SlowPaths.None);
+            if (context.Inspection is not null && PriorityEventSource.InspectorOn)
+            {
+                PriorityEventSource.Log.SchedulerStopped(context.InspectorId, context.Name);
+            }
+
+            context.Inspection = null;
             if (shrunk.Length == 0)
             {
                 s_refreshTimer?.Dispose();
@@ -80,17 +93,31 @@ internal static class ContextRegistry
     {
         lock (s_lock)
         {
-            int paths = ComputeSlowPaths();
             foreach (IObservedScheduler context in s_live)
             {
-                context.SetSlowPaths(paths);
+                context.SetSlowPaths(ComputeSlowPaths(context));
             }
         }
     }
 
-    private static int ComputeSlowPaths() =>
-        (PriorityMetrics.WaitDuration.Enabled ? SlowPaths.WaitTime : 0)
+    /// <summary>Re-reads what is listening and tells <paramref name="context"/> (the inspector changed how it observes it). Any thread.</summary>
+    public static void Refresh(IObservedScheduler context)
+    {
+        lock (s_lock)
+        {
+            if (Array.IndexOf(s_live, context) >= 0)
+            {
+                context.SetSlowPaths(ComputeSlowPaths(context));
+            }
+        }
+    }
+
+    // The inspector's one-shot bit (SlowPaths.InspectOne) is never computed here: the sampler sets it with an interlocked OR, and a
+    // refresh that overwrites it costs that period its one sample, nothing else.
+    private static int ComputeSlowPaths(IObservedScheduler context) =>
+        (PriorityMetrics.WaitDuration.Enabled ? SlowPaths.WaitTime | SlowPaths.WaitHistogram : 0)
         | (PriorityMetrics.RunDuration.Enabled ? SlowPaths.RunTime : 0)
-        | (PriorityEventSource.IsOn ? SlowPaths.EventSource : 0)
-        | (PriorityTraceRecorder.Active is not null ? SlowPaths.Recorder : 0);
+        | (PriorityEventSource.ItemsOn ? SlowPaths.EventSource : 0)
+        | (PriorityTraceRecorder.Active is not null ? SlowPaths.Recorder : 0)
+        | (PriorityEventSource.InspectorOn && context.Inspection is { AllItems: true } ? SlowPaths.InspectAll | SlowPaths.WaitTime : 0);
 }

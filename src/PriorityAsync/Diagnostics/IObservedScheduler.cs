@@ -1,3 +1,6 @@
+using System;
+using System.Threading;
+
 namespace PriorityAsync.Internal;
 
 /// <summary>
@@ -34,4 +37,37 @@ internal interface IObservedScheduler
 
     /// <summary>Publishes the bits of <see cref="SlowPaths"/> the scheduler must honour from its next item on (a hint: see ContextRegistry).</summary>
     void SetSlowPaths(int paths);
+
+    /// <summary>Sets <see cref="SlowPaths.InspectOne"/> (interlocked: the threads clear it as they take it).</summary>
+    void ArmInspectOne();
+
+    /// <summary>The scheduler's id in this process, given by the registry; the inspector's events carry it.</summary>
+    int InspectorId { get; set; }
+
+    /// <summary>The inspector's state while a session inspects; null otherwise.</summary>
+    InspectorState? Inspection { get; set; }
+
+    /// <summary>The number of threads: 1 for a single loop.</summary>
+    int Threads { get; }
+
+    /// <summary>Items the thread of index <paramref name="thread"/> has started (any thread, a moment's value).</summary>
+    long ThreadDispatchCount(int thread);
+
+    /// <summary>Whether the thread of index <paramref name="thread"/> is parked (idle).</summary>
+    bool IsThreadParked(int thread);
+
+    /// <summary>The thread of index <paramref name="thread"/>, or null before it started.</summary>
+    Thread? GetThread(int thread);
+
+    /// <summary>The policy, as its <c>ToString</c> names it.</summary>
+    string PolicyName { get; }
+
+    /// <summary>The time slice, or null when off.</summary>
+    TimeSpan? TimeSliceSetting { get; }
+
+    /// <summary>The stall timeout, or null when off.</summary>
+    TimeSpan? StallTimeoutSetting { get; }
+
+    /// <summary>Loop timers and delays armed now (takes the timer lock).</summary>
+    int ArmedTimers { get; }
 }

@@ -2,8 +2,9 @@ namespace PriorityAsync.Internal;
 
 /// <summary>
 /// The per-item slow path both schedulers share (the loop's <c>PriorityContext.InvokeObserved</c>, the pool threads'
-/// <c>PriorityThreadPool.InvokeObserved</c>): the EventSource's start and stop around the item, then its run time and its trace slice.
-/// Each scheduler decides the start timestamp itself (the loop reuses the previous item's end) and records the queue wait before.
+/// <c>PriorityThreadPool.InvokeObserved</c>): the EventSource's start and stop around the item, the inspector's record of it, then its
+/// run time and its trace slice. Each scheduler decides the start timestamp itself (the loop reuses the previous item's end) and
+/// records the queue wait before.
 /// </summary>
 internal static class ObservedInvoke
 {
@@ -13,7 +14,11 @@ internal static class ObservedInvoke
     public static long Run(IObservedScheduler scheduler, int paths, in WorkItem item, int level, long start, int thread)
     {
         PriorityEventSource? events = (paths & SlowPaths.EventSource) != 0 ? PriorityEventSource.Log : null;
-        events?.WorkItemStart(scheduler.Name, level, CallbackNames.Describe(item.Callback, item.State));
+        InspectorState? inspection = (paths & SlowPaths.Inspect) != 0 ? scheduler.Inspection : null;
+        string? name = events is null && inspection is null ? null : CallbackNames.Describe(item.Callback, item.State);
+        int slot = thread < 0 ? 0 : thread;
+        events?.WorkItemStart(scheduler.Name, level, name!);
+        inspection?.Begin(slot, level, name!, start);
         long end = 0;
         try
         {
@@ -33,6 +38,12 @@ internal static class ObservedInvoke
                 if ((paths & SlowPaths.Recorder) != 0)
                 {
                     PriorityTraceRecorder.Active?.Record(scheduler, thread, level, item.Callback, item.State, start, end);
+                }
+
+                if (inspection is not null)
+                {
+                    inspection.End(slot);
+                    InspectorSampler.ReportItem(scheduler, inspection, slot, level, name!, in item, start, end, sampled: (paths & SlowPaths.InspectAll) == 0);
                 }
             }
         }

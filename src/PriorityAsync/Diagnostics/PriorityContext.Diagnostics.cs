@@ -22,6 +22,9 @@ public sealed partial class PriorityContext : IObservedScheduler
     // Bits of SlowPaths. Written by ContextRegistry (any thread), read by the loop and by posters.
     internal int _slowPaths;
 
+    // The inspector's state while a session inspects (Diagnostics/InspectorSampler.cs); null otherwise.
+    private InspectorState? _inspection;
+
     // Loop thread only: when the last observed item ended, and the dispatch count at that moment (0: no usable end).
     private long _lastItemEnd;
     private long _lastItemSequence;
@@ -43,6 +46,32 @@ public sealed partial class PriorityContext : IObservedScheduler
 
     void IObservedScheduler.SetSlowPaths(int paths) => Volatile.Write(ref _slowPaths, paths);
 
+    void IObservedScheduler.ArmInspectOne() => Interlocked.Or(ref _slowPaths, SlowPaths.InspectOne);
+
+    int IObservedScheduler.InspectorId { get; set; }
+
+    InspectorState? IObservedScheduler.Inspection
+    {
+        get => Volatile.Read(ref _inspection);
+        set => Volatile.Write(ref _inspection, value);
+    }
+
+    int IObservedScheduler.Threads => 1;
+
+    long IObservedScheduler.ThreadDispatchCount(int thread) => DispatchCount;
+
+    bool IObservedScheduler.IsThreadParked(int thread) => IsParked || Volatile.Read(ref _loopThreadId) == 0;
+
+    Thread? IObservedScheduler.GetThread(int thread) => Volatile.Read(ref _loopThread);
+
+    string IObservedScheduler.PolicyName => _priorityPolicy.ToString() ?? string.Empty;
+
+    TimeSpan? IObservedScheduler.TimeSliceSetting => _timeSliceTicks == 0 ? null : TimeSpan.FromSeconds(_timeSliceTicks / (double)Stopwatch.Frequency);
+
+    TimeSpan? IObservedScheduler.StallTimeoutSetting => _stallTimeout;
+
+    int IObservedScheduler.ArmedTimers => _loopTimers.ArmedCount;
+
     /// <summary>The clock's frequency, ticks per second.</summary>
     internal long TimestampFrequency => _clock?.TimestampFrequency ?? Stopwatch.Frequency;
 
@@ -60,6 +89,18 @@ public sealed partial class PriorityContext : IObservedScheduler
     private void InvokeObserved(in WorkItem item, int level)
     {
         int paths = _slowPaths;
+        if ((paths & SlowPaths.InspectOne) != 0)
+        {
+            // The period's one sample: taken by clearing the bit (a refresh may have cleared it first: then no sample).
+            paths = (Interlocked.And(ref _slowPaths, ~SlowPaths.InspectOne) & SlowPaths.InspectOne) != 0 ? paths : paths & ~SlowPaths.InspectOne;
+        }
+
+        if ((paths & ~SlowPaths.WaitTime) == 0)
+        {
+            item.Invoke();
+            return;
+        }
+
         long start = 0;
         long sequence = 0;
         if ((paths & SlowPaths.Timed) != 0)
@@ -67,7 +108,7 @@ public sealed partial class PriorityContext : IObservedScheduler
             sequence = DispatchCount; // includes this item
             start = _lastItemEnd != 0 && _lastItemSequence == sequence - 1 ? _lastItemEnd : Timestamp();
             _lastItemEnd = 0;
-            if ((paths & SlowPaths.WaitTime) != 0 && item.EnqueuedAt != 0)
+            if ((paths & SlowPaths.WaitHistogram) != 0 && item.EnqueuedAt != 0)
             {
                 PriorityMetrics.RecordWait(this, level, start - item.EnqueuedAt);
             }

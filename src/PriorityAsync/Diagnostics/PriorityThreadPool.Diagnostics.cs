@@ -1,3 +1,4 @@
+using System;
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Threading;
@@ -21,6 +22,9 @@ public sealed partial class PriorityThreadPool : IObservedScheduler
 {
     // Bits of SlowPaths. Written by ContextRegistry (any thread), read by the threads and by posters.
     private int _slowPaths;
+
+    // The inspector's state while a session inspects (Diagnostics/InspectorSampler.cs); null otherwise.
+    private InspectorState? _inspection;
 
     string IObservedScheduler.Kind => nameof(PriorityThreadPool);
 
@@ -64,6 +68,45 @@ public sealed partial class PriorityThreadPool : IObservedScheduler
 
     void IObservedScheduler.SetSlowPaths(int paths) => Volatile.Write(ref _slowPaths, paths);
 
+    void IObservedScheduler.ArmInspectOne() => Interlocked.Or(ref _slowPaths, SlowPaths.InspectOne);
+
+    int IObservedScheduler.InspectorId { get; set; }
+
+    InspectorState? IObservedScheduler.Inspection
+    {
+        get => Volatile.Read(ref _inspection);
+        set => Volatile.Write(ref _inspection, value);
+    }
+
+    int IObservedScheduler.Threads => ThreadCount;
+
+    long IObservedScheduler.ThreadDispatchCount(int thread) => Worker(thread)?.DispatchCount ?? 0;
+
+    bool IObservedScheduler.IsThreadParked(int thread) => Worker(thread) is not { } worker || Volatile.Read(ref worker.Parked) != 0;
+
+    Thread? IObservedScheduler.GetThread(int thread) => Worker(thread)?.Thread;
+
+    string IObservedScheduler.PolicyName => Policy.ToString() ?? string.Empty;
+
+    TimeSpan? IObservedScheduler.TimeSliceSetting => TimeSlice;
+
+    TimeSpan? IObservedScheduler.StallTimeoutSetting
+    {
+        get
+        {
+            Watchdog?[] watchdogs = _watchdogs;
+            return watchdogs.Length > 0 && watchdogs[0] is { } watchdog ? watchdog.Timeout : null;
+        }
+    }
+
+    int IObservedScheduler.ArmedTimers => _loopTimers.ArmedCount;
+
+    private PoolWorker? Worker(int thread)
+    {
+        PoolWorker[] workers = Volatile.Read(ref _workers);
+        return (uint)thread < (uint)workers.Length ? workers[thread] : null;
+    }
+
     /// <summary>For Enqueue: whether items must carry their enqueue time (the aging policy, or the queue-wait histogram).</summary>
     private bool StampsEnqueueTime => ((_slowPaths | _stampAlways) & SlowPaths.WaitTime) != 0;
 
@@ -86,11 +129,23 @@ public sealed partial class PriorityThreadPool : IObservedScheduler
     private void InvokeObserved(PoolWorker worker, in WorkItem item, int level)
     {
         int paths = _slowPaths;
+        if ((paths & SlowPaths.InspectOne) != 0)
+        {
+            // The period's one sample: the thread whose AND cleared the bit takes it; the others run their item plainly.
+            paths = (Interlocked.And(ref _slowPaths, ~SlowPaths.InspectOne) & SlowPaths.InspectOne) != 0 ? paths : paths & ~SlowPaths.InspectOne;
+        }
+
+        if ((paths & ~SlowPaths.WaitTime) == 0)
+        {
+            item.Invoke();
+            return;
+        }
+
         long start = 0;
         if ((paths & SlowPaths.Timed) != 0)
         {
             start = Stopwatch.GetTimestamp();
-            if ((paths & SlowPaths.WaitTime) != 0 && item.EnqueuedAt != 0)
+            if ((paths & SlowPaths.WaitHistogram) != 0 && item.EnqueuedAt != 0)
             {
                 PriorityMetrics.RecordWait(this, level, start - item.EnqueuedAt);
             }

@@ -18,6 +18,7 @@ internal static class StallReport
     /// <param name="stalled">What stalled, for the line: "the loop" or "thread 3".</param>
     /// <param name="schedulerType">The scheduler's type name: "PriorityContext" or "PriorityThreadPool".</param>
     /// <param name="needs">What the blocking wait needs: "loop" or "pool".</param>
+    /// <param name="thread">The stalled pool thread's index; 0 for a single loop.</param>
     public static void Raise(
         object sender,
         string name,
@@ -25,12 +26,27 @@ internal static class StallReport
         StallDetectedEventArgs report,
         string stalled,
         string schedulerType,
-        string needs)
+        string needs,
+        int thread = 0)
     {
         PriorityMetrics.RecordStall(name, report.Level, report.WaitingFor);
         if (PriorityEventSource.IsOn)
         {
-            PriorityEventSource.Log.StallDetected(name, report.Level, (long)report.WaitingFor.TotalMilliseconds, report.PendingCount);
+            // The blocking item is named when an inspector session saw it start (its state holds the thread's running item).
+            string blocking = string.Empty;
+            double blockingFor = -1;
+            int id = 0;
+            if (sender is IObservedScheduler scheduler)
+            {
+                id = scheduler.InspectorId;
+                if (scheduler.Inspection is { } inspection && inspection.TryReadCurrent(thread, out string method, out _, out long start))
+                {
+                    blocking = method;
+                    blockingFor = (scheduler.Timestamp() - start) * 1000.0 / scheduler.TimestampFrequency;
+                }
+            }
+
+            PriorityEventSource.Log.StallDetected(name, report.Level, (long)report.WaitingFor.TotalMilliseconds, report.PendingCount, id, thread, blocking, blockingFor);
         }
 
         if (handlers is not null)

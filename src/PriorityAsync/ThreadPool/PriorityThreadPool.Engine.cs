@@ -1229,5 +1229,5 @@ public sealed partial class PriorityThreadPool : ITimerHost, IItemDropper
     // ---- Watchdog -------------------------------------------------------------------------------------------------------------
 
     internal void OnStallDetected(PoolWorker worker, StallDetectedEventArgs report) =>
-        StallReport.Raise(this, Name, StallDetected, report, $"thread {worker}", nameof(PriorityThreadPool), "pool");
+        StallReport.Raise(this, Name, StallDetected, report, $"thread {worker}", nameof(PriorityThreadPool), "pool", worker.Index);
 }
