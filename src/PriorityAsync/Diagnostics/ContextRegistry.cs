@@ -42,7 +42,7 @@ internal static class ContextRegistry
             context.InspectorId = ++s_lastId; // the inspector's events tell schedulers apart by it (names need not be unique)
             if (InspectorSampler.IsOn)
             {
-                InspectorSampler.StateOf(context);
+                InspectorSampler.StateOf(context, refresh: false); // the slow paths are set just below
             }
 
             Volatile.Write(ref s_live, grown);

@@ -41,6 +41,9 @@ internal interface IObservedScheduler
     /// <summary>Sets <see cref="SlowPaths.InspectOne"/> (interlocked: the threads clear it as they take it).</summary>
     void ArmInspectOne();
 
+    /// <summary>Recomputes the slow paths after the inspector fell back to sampling (its budget for the period is spent).</summary>
+    void StopInspectingAll();
+
     /// <summary>The scheduler's id in this process, given by the registry; the inspector's events carry it.</summary>
     int InspectorId { get; set; }
 

@@ -88,23 +88,32 @@ internal static class InspectorSampler
             }
         }
 
-        if (!on)
+        foreach (IObservedScheduler scheduler in ContextRegistry.Live)
         {
-            foreach (IObservedScheduler scheduler in ContextRegistry.Live)
+            if (on)
+            {
+                StateOf(scheduler, refresh: false); // before the event source's refresh, which then sets every item observed
+            }
+            else
             {
                 scheduler.Inspection = null; // nothing kept once nobody inspects
             }
         }
     }
 
-    /// <summary>The inspector state of <paramref name="scheduler"/>, created on first use.</summary>
-    public static InspectorState StateOf(IObservedScheduler scheduler)
+    /// <summary>The inspector state of <paramref name="scheduler"/>, created on first use (then its slow paths are recomputed, unless
+    /// the caller does it: a new state observes every item).</summary>
+    public static InspectorState StateOf(IObservedScheduler scheduler, bool refresh = true)
     {
         InspectorState? state = scheduler.Inspection;
         if (state is null)
         {
             state = new InspectorState(scheduler.InspectorId, scheduler.Threads);
             scheduler.Inspection = state;
+            if (refresh)
+            {
+                ContextRegistry.Refresh(scheduler);
+            }
         }
 
         return state;

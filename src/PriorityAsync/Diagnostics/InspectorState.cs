@@ -24,7 +24,13 @@ internal sealed class InspectorState
     private long _lastTick;
     private int _ticksToInfo;
 
-    private volatile bool _allItems;
+    // Starts true: a scheduler is observed whole until its rate is known; the budget below bounds what that costs a busy one.
+    private volatile bool _allItems = true;
+
+    // Items observed in this period while every item is (the observed threads count, the sampler resets): past the period's budget
+    // the scheduler falls back to one sample per period at once, without waiting for the sampler to measure its rate.
+    private int _observedThisPeriod;
+    private int _budget = int.MaxValue;
 
     public InspectorState(int id, int threads)
     {
@@ -49,6 +55,18 @@ internal sealed class InspectorState
     }
 
     public int Threads => _slots.Length;
+
+    /// <summary>An observed item's thread, while every item is observed: counts it; false once the period's budget is spent.</summary>
+    public bool CountObserved()
+    {
+        if (Interlocked.Increment(ref _observedThisPeriod) <= Volatile.Read(ref _budget))
+        {
+            return true;
+        }
+
+        _allItems = false;
+        return false;
+    }
 
     /// <summary>The observed item's own thread: it starts.</summary>
     public void Begin(int thread, int level, string method, long start)
@@ -140,6 +158,8 @@ internal sealed class InspectorState
 
         _lastTotal = total;
         _lastTick = now;
+        Volatile.Write(ref _budget, System.Math.Max(1, (int)((long)allItemsBelowPerSecond * periodMilliseconds / 1000)));
+        Interlocked.Exchange(ref _observedThisPeriod, 0);
 
         if (--_ticksToInfo <= 0)
         {

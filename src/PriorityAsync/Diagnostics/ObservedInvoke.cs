@@ -43,6 +43,11 @@ internal static class ObservedInvoke
                 if (inspection is not null)
                 {
                     inspection.End(slot);
+                    if ((paths & SlowPaths.InspectAll) != 0 && !inspection.CountObserved())
+                    {
+                        scheduler.StopInspectingAll(); // the period's budget is spent: one sample per period from now on
+                    }
+
                     InspectorSampler.ReportItem(scheduler, inspection, slot, level, name!, in item, start, end, sampled: (paths & SlowPaths.InspectAll) == 0);
                 }
             }

@@ -48,6 +48,8 @@ public sealed partial class PriorityContext : IObservedScheduler
 
     void IObservedScheduler.ArmInspectOne() => Interlocked.Or(ref _slowPaths, SlowPaths.InspectOne);
 
+    void IObservedScheduler.StopInspectingAll() => ContextRegistry.Refresh(this); // the state says "sampled" now: the bits follow
+
     int IObservedScheduler.InspectorId { get; set; }
 
     InspectorState? IObservedScheduler.Inspection

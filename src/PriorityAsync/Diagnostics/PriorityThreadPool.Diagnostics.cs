@@ -70,6 +70,8 @@ public sealed partial class PriorityThreadPool : IObservedScheduler
 
     void IObservedScheduler.ArmInspectOne() => Interlocked.Or(ref _slowPaths, SlowPaths.InspectOne);
 
+    void IObservedScheduler.StopInspectingAll() => ContextRegistry.Refresh(this); // the state says "sampled" now: the bits follow
+
     int IObservedScheduler.InspectorId { get; set; }
 
     InspectorState? IObservedScheduler.Inspection
