@@ -178,7 +178,7 @@ internal static class Commands
                     context.Refresh();
                     try
                     {
-                        await Task.WhenAny(session.Completion, Task.Delay(250, cancellationToken)).ConfigureAwait(false);
+                        await Task.WhenAny(session.Completion, Task.Delay(500, cancellationToken)).ConfigureAwait(false); // twice a second: drawing is most of the tool's own CPU
                     }
                     catch (OperationCanceledException)
                     {

@@ -231,7 +231,8 @@ internal sealed class InspectorModel
                 "A .Wait(), .Result or GetAwaiter().GetResult() holds the thread; the scheduler has one thread fewer (a loop: none). Await the task instead.");
         }
 
-        if (scheduler.TimeSliceMs is { } slice && state.State >= 1 && state.Exact && state.RunningForMs > slice && state.Method.Length > 0)
+        // Running (not blocked: that is the warning above) past the slice: it computes without a checkpoint.
+        if (scheduler.TimeSliceMs is { } slice && state.State == 1 && state.Exact && state.RunningForMs > slice && state.Method.Length > 0)
         {
             TimeSliceWarning(timeMs, scheduler, state.Level, state.Method, state.RunningForMs, running: true);
         }
