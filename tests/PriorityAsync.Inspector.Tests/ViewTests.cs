@@ -79,17 +79,4 @@ public sealed class ViewTests
         ["schedulerId"] = 1, ["thread"] = 0, ["level"] = level, ["method"] = method, ["runMilliseconds"] = run, ["waitMilliseconds"] = wait,
         ["timerLateMilliseconds"] = late, ["sampled"] = 0,
     };
-
-    private sealed class Payload : Dictionary<string, object>, IPayload
-    {
-        public int Int(string name) => Convert.ToInt32(this[name], System.Globalization.CultureInfo.InvariantCulture);
-
-        public long Long(string name) => Convert.ToInt64(this[name], System.Globalization.CultureInfo.InvariantCulture);
-
-        public double Double(string name) => Convert.ToDouble(this[name], System.Globalization.CultureInfo.InvariantCulture);
-
-        public string String(string name) => (string)this[name];
-
-        public bool Has(string name) => ContainsKey(name);
-    }
 }
