@@ -15,11 +15,14 @@ namespace PriorityAsync.AbHarness;
 /// </summary>
 public static class Driver
 {
+    private static IReadOnlyList<string> s_attachArguments = [];
+
     /// <summary>Runs <paramref name="processes"/> processes per side; the child arguments are passed through.</summary>
     /// <remarks>With <paramref name="attachB"/> (the inspector's PriorityAsync.Inspector.dll), every B process waits for the inspector,
     /// which the driver attaches to it (recording to a scratch file, no view), before it measures: A = not inspected, B = inspected.</remarks>
-    public static int Run(string outDir, int processes, IReadOnlyList<string> childArguments, TextWriter output, string? attachB = null)
+    public static int Run(string outDir, int processes, IReadOnlyList<string> childArguments, TextWriter output, string? attachB = null, IReadOnlyList<string>? attachArguments = null)
     {
+        s_attachArguments = attachArguments ?? [];
         string[] sides = ["A", "B"];
         var results = new Dictionary<string, List<List<CaseResult>>> { ["A"] = [], ["B"] = [] };
         foreach (string side in sides)
@@ -118,6 +121,11 @@ public static class Driver
         start.ArgumentList.Add("--no-view");
         start.ArgumentList.Add("--attach-timeout");
         start.ArgumentList.Add("60");
+        foreach (string argument in s_attachArguments)
+        {
+            start.ArgumentList.Add(argument);
+        }
+
         Process process = Process.Start(start) ?? throw new InvalidOperationException("Could not start the inspector.");
         process.OutputDataReceived += (_, _) => { };
         process.BeginOutputReadLine();
