@@ -245,10 +245,19 @@ internal static class Commands
 
     private static void ThrowIfTargetExited(InspectorSession session, int id, string name, string? recordPath)
     {
-        if (session.EndedByTarget)
+        if (!session.EndedByTarget)
         {
-            string kept = recordPath is null ? string.Empty : $"; what it saw is in {recordPath}";
+            return;
+        }
+
+        string kept = recordPath is null ? string.Empty : $"; what it saw is in {recordPath}";
+        if (!TargetProcess.IsAlive(id))
+        {
             throw new InspectorException(ExitCodes.TargetExited, $"prio: process {id} ({name}) exited while the inspector was attached{kept}.");
         }
+
+        // Alive, yet the stream ended: the runtime closed the session, or the stream could not be read.
+        string why = session.Completion.Exception?.GetBaseException().Message ?? "its runtime closed the session";
+        throw new InspectorException(ExitCodes.Failure, $"prio: the event stream of process {id} ({name}) ended while attached: {why}{kept}.");
     }
 }
