@@ -86,20 +86,23 @@ internal static class InspectorSampler
                 Volatile.Write(ref s_periodMilliseconds, DefaultPeriodMilliseconds);
                 Volatile.Write(ref s_allItemsBelow, DefaultAllItemsBelow);
             }
-        }
 
-        foreach (IObservedScheduler scheduler in ContextRegistry.Live)
-        {
-            if (on)
+            // Under the lock, as StateOf's publication: a state made by a tick still running is never left behind.
+            foreach (IObservedScheduler scheduler in ContextRegistry.Live)
             {
-                StateOf(scheduler, refresh: false); // before the event source's refresh, which then sets every item observed
-            }
-            else
-            {
-                scheduler.Inspection = null; // nothing kept once nobody inspects
+                if (on)
+                {
+                    StateOf(scheduler, refresh: false); // before the event source's refresh, which then sets every item observed
+                }
+                else
+                {
+                    scheduler.Inspection = null; // nothing kept once nobody inspects
+                }
             }
         }
     }
+
+
 
     /// <summary>The inspector state of <paramref name="scheduler"/>, created on first use (then its slow paths are recomputed, unless
     /// the caller does it: a new state observes every item).</summary>
@@ -109,7 +112,16 @@ internal static class InspectorSampler
         if (state is null)
         {
             state = new InspectorState(scheduler.InspectorId, scheduler.Threads);
-            scheduler.Inspection = state;
+            lock (s_lock)
+            {
+                if (!s_on)
+                {
+                    return state; // the sampler stopped meanwhile: used once, kept nowhere
+                }
+
+                scheduler.Inspection = state;
+            }
+
             if (refresh)
             {
                 ContextRegistry.Refresh(scheduler);
