@@ -168,10 +168,7 @@ internal static class InspectorSampler
                     int below = Volatile.Read(ref s_allItemsBelow);
                     foreach (IObservedScheduler scheduler in ContextRegistry.Live)
                     {
-                        if (StateOf(scheduler).Tick(scheduler, log, below, period))
-                        {
-                            ContextRegistry.Refresh(scheduler);
-                        }
+                        StateOf(scheduler).Tick(scheduler, log, below, period);
                     }
                 }
 

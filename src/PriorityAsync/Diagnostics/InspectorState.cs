@@ -130,8 +130,9 @@ internal sealed class InspectorState
         return true;
     }
 
-    /// <summary>Sampler thread: one period. Writes the scheduler's state, decides whether every item is observed from its item rate,
-    /// and arms the period's one sample. Returns true when <see cref="AllItems"/> changed (the registry then updates the slow paths).</summary>
+    /// <summary>Sampler thread: one period. Decides whether every item is observed from the scheduler's item rate (and updates its slow
+    /// paths when that changes), writes the scheduler's state, and arms the period's one sample. Returns true when
+    /// <see cref="AllItems"/> changed.</summary>
     public bool Tick(IObservedScheduler scheduler, PriorityEventSource log, int allItemsBelowPerSecond, int periodMilliseconds)
     {
         long now = scheduler.Timestamp();
@@ -153,6 +154,7 @@ internal sealed class InspectorState
             {
                 _allItems = all;
                 changed = true;
+                ContextRegistry.Refresh(scheduler); // before this period's events say so: a reader that sees them sees the bits set
             }
         }
 
