@@ -8,11 +8,6 @@ using Microsoft.Diagnostics.NETCore.Client;
 
 namespace PriorityAsync.Inspector;
 
-/// <summary>A .NET process that publishes a diagnostics port.</summary>
-/// <param name="LoadsPriorityAsync">Whether it has PriorityAsync.dll loaded (read from the process's memory map on Linux); null
-/// where that cannot be told.</param>
-internal sealed record ProcessRow(int Id, string Name, string CommandLine, bool? LoadsPriorityAsync);
-
 /// <summary>Finds the target: a process id or a name, and the list of candidates.</summary>
 internal static class TargetProcess
 {
