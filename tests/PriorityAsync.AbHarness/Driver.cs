@@ -15,9 +15,14 @@ namespace PriorityAsync.AbHarness;
 /// </summary>
 public static class Driver
 {
+    private static IReadOnlyList<string> s_attachArguments = [];
+
     /// <summary>Runs <paramref name="processes"/> processes per side; the child arguments are passed through.</summary>
-    public static int Run(string outDir, int processes, IReadOnlyList<string> childArguments, TextWriter output)
+    /// <remarks>With <paramref name="attachB"/> (the inspector's PriorityAsync.Inspector.dll), every B process waits for the inspector,
+    /// which the driver attaches to it (recording to a scratch file, no view), before it measures: A = not inspected, B = inspected.</remarks>
+    public static int Run(string outDir, int processes, IReadOnlyList<string> childArguments, TextWriter output, string? attachB = null, IReadOnlyList<string>? attachArguments = null)
     {
+        s_attachArguments = attachArguments ?? [];
         string[] sides = ["A", "B"];
         var results = new Dictionary<string, List<List<CaseResult>>> { ["A"] = [], ["B"] = [] };
         foreach (string side in sides)
@@ -33,7 +38,7 @@ public static class Driver
         {
             foreach (string side in sides)
             {
-                List<CaseResult> run = RunChild(outDir, side, childArguments);
+                List<CaseResult> run = RunChild(outDir, side, childArguments, side == "B" ? attachB : null);
                 results[side].Add(run);
                 output.WriteLine($"  process {i + 1}/{processes} {side}: " +
                     string.Join("  ", run.Where(r => r.Metric is "ns/item" or "p50 us").Select(r => $"{r.Case}/{r.Variant} {r.Value:F1}")));
@@ -49,7 +54,7 @@ public static class Driver
         return 0;
     }
 
-    private static List<CaseResult> RunChild(string outDir, string side, IReadOnlyList<string> childArguments)
+    private static List<CaseResult> RunChild(string outDir, string side, IReadOnlyList<string> childArguments, string? inspector)
     {
         var start = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardOutput = true };
         start.ArgumentList.Add(SideBuilder.HarnessDll(outDir, side));
@@ -65,7 +70,13 @@ public static class Driver
         // reach the optimized, profile-guided code. Measured on this harness: process-to-process spread within 5% with both set.
         start.Environment["DOTNET_ReadyToRun"] = "0";
         start.Environment["DOTNET_TC_CallCountingDelayMs"] = "0";
+        if (inspector is not null)
+        {
+            start.Environment[InspectorGate.Variable] = "1";
+        }
+
         using Process process = Process.Start(start) ?? throw new InvalidOperationException("Could not start a child process.");
+        using Process? attached = inspector is null ? null : Attach(inspector, process.Id, outDir);
         var results = new List<CaseResult>();
         string? line;
         while ((line = process.StandardOutput.ReadLine()) is not null)
@@ -81,12 +92,44 @@ public static class Driver
         }
 
         process.WaitForExit();
+        if (attached is not null)
+        {
+            // The inspector ends by itself once its target has exited (exit code 6, "exited while attached"): that is expected.
+            if (!attached.WaitForExit(30_000))
+            {
+                attached.Kill();
+            }
+
+            Console.WriteLine($"  [{side}] inspector: {attached.StandardError.ReadToEnd().Trim()}");
+        }
+
         if (process.ExitCode != 0)
         {
             throw new InvalidOperationException($"Side {side}'s process failed with exit code {process.ExitCode}.");
         }
 
         return results;
+    }
+
+    private static Process Attach(string inspector, int processId, string outDir)
+    {
+        var start = new ProcessStartInfo("dotnet") { UseShellExecute = false, RedirectStandardError = true, RedirectStandardOutput = true, RedirectStandardInput = true };
+        start.ArgumentList.Add(inspector);
+        start.ArgumentList.Add(processId.ToString(CultureInfo.InvariantCulture));
+        start.ArgumentList.Add("--record");
+        start.ArgumentList.Add(Path.Combine(outDir, "inspected.nettrace"));
+        start.ArgumentList.Add("--no-view");
+        start.ArgumentList.Add("--attach-timeout");
+        start.ArgumentList.Add("60");
+        foreach (string argument in s_attachArguments)
+        {
+            start.ArgumentList.Add(argument);
+        }
+
+        Process process = Process.Start(start) ?? throw new InvalidOperationException("Could not start the inspector.");
+        process.OutputDataReceived += (_, _) => { };
+        process.BeginOutputReadLine();
+        return process;
     }
 
     private static string Report(string outDir, int processes, IReadOnlyList<string> childArguments, Dictionary<string, List<List<CaseResult>>> results, TimeSpan elapsed)

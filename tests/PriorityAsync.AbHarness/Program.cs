@@ -8,7 +8,9 @@ using PriorityAsync.AbHarness;
 
 // The A/B harness of the hot path (README.md beside this file).
 //   build --a <side> --b <side> [--out <dir>]     build both sides (heavy); a side is a .csproj, a PriorityAsync.dll or git:<revision>
-//   run [--out <dir>] [--processes <n>] [case options]   alternate A, B, A, B, ... processes and report (measure: quiet)
+//   run [--out <dir>] [--processes <n>] [--attach-b <prio.dll>] [case options]   alternate A, B, A, B, ... processes and report
+//                                                 (measure: quiet); --attach-b attaches the inspector to every B process first,
+//                                                 with --attach-b-args "<inspector options>" (e.g. "--every-item-below 1000000 --sample 1000")
 //   cases [--json] [case options]                 one process's measurements, against the library this copy was built with
 // Case options: --cases <a,b,...> --async-local (each case plain and with an AsyncLocal set) --rounds <n> --warmup <n>
 //   --samples <n> (wake-ups) --set <Property>=<value> (a PriorityContextOptions property, e.g. TimeSlice=null; repeatable).
@@ -38,14 +40,22 @@ try
         case "run":
         {
             int processes = TakeInt(rest, "--processes") ?? 5;
+            string? attachB = TakeValue(rest, "--attach-b");
+            string[] attachArguments = (TakeValue(rest, "--attach-b-args") ?? string.Empty).Split(' ', StringSplitOptions.RemoveEmptyEntries);
+            if (attachB is not null && !File.Exists(attachB))
+            {
+                throw new ArgumentException($"--attach-b takes the inspector's PriorityAsync.Inspector.dll; '{attachB}' does not exist.");
+            }
+
             ParseCaseSettings([.. rest]); // fail here, not in a child
-            return Driver.Run(outDir, processes, rest, Console.Out);
+            return Driver.Run(outDir, processes, rest, Console.Out, attachB, attachArguments);
         }
 
         case "cases":
         {
             bool json = rest.Remove("--json");
             CaseSettings settings = ParseCaseSettings(rest);
+            InspectorGate.WaitIfAsked();
             Cases.Run(settings, result => Console.WriteLine(json
                 ? JsonSerializer.Serialize(result)
                 : FormattableString.Invariant($"{result.Case,-18} {result.Variant,-10} {result.Metric,-15} {result.Value,10:F2}")));

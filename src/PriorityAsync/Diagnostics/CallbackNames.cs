@@ -77,7 +77,43 @@ internal static class CallbackNames
             return asyncMethod;
         }
 
-        return s_methods.GetOrAdd(callback.Method, static method => $"{method.DeclaringType?.Name ?? "?"}.{method.Name}");
+        return s_methods.GetOrAdd(callback.Method, static method => $"{UserType(method.DeclaringType)?.Name ?? "?"}.{UserName(method.Name)}");
+    }
+
+    /// <summary>The type a user wrote: a lambda's closure class (<c>&lt;&gt;c</c>, <c>&lt;&gt;c__DisplayClass0_0</c>) and a state machine
+    /// are nested in it.</summary>
+    private static Type? UserType(Type? type)
+    {
+        while (type is not null && type.Name.StartsWith('<') && type.DeclaringType is not null)
+        {
+            type = type.DeclaringType;
+        }
+
+        return type;
+    }
+
+    /// <summary>The name a user wrote, from a compiler-generated one: a local function <c>&lt;Main&gt;g__Refresh|0_1</c> is
+    /// <c>Refresh</c>, a lambda <c>&lt;Main&gt;b__0_1</c> is <c>Main.lambda</c>, top-level code <c>&lt;Main&gt;$</c> is <c>Main</c>, a
+    /// state machine <c>&lt;RunAsync&gt;d__3</c> is <c>RunAsync</c>; any other name is kept.</summary>
+    internal static string UserName(string name)
+    {
+        int local = name.IndexOf(">g__", StringComparison.Ordinal);
+        if (local >= 0)
+        {
+            int start = local + 4;
+            int end = name.IndexOf('|', start);
+            return end > start ? name[start..end] : name[start..];
+        }
+
+        if (!name.StartsWith('<'))
+        {
+            return name;
+        }
+
+        string inner = name.TrimStart('<');
+        int close = inner.IndexOf('>', StringComparison.Ordinal);
+        string method = close > 0 ? inner[..close] : inner;
+        return name.Contains(">b__", StringComparison.Ordinal) ? method + ".lambda" : method;
     }
 
     /// <summary>For a runtime box type such as <c>AsyncStateMachineBox&lt;TResult, TStateMachine&gt;</c>: <c>Declaring.Method</c> of the async method.</summary>
@@ -87,11 +123,8 @@ internal static class CallbackNames
         {
             if (typeof(IAsyncStateMachine).IsAssignableFrom(argument))
             {
-                // The compiler names the state machine "<Method>d__N", nested in the method's type.
-                string name = argument.Name;
-                int close = name.IndexOf('>', StringComparison.Ordinal);
-                string method = name.StartsWith('<') && close > 1 ? name[1..close] : name;
-                return $"{argument.DeclaringType?.Name ?? "?"}.{method}";
+                // The compiler names the state machine "<Method>d__N", nested in the method's type (a lambda's: in its closure class).
+                return $"{UserType(argument.DeclaringType)?.Name ?? "?"}.{UserName(argument.Name)}";
             }
         }
 

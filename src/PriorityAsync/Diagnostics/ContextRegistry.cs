@@ -8,21 +8,24 @@ namespace PriorityAsync.Internal;
 /// slow paths (<see cref="PriorityScheduler.SetSlowPaths"/>).
 /// </summary>
 /// <remarks>
-/// <para>Invariant: a scheduler is in <see cref="Live"/> exactly from its start to its end ([O-SLOW]), so a finished scheduler is never
-/// kept alive by the registry.</para>
+/// <para>Invariant: a scheduler is in <see cref="Live"/> exactly from the start of its loop to its end (RunLoop registers a context
+/// before the first item and unregisters it in its <c>finally</c>; a pool registers before it starts its threads and unregisters when
+/// its last thread ends), so a finished scheduler is never kept alive by the registry.</para>
 /// <para>Writers (register, unregister, refresh) hold <see cref="s_lock"/> and publish a new array (copy on write), so a collecting
 /// listener reads <see cref="Live"/> without a lock and never sees a torn list. Nothing here is on the hot path: one registration
-/// per scheduler.</para>
-/// <para>Metrics does not tell an instrument that a listener enabled it, so while any scheduler runs a timer re-reads the histograms'
-/// flags every <see cref="RefreshPeriod"/> ([O-SLOW]).</para>
+/// per loop.</para>
+/// <para><c>System.Diagnostics.Metrics</c> does not tell an instrument that a listener enabled it, so, while any loop runs, a timer
+/// re-reads the histograms' <c>Enabled</c> flags every <see cref="RefreshPeriod"/>; a loop also reads them when it starts. The
+/// EventSource and the trace recorder refresh at once when they are turned on or off.</para>
 /// </remarks>
 internal static class ContextRegistry
 {
-    /// <summary>How soon a listener that enables (or disables) a timing histogram takes effect in running schedulers.</summary>
+    /// <summary>How soon a listener that enables (or disables) a timing histogram takes effect in running loops.</summary>
     public static readonly TimeSpan RefreshPeriod = TimeSpan.FromSeconds(1);
 
     private static readonly Lock s_lock = new();
     private static PriorityScheduler[] s_live = [];
+    private static int s_lastId;
     private static Timer? s_refreshTimer;
 
     /// <summary>The running schedulers: an immutable snapshot, any thread.</summary>
@@ -36,11 +39,17 @@ internal static class ContextRegistry
             var grown = new PriorityScheduler[live.Length + 1];
             live.CopyTo(grown, 0);
             grown[^1] = context;
+            context.InspectorId = ++s_lastId; // the inspector's events tell schedulers apart by it (names need not be unique)
+            if (InspectorSampler.IsOn)
+            {
+                InspectorSampler.StateOf(context, refresh: false); // the slow paths are set just below
+            }
+
             Volatile.Write(ref s_live, grown);
-            context.SetSlowPaths(ComputeSlowPaths());
+            context.SetSlowPaths(ComputeSlowPaths(context));
             if (s_refreshTimer is null)
             {
-                // No ExecutionContext captured: the timer must not keep the first scheduler's AsyncLocals alive.
+                // No ExecutionContext captured: the timer must not keep the first loop's AsyncLocals alive.
                 using (ExecutionContext.SuppressFlow())
                 {
                     s_refreshTimer = new Timer(static _ => Refresh(), null, RefreshPeriod, RefreshPeriod);
@@ -65,6 +74,12 @@ internal static class ContextRegistry
             Array.Copy(live, index + 1, shrunk, index, live.Length - index - 1);
             Volatile.Write(ref s_live, shrunk);
             context.SetSlowPaths(SlowPaths.None);
+            if (context.Inspection is not null && PriorityEventSource.InspectorOn)
+            {
+                PriorityEventSource.Log.SchedulerStopped(context.InspectorId, context.Name);
+            }
+
+            context.Inspection = null;
             if (shrunk.Length == 0)
             {
                 s_refreshTimer?.Dispose();
@@ -73,22 +88,36 @@ internal static class ContextRegistry
         }
     }
 
-    /// <summary>Re-reads what is listening and tells every running scheduler ([O-SLOW]). Any thread.</summary>
+    /// <summary>Re-reads what is listening and tells every running loop. Any thread.</summary>
     public static void Refresh()
     {
         lock (s_lock)
         {
-            int paths = ComputeSlowPaths();
             foreach (PriorityScheduler context in s_live)
             {
-                context.SetSlowPaths(paths);
+                context.SetSlowPaths(ComputeSlowPaths(context));
             }
         }
     }
 
-    private static int ComputeSlowPaths() =>
-        (PriorityMetrics.WaitDuration.Enabled ? SlowPaths.WaitTime : 0)
+    /// <summary>Re-reads what is listening and tells <paramref name="context"/> (the inspector changed how it observes it). Any thread.</summary>
+    public static void Refresh(PriorityScheduler context)
+    {
+        lock (s_lock)
+        {
+            if (Array.IndexOf(s_live, context) >= 0)
+            {
+                context.SetSlowPaths(ComputeSlowPaths(context));
+            }
+        }
+    }
+
+    // The inspector's one-shot bit (SlowPaths.InspectOne) is never computed here: the sampler sets it with an interlocked OR, and a
+    // refresh that overwrites it costs that period its one sample, nothing else.
+    private static int ComputeSlowPaths(PriorityScheduler context) =>
+        (PriorityMetrics.WaitDuration.Enabled ? SlowPaths.WaitTime | SlowPaths.WaitHistogram : 0)
         | (PriorityMetrics.RunDuration.Enabled ? SlowPaths.RunTime : 0)
-        | (PriorityEventSource.IsOn ? SlowPaths.EventSource : 0)
-        | (PriorityTraceRecorder.Active is not null ? SlowPaths.Recorder : 0);
+        | (PriorityEventSource.ItemsOn ? SlowPaths.EventSource : 0)
+        | (PriorityTraceRecorder.Active is not null ? SlowPaths.Recorder : 0)
+        | (PriorityEventSource.InspectorOn && context.Inspection is { AllItems: true } ? SlowPaths.InspectAll | SlowPaths.WaitTime : 0);
 }

@@ -172,6 +172,11 @@ internal static class PriorityMetrics
 
     public static void RecordException(string contextName, int level, Exception exception, bool handled)
     {
+        if (PriorityEventSource.IsOn)
+        {
+            PriorityEventSource.Log.ExceptionEscaped(contextName, level, exception.GetType().FullName ?? exception.GetType().Name, exception.Message, handled ? 1 : 0);
+        }
+
         if (Exceptions.Enabled)
         {
             var tags = new TagList

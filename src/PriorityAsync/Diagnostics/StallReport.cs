@@ -2,17 +2,31 @@ using System;
 
 namespace PriorityAsync.Internal;
 
-/// <summary>Raises a stall report: the meter and the event source always; the handlers, or, when nobody listens, one line on standard
-/// error (so that a hang is never silent).</summary>
+/// <summary>Raises a stall report ([O-STALL]): the meter and the event source always; the handlers, or, when nobody listens, one line on
+/// standard error (so that a hang is never silent).</summary>
 internal static class StallReport
 {
+    /// <param name="scheduler">The stalled scheduler.</param>
+    /// <param name="handlers">Its <c>StallDetected</c> handlers.</param>
+    /// <param name="report">The report.</param>
+    /// <param name="stalled">What stalled, for the line: "the loop" or "thread 3".</param>
+    /// <param name="thread">The stalled thread's index (0 for a loop): the event names the item it runs when an inspector saw it start.</param>
     public static void Raise(
-        PriorityScheduler scheduler, EventHandler<StallDetectedEventArgs>? handlers, StallDetectedEventArgs report, string stalled)
+        PriorityScheduler scheduler, EventHandler<StallDetectedEventArgs>? handlers, StallDetectedEventArgs report, string stalled, int thread)
     {
         PriorityMetrics.RecordStall(scheduler.Name, report.Level, report.WaitingFor);
         if (PriorityEventSource.IsOn)
         {
-            PriorityEventSource.Log.StallDetected(scheduler.Name, report.Level, (long)report.WaitingFor.TotalMilliseconds, report.PendingCount);
+            string blocking = string.Empty;
+            double blockingFor = -1;
+            if (scheduler.Inspection is { } inspection && inspection.TryReadCurrent(thread, out string method, out _, out long start))
+            {
+                blocking = method;
+                blockingFor = (scheduler.Timestamp() - start) * 1000.0 / scheduler.TimestampFrequency;
+            }
+
+            PriorityEventSource.Log.StallDetected(
+                scheduler.Name, report.Level, (long)report.WaitingFor.TotalMilliseconds, report.PendingCount, scheduler.InspectorId, thread, blocking, blockingFor);
         }
 
         if (handlers is not null)

@@ -29,6 +29,9 @@ internal sealed class Watchdog : IDisposable
         IntervalTicks = (long)(CheckInterval(timeout).TotalSeconds * Stopwatch.Frequency);
     }
 
+    /// <summary>The stall timeout it watches for.</summary>
+    public TimeSpan Timeout => _timeout;
+
     /// <summary>The period of the checks, in Stopwatch ticks.</summary>
     public long IntervalTicks { get; }
 

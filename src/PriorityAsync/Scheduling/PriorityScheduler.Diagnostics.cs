@@ -19,6 +19,9 @@ public abstract partial class PriorityScheduler
     // Bits of SlowPaths ([O-SLOW]). Written by ContextRegistry (any thread), read once per item and once per post: a hint.
     internal int _slowPaths;
 
+    // The inspector's state while a session inspects; null otherwise.
+    private InspectorState? _inspection;
+
     /// <summary>
     /// Raised on the process-wide watchdog thread (never the thread pool) when a thread of the scheduler has started no item for
     /// <see cref="PrioritySchedulerOptions.StallTimeout"/> while work was waiting, typically because the running item blocks (a
@@ -62,6 +65,35 @@ public abstract partial class PriorityScheduler
 
     internal void SetSlowPaths(int paths) => Volatile.Write(ref _slowPaths, paths);
 
+    /// <summary>The inspector: sets <see cref="SlowPaths.InspectOne"/> (interlocked: the thread that takes it clears it).</summary>
+    internal void ArmInspectOne() => Interlocked.Or(ref _slowPaths, SlowPaths.InspectOne);
+
+    /// <summary>The inspector fell back to sampling (its budget for the period is spent): the slow paths follow its state.</summary>
+    internal void StopInspectingAll() => ContextRegistry.Refresh(this);
+
+    /// <summary>The scheduler's id in this process, given by the registry; the inspector's events carry it (names need not be unique).</summary>
+    internal int InspectorId { get; set; }
+
+    /// <summary>The inspector's state while a session inspects; null otherwise.</summary>
+    internal InspectorState? Inspection
+    {
+        get => Volatile.Read(ref _inspection);
+        set => Volatile.Write(ref _inspection, value);
+    }
+
+    /// <summary>Items thread <paramref name="thread"/> has started (any thread, a moment's value).</summary>
+    internal long ThreadDispatchCount(int thread) => _threads[thread].DispatchCount;
+
+    /// <summary>Whether thread <paramref name="thread"/> is idle: parked, or the scheduler is not running.</summary>
+    internal bool IsThreadParked(int thread) =>
+        Volatile.Read(ref _threads[thread].Parked) != 0 || Volatile.Read(ref _state) != StateRunning;
+
+    /// <summary>Thread <paramref name="thread"/>, or null before it started.</summary>
+    internal Thread? GetThread(int thread) => _threads[thread].Thread;
+
+    /// <summary>The stall timeout, or null when off.</summary>
+    internal TimeSpan? StallTimeout => _stallTimeout;
+
     /// <summary>The slow path of a thread's dispatch: runs <paramref name="item"/> with whatever _slowPaths asks for around it.</summary>
     /// <param name="thread">The thread running it.</param>
     /// <param name="item">The item.</param>
@@ -72,6 +104,18 @@ public abstract partial class PriorityScheduler
     private protected void InvokeObserved(SchedulerThread thread, in WorkItem item, int level, bool reuseLastEnd)
     {
         int paths = _slowPaths;
+        if ((paths & SlowPaths.InspectOne) != 0)
+        {
+            // The period's one sample: the thread whose And cleared the bit takes it (a refresh may have cleared it first: no sample).
+            paths = (Interlocked.And(ref _slowPaths, ~SlowPaths.InspectOne) & SlowPaths.InspectOne) != 0 ? paths : paths & ~SlowPaths.InspectOne;
+        }
+
+        if ((paths & ~SlowPaths.WaitTime) == 0)
+        {
+            item.Invoke(); // only the stamps were asked for (they are taken at the post)
+            return;
+        }
+
         long start = 0;
         long sequence = 0;
         if ((paths & SlowPaths.Timed) != 0)
@@ -79,14 +123,17 @@ public abstract partial class PriorityScheduler
             sequence = thread.DispatchCount; // includes this item
             start = reuseLastEnd && thread.LastItemEnd != 0 && thread.LastItemSequence == sequence - 1 ? thread.LastItemEnd : Timestamp();
             thread.LastItemEnd = 0; // an exception skips the two writes at the end: the next item reads the clock
-            if ((paths & SlowPaths.WaitTime) != 0 && item.EnqueuedAt != 0)
+            if ((paths & SlowPaths.WaitHistogram) != 0 && item.EnqueuedAt != 0)
             {
                 PriorityMetrics.RecordWait(this, level, start - item.EnqueuedAt);
             }
         }
 
         PriorityEventSource? events = (paths & SlowPaths.EventSource) != 0 ? PriorityEventSource.Log : null;
-        events?.WorkItemStart(Name, level, CallbackNames.Describe(item.Callback, item.State));
+        InspectorState? inspection = (paths & SlowPaths.Inspect) != 0 ? Inspection : null;
+        string? name = events is null && inspection is null ? null : CallbackNames.Describe(item.Callback, item.State);
+        events?.WorkItemStart(Name, level, name!);
+        inspection?.Begin(thread.Index, level, name!, start);
         long end = 0;
         try
         {
@@ -106,6 +153,17 @@ public abstract partial class PriorityScheduler
                 if ((paths & SlowPaths.Recorder) != 0)
                 {
                     PriorityTraceRecorder.Active?.Record(this, this is PriorityContext ? -1 : thread.Index, level, item.Callback, item.State, start, end);
+                }
+
+                if (inspection is not null)
+                {
+                    inspection.End(thread.Index);
+                    if ((paths & SlowPaths.InspectAll) != 0 && !inspection.CountObserved())
+                    {
+                        StopInspectingAll(); // the period's budget is spent: one sample per period from now on
+                    }
+
+                    InspectorSampler.ReportItem(this, inspection, thread.Index, level, name!, in item, start, end, sampled: (paths & SlowPaths.InspectAll) == 0);
                 }
             }
         }
@@ -152,5 +210,5 @@ public abstract partial class PriorityScheduler
 
     /// <summary>A watchdog found <paramref name="thread"/> stalled: the report goes to the handlers, the meter and the event source.</summary>
     internal void OnStallDetected(SchedulerThread thread, StallDetectedEventArgs report) =>
-        StallReport.Raise(this, StallDetected, report, this is PriorityContext ? "the loop" : $"thread {thread}");
+        StallReport.Raise(this, StallDetected, report, this is PriorityContext ? "the loop" : $"thread {thread}", thread.Index);
 }

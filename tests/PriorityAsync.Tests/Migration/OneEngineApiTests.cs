@@ -12,11 +12,11 @@ public sealed class OneEngineApiTests
     private static readonly Assembly Library = typeof(PriorityScheduler).Assembly;
 
     [Theory]
-    [InlineData("PriorityAsync.PriorityScheduler", typeof(PriorityScheduler))]
-    [InlineData("PriorityAsync.PrioritySchedulerState", typeof(PrioritySchedulerState))]
-    [InlineData("PriorityAsync.PrioritySchedulerSnapshot", typeof(PrioritySchedulerSnapshot))]
-    [InlineData("PriorityAsync.PrioritySynchronizationContext", typeof(PrioritySynchronizationContext))]
-    [InlineData("PriorityAsync.PriorityTaskScheduler", typeof(PriorityTaskScheduler))]
+    [InlineData("PriorityAsync.IPriorityScheduler", typeof(PriorityScheduler))]
+    [InlineData("PriorityAsync.PriorityContextState", typeof(PrioritySchedulerState))]
+    [InlineData("PriorityAsync.PriorityContextSnapshot", typeof(PrioritySchedulerSnapshot))]
+    [InlineData("PriorityAsync.PriorityThreadPoolSynchronizationContext", typeof(PrioritySynchronizationContext))]
+    [InlineData("PriorityAsync.PriorityThreadPoolTaskScheduler", typeof(PriorityTaskScheduler))]
     public void RemovedType_IsGone_AndItsReplacementIsPublic(string removed, Type replacement)
     {
         Library.GetType(removed).Should().BeNull();
@@ -97,7 +97,7 @@ public sealed class OneEngineApiTests
             typeof(PrioritySchedulerOptions).GetProperty(shared)!.DeclaringType.Should().Be<PrioritySchedulerOptions>(shared);
         }
 
-        PrioritySchedulerOptions.MaxLevels.Should().Be(PrioritySchedulerOptions.MaxLevels, "the constants are still reachable through the derived names");
+        PriorityContextOptions.MaxLevels.Should().Be(PrioritySchedulerOptions.MaxLevels, "the constants are still reachable through the derived names");
     }
 
     [Fact]

@@ -1,0 +1,263 @@
+using System;
+using System.Diagnostics;
+using System.Globalization;
+using System.Runtime.CompilerServices;
+using System.IO;
+using System.Linq;
+using System.Text.Json;
+using System.Threading;
+using System.Threading.Tasks;
+using Spectre.Console;
+
+namespace PriorityAsync.Inspector;
+
+/// <summary>The three commands: list, inspect (live, once, record) and replay.</summary>
+internal static class Commands
+{
+    private static readonly TimeSpan s_detachTimeout = TimeSpan.FromSeconds(10);
+    private static readonly JsonSerializerOptions s_json = new() { PropertyNamingPolicy = JsonNamingPolicy.CamelCase, WriteIndented = true };
+
+    public static async Task<int> ListAsync(CommandLine line, IAnsiConsole console, TextWriter output)
+    {
+        var rows = TargetProcess.List();
+        if (line.Json)
+        {
+            await output.WriteLineAsync(JsonSerializer.Serialize(rows, s_json)).ConfigureAwait(false);
+            return ExitCodes.Success;
+        }
+
+        if (rows.Count == 0)
+        {
+            console.MarkupLine("[grey]No .NET process with a diagnostics port is running (as this user).[/]");
+            return ExitCodes.Success;
+        }
+
+        var table = new Table().Border(TableBorder.Simple);
+        table.AddColumn(new TableColumn("pid").RightAligned());
+        table.AddColumn("name");
+        table.AddColumn("PriorityAsync");
+        table.AddColumn("command line");
+        foreach (ProcessRow row in rows)
+        {
+            string loads = row.LoadsPriorityAsync switch { true => "yes", false => "no", _ => "?" };
+            table.AddRow(
+                new Text(row.Id.ToString(CultureInfo.InvariantCulture)),
+                new Text(row.Name),
+                new Text(loads),
+                new Text(row.CommandLine.Length > 80 ? row.CommandLine[..77] + "..." : row.CommandLine));
+        }
+
+        console.Write(table);
+        return ExitCodes.Success;
+    }
+
+    public static async Task<int> InspectAsync(CommandLine line, IAnsiConsole console, TextWriter output, bool interactive, CancellationToken cancellationToken)
+    {
+        (int id, string name) = TargetProcess.Resolve(line.Target!);
+        var model = new InspectorModel(line.WindowSeconds) { ProcessId = id, ProcessName = name };
+        var options = new SessionOptions(line.SamplePeriodMs, line.AllItemsBelow, line.RecordPath);
+        InspectorSession session = InspectorSession.Start(id, model, options);
+        await using ConfiguredAsyncDisposable detach = session.ConfigureAwait(false);
+        using var stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        if (line.DurationSeconds is { } duration)
+        {
+            stop.CancelAfter(TimeSpan.FromSeconds(duration));
+        }
+
+        // A first scheduler within the attach timeout, or an answer why not.
+        await WaitAsync(() => model.HasSchedulers, session, TimeSpan.FromSeconds(line.AttachTimeoutSeconds), stop.Token).ConfigureAwait(false);
+        ThrowIfTargetExited(session, id, name, line.RecordPath);
+        if (!model.HasSchedulers && !stop.IsCancellationRequested)
+        {
+            bool? loads = TargetProcess.LoadsPriorityAsync(id);
+            bool keepWatching = loads == true && !line.Once && !line.NoView;
+            if (!keepWatching)
+            {
+                string why = loads switch
+                {
+                    true => "it loads PriorityAsync, but none of its PriorityContext loops or PriorityThreadPools is running",
+                    false => "it does not load PriorityAsync",
+                    _ => "no PriorityContext loop or PriorityThreadPool answered",
+                };
+                throw new InspectorException(ExitCodes.NotPriorityAsync, $"prio: process {id} ({name}) runs no PriorityAsync scheduler: {why} (waited {line.AttachTimeoutSeconds.ToString("0.#", CultureInfo.InvariantCulture)} s; --attach-timeout to wait longer).");
+            }
+        }
+
+        if (line.Once)
+        {
+            await WaitAsync(() => false, session, TimeSpan.FromSeconds(line.ForSeconds), stop.Token).ConfigureAwait(false);
+            ThrowIfTargetExited(session, id, name, line.RecordPath);
+            Snapshot snapshot = model.TakeSnapshot();
+            await session.StopAsync(s_detachTimeout).ConfigureAwait(false);
+            if (line.Json)
+            {
+                await output.WriteLineAsync(SnapshotJson.Serialize(snapshot)).ConfigureAwait(false);
+            }
+            else
+            {
+                console.Write(SnapshotView.Render(snapshot, "one snapshot"));
+            }
+
+            return ExitCodes.Success;
+        }
+
+        if (line.NoView)
+        {
+            console.MarkupLine($"Recording process {id} ({Markup.Escape(name)}) to {Markup.Escape(line.RecordPath!)}; q or Ctrl+C to stop.");
+            Func<bool> quit = interactive ? QuitPressed : QuitLine();
+            await WaitAsync(quit, session, Timeout.InfiniteTimeSpan, stop.Token).ConfigureAwait(false);
+        }
+        else
+        {
+            await LiveAsync(model, session, console, interactive, line, stop.Token).ConfigureAwait(false);
+        }
+
+        ThrowIfTargetExited(session, id, name, line.RecordPath);
+        await session.StopAsync(s_detachTimeout).ConfigureAwait(false);
+        if (line.RecordPath is not null)
+        {
+            console.MarkupLine($"Recorded to {Markup.Escape(line.RecordPath)} ({model.EventCount} events): `prio replay {Markup.Escape(line.RecordPath)}`.");
+        }
+
+        return ExitCodes.Success;
+    }
+
+    public static async Task<int> ReplayAsync(CommandLine line, IAnsiConsole console, TextWriter output)
+    {
+        string path = line.Target!;
+        if (!File.Exists(path))
+        {
+            throw new InspectorException(ExitCodes.Usage, $"prio: no recording at '{path}'.");
+        }
+
+        try
+        {
+            if (line.ChromePath is { } chrome)
+            {
+                using FileStream destination = File.Create(chrome);
+                int slices = ChromeTrace.Write(path, destination);
+                console.MarkupLine($"Wrote {slices} items to {Markup.Escape(chrome)} (open it in https://ui.perfetto.dev).");
+                return ExitCodes.Success;
+            }
+
+            var model = new InspectorModel(line.WindowSeconds) { ProcessName = Path.GetFileName(path) };
+            using (FileStream file = File.OpenRead(path))
+            {
+                EventStreamReader.Read(file, model);
+            }
+
+            Snapshot snapshot = model.TakeSnapshot();
+            if (line.Json)
+            {
+                await output.WriteLineAsync(SnapshotJson.Serialize(snapshot)).ConfigureAwait(false);
+            }
+            else
+            {
+                console.Write(SnapshotView.Render(snapshot, "replay: the end of the recording"));
+            }
+
+            return ExitCodes.Success;
+        }
+        catch (Exception ex) when (ex is IOException or FormatException or InvalidOperationException or EndOfStreamException or ArgumentException)
+        {
+            throw new InspectorException(ExitCodes.Usage, $"prio: '{path}' is not a recording prio can read: {ex.Message}", ex);
+        }
+    }
+
+    private static async Task LiveAsync(InspectorModel model, InspectorSession session, IAnsiConsole console, bool interactive, CommandLine line, CancellationToken cancellationToken)
+    {
+        string status = line.RecordPath is { } record ? $"recording to {record}" : "attached";
+        await console.Live(SnapshotView.Render(model.TakeSnapshot(), status))
+            .AutoClear(false)
+            .Overflow(VerticalOverflow.Ellipsis)
+            .StartAsync(async context =>
+            {
+                while (!cancellationToken.IsCancellationRequested && !session.Completion.IsCompleted && !(interactive && QuitPressed()))
+                {
+                    context.UpdateTarget(SnapshotView.Render(model.TakeSnapshot(), status));
+                    context.Refresh();
+                    try
+                    {
+                        await Task.WhenAny(session.Completion, Task.Delay(500, cancellationToken)).ConfigureAwait(false); // twice a second: drawing is most of the tool's own CPU
+                    }
+                    catch (OperationCanceledException)
+                    {
+                        break;
+                    }
+                }
+
+                context.UpdateTarget(SnapshotView.Render(model.TakeSnapshot(), session.Completion.IsCompleted ? "the target ended the session" : "detached"));
+                context.Refresh();
+            }).ConfigureAwait(false);
+    }
+
+    /// <summary>Without a terminal (a script, a test): a line "q" on standard input stops, as the key does.</summary>
+    private static Func<bool> QuitLine()
+    {
+        int quit = 0;
+        var reader = new Thread(() =>
+        {
+            while (Console.In.ReadLine() is { } text)
+            {
+                if (text.Trim() == "q")
+                {
+                    Volatile.Write(ref quit, 1);
+                    return;
+                }
+            }
+        })
+        { IsBackground = true, Name = "prio stdin" };
+        reader.Start();
+        return () => Volatile.Read(ref quit) != 0;
+    }
+
+    private static bool QuitPressed()
+    {
+        while (Console.KeyAvailable)
+        {
+            ConsoleKeyInfo key = Console.ReadKey(intercept: true);
+            if (key.Key is ConsoleKey.Q or ConsoleKey.Escape)
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    /// <summary>Waits until <paramref name="done"/>, the session's end, the token, or <paramref name="timeout"/>; polls every 50 ms.</summary>
+    private static async Task WaitAsync(Func<bool> done, InspectorSession session, TimeSpan timeout, CancellationToken cancellationToken)
+    {
+        var clock = Stopwatch.StartNew();
+        while (!done() && !session.Completion.IsCompleted && !cancellationToken.IsCancellationRequested
+               && (timeout == Timeout.InfiniteTimeSpan || clock.Elapsed < timeout))
+        {
+            try
+            {
+                await Task.WhenAny(session.Completion, Task.Delay(50, cancellationToken)).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException)
+            {
+                return;
+            }
+        }
+    }
+
+    private static void ThrowIfTargetExited(InspectorSession session, int id, string name, string? recordPath)
+    {
+        if (!session.EndedByTarget)
+        {
+            return;
+        }
+
+        string kept = recordPath is null ? string.Empty : $"; what it saw is in {recordPath}";
+        if (!TargetProcess.IsAlive(id))
+        {
+            throw new InspectorException(ExitCodes.TargetExited, $"prio: process {id} ({name}) exited while the inspector was attached{kept}.");
+        }
+
+        // Alive, yet the stream ended: the runtime closed the session, or the stream could not be read.
+        string why = session.Completion.Exception?.GetBaseException().Message ?? "its runtime closed the session";
+        throw new InspectorException(ExitCodes.Failure, $"prio: the event stream of process {id} ({name}) ended while attached: {why}{kept}.");
+    }
+}

@@ -1,0 +1,67 @@
+using System.Diagnostics;
+
+namespace PriorityAsync.Inspector.Tests;
+
+/// <summary>Runs the tool as its own process (the packaged entry point), bounded.</summary>
+internal static class Prio
+{
+    public static async Task<(int ExitCode, string Output, string Error)> RunAsync(params string[] args)
+    {
+        using Running running = Start(args);
+        return await running.WaitAsync();
+    }
+
+    public static Running Start(params string[] args)
+    {
+        var start = new ProcessStartInfo("dotnet") { RedirectStandardOutput = true, RedirectStandardError = true, RedirectStandardInput = true, UseShellExecute = false };
+        start.ArgumentList.Add(TestTarget.InspectorDll);
+        foreach (string arg in args)
+        {
+            start.ArgumentList.Add(arg);
+        }
+
+        start.Environment["COLUMNS"] = "120";
+        return new Running(Process.Start(start)!, string.Join(' ', args));
+    }
+
+    /// <summary>A running prio.</summary>
+    internal sealed class Running(Process process, string arguments) : IDisposable
+    {
+        private readonly Task<string> _output = process.StandardOutput.ReadToEndAsync();
+        private readonly Task<string> _error = process.StandardError.ReadToEndAsync();
+
+        /// <summary>Types q (as a script would, without a terminal) and waits for the end.</summary>
+        public async Task<(int ExitCode, string Output, string Error)> QuitAsync()
+        {
+            await process.StandardInput.WriteLineAsync("q");
+            await process.StandardInput.FlushAsync();
+            return await WaitAsync();
+        }
+
+        public async Task<(int ExitCode, string Output, string Error)> WaitAsync()
+        {
+            using var timeout = new CancellationTokenSource(TestTarget.Unexpected);
+            try
+            {
+                await process.WaitForExitAsync(timeout.Token);
+            }
+            catch (OperationCanceledException)
+            {
+                process.Kill(entireProcessTree: true);
+                throw new TimeoutException($"prio {arguments} did not end within {TestTarget.Unexpected.TotalSeconds} s.");
+            }
+
+            return (process.ExitCode, await _output, await _error);
+        }
+
+        public void Dispose()
+        {
+            if (!process.HasExited)
+            {
+                process.Kill(entireProcessTree: true);
+            }
+
+            process.Dispose();
+        }
+    }
+}
