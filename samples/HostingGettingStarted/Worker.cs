@@ -27,7 +27,8 @@ public sealed class Worker(ILogger<Worker> logger) : PriorityBackgroundService
         await Context.Prioritize(2);
         while (!stoppingToken.IsCancellationRequested)
         {
-            logger.LogInformation("Heartbeat at level {Level}", PriorityContext.CurrentLevel);
+            int level = PriorityContext.CurrentLevel;
+            logger.LogInformation("Heartbeat at level {Level}", level);
             try
             {
                 await PriorityAsync.Priority.Delay(TimeSpan.FromSeconds(1), stoppingToken); // the loop's timer; resumes at level 2, ahead of queued level-0 work

@@ -14,8 +14,7 @@ public sealed class ExampleTests
         (int exit, string output) = PastedProgram.Run("tests/Docs.Tests/Programs/Policies.cs");
 
         exit.Should().Be(0);
-        output.Should().Be("shares: 3, 2, 4
-", "the block says so in its last comment");
+        output.Should().Be("shares: 3, 2, 4\n", "the block says so in its last comment");
     }
 
     [Fact]
@@ -24,8 +23,7 @@ public sealed class ExampleTests
         (int exit, string output) = PastedProgram.Run("tests/Docs.Tests/Programs/SeveralThreads.cs");
 
         exit.Should().Be(0);
-        output.Should().Be("answer 42, 50 documents indexed
-", "the block says so in its last comment");
+        output.Should().Be("answer 42, 50 documents indexed\n", "the block says so in its last comment");
     }
 
     [Fact]
