@@ -328,4 +328,29 @@ public sealed class CodeFixTests
             });
         }
         """, diagnostics: 4);
+
+    [Fact]
+    public Task TimersInAPoolWorker_UseThePoolsTimeProvider() => Verifier.FixAsync<PoolTimerCodeFix>("""
+        using PriorityAsync.Hosting;
+
+        sealed class ReindexWorker : PriorityThreadPoolBackgroundService
+        {
+            protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+            {
+                await {|PA0001:Task.Delay(TimeSpan.FromSeconds(1), stoppingToken)|};
+                using var cts = {|PA0001:new CancellationTokenSource(TimeSpan.FromSeconds(5))|};
+            }
+        }
+        """, """
+        using PriorityAsync.Hosting;
+
+        sealed class ReindexWorker : PriorityThreadPoolBackgroundService
+        {
+            protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+            {
+                await Priority.Delay(TimeSpan.FromSeconds(1), stoppingToken);
+                using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(5), Pool.TimeProvider);
+            }
+        }
+        """);
 }

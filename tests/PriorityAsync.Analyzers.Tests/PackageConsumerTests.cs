@@ -34,6 +34,7 @@ public sealed class PackageConsumerTests : IClassFixture<PackageConsumerTests.Pa
             """);
 
         output.Should().MatchRegex(@"Program\.cs\(8,\d+\): warning PA0001:", output);
+        output.Should().Contain("/docs/analyzers.md#pa0001-pool-timers-on-the-loop)", "the build prints the rule's help link after its message");
     }
 
     [Fact]
