@@ -12,15 +12,17 @@ namespace Docs.Tests;
 /// arguments and environment, as a process, to its end and exit code 0. What differs from typing it: the program is the one this
 /// test run built (no <c>-c Release</c> build of its own), the working directory is a temporary folder (files a command writes land
 /// there), the durations are compressed where the sample has an option for it (<see cref="s_compressed"/>), and a command that runs
-/// until Ctrl+C gets SIGINT once it has shown it works. The BrokerWorker's and the message buses' commands are tested with them
+/// until Ctrl+C gets SIGINT once it has shown it works. One at a time, and not beside the packs or the samples run in process (the
+/// collection): some of these programs keep both cores busy on purpose. The BrokerWorker's and the message buses' commands are tested with them
 /// (tests/Samples.Tests, tests/MessageBus.Postgres.Tests), and <c>dotnet test</c> is the command that runs this test.
 /// </summary>
+[Collection(PackCollection.Name)]
 public sealed partial class DocumentedCommandTests : IDisposable
 {
     // The sample's own option for time, added after the documented arguments; the run's shape (modes, messages, sizes) is as written.
     private static readonly Dictionary<string, string[]> s_compressed = new(StringComparer.Ordinal)
     {
-        ["LeaseWorker"] = ["--time-scale", "0.02"],   // every duration 50 times shorter than written, 5 times shorter than the default
+        ["LeaseWorker"] = ["--time-scale", "0.01"],   // every duration 100 times shorter than written, 10 times shorter than the default
         ["Results"] = ["--sizes", "10,1000"],         // the 10,000 and 100,000-call runs take most of a minute
     };
 

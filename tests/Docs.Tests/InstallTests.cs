@@ -87,11 +87,11 @@ public sealed partial class InstallTests : IDisposable
         return block.Groups["code"].Value;
     }
 
-    // Each session its own empty NuGet cache (packages and HTTP), as on a machine that never restored anything.
+    // Each session its own empty global packages folder, as on a machine that never restored anything. The machine's HTTP cache
+    // stays: it only spares downloads of the registry's packages, and a folder source (the install's) never goes through it.
     private Dictionary<string, string?> EmptyCache(string who) => new()
     {
         ["NUGET_PACKAGES"] = Path.Combine(_scratch, $"{who}-cache"),
-        ["NUGET_HTTP_CACHE_PATH"] = Path.Combine(_scratch, $"{who}-http-cache"),
     };
 
     private static void CopyWithoutBuildOutput(string from, string to)
