@@ -42,6 +42,7 @@ static void BusyFor(int milliseconds)            // stands for real work: keeps 
 // end-snippet
 
 // begin-snippet: getting-started-thread
+// Needs: the first block's usings (using PriorityAsync;): it goes on in the same Program.cs.
 await using (var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3, Name = "worker" }))
 {
     int level = await OnLoopAsync(loop.Context);                                                   // 1
@@ -57,6 +58,7 @@ static async Task<int> OnLoopAsync(PriorityContext context)
 // end-snippet
 
 // begin-snippet: getting-started-late
+// Needs: the first block's usings (using PriorityAsync;): it goes on in the same Program.cs.
 PriorityContext? finished = null;
 PriorityContext.Run(() => { finished = PriorityContext.Current; });
 finished!.WorkDropped += (_, e) => Console.WriteLine($"A post after the context finished was reported: level {e.Level}, {e.Reason}.");

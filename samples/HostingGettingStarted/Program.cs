@@ -2,6 +2,7 @@
 // compiled, and tests/Docs.Tests runs the worker in a real host.
 // dotnet run --project samples/HostingGettingStarted     (Ctrl+C stops it)
 // begin-snippet: hosting-program
+// Needs: `dotnet new worker` with the PriorityAsync.Hosting package; samples/HostingGettingStarted/Worker.cs beside it.
 using HostingGettingStarted;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using PriorityAsync.Hosting;

@@ -1,11 +1,12 @@
 // begin-snippet: hosting-worker
+// Needs: `dotnet new worker` with the PriorityAsync.Hosting package; samples/HostingGettingStarted/Program.cs beside it.
 using PriorityAsync;
 using PriorityAsync.Hosting;
 
 namespace HostingGettingStarted;
 
 // was: public class Worker(ILogger<Worker> logger) : BackgroundService
-public sealed partial class Worker(ILogger<Worker> logger) : PriorityBackgroundService
+public sealed class Worker(ILogger<Worker> logger) : PriorityBackgroundService
 {
     protected override async Task ExecuteAsync(CancellationToken stoppingToken)
     {
@@ -26,7 +27,8 @@ public sealed partial class Worker(ILogger<Worker> logger) : PriorityBackgroundS
         await Context.Prioritize(2);
         while (!stoppingToken.IsCancellationRequested)
         {
-            LogHeartbeat(PriorityContext.CurrentLevel);
+            int level = PriorityContext.CurrentLevel;
+            logger.LogInformation("Heartbeat at level {Level}", level);
             try
             {
                 await PriorityAsync.Priority.Delay(TimeSpan.FromSeconds(1), stoppingToken); // the loop's timer; resumes at level 2, ahead of queued level-0 work
@@ -36,8 +38,5 @@ public sealed partial class Worker(ILogger<Worker> logger) : PriorityBackgroundS
             }
         }
     }
-
-    [LoggerMessage(Level = LogLevel.Information, Message = "Heartbeat at level {Level}")]
-    private partial void LogHeartbeat(int level);
 }
 // end-snippet

@@ -32,6 +32,7 @@ if (show is not null)
 
 // 1. Listen to the meter, the way an exporter does: enable every instrument of "PriorityAsync", aggregate, print once a second.
 var sums = new Dictionary<(string Instrument, string Tags), (double Sum, long Count, double Max)>();
+var shared = new SortedSet<string>(StringComparer.Ordinal);
 using var listener = new MeterListener
 {
     InstrumentPublished = (instrument, l) =>
@@ -82,9 +83,18 @@ return 0;
 
 void Aggregate(Instrument instrument, double value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
 {
-    string key = string.Join(",", tags.ToArray().Where(t => t.Key != "priorityasync.context").Select(t => $"{t.Key.Replace("priorityasync.", "", StringComparison.Ordinal)}={t.Value}"));
+    // The tags every instrument of this one loop shares (its name and kind) go in the header; each line shows the rest, in full.
+    string key = string.Join(",", tags.ToArray().Where(t => !IsShared(t.Key)).Select(t => $"{t.Key}={t.Value}"));
     lock (sums)
     {
+        foreach (KeyValuePair<string, object?> tag in tags)
+        {
+            if (IsShared(tag.Key))
+            {
+                shared.Add($"{tag.Key}={tag.Value}");
+            }
+        }
+
         bool observable = instrument.GetType().Name.StartsWith("Observable", StringComparison.Ordinal);
         sums.TryGetValue((instrument.Name, key), out var current);
         sums[(instrument.Name, key)] = observable
@@ -96,18 +106,20 @@ void Aggregate(Instrument instrument, double value, ReadOnlySpan<KeyValuePair<st
 void Print(TimeSpan at)
 {
     listener.RecordObservableInstruments();
-    Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"[PriorityAsync] at {at.TotalSeconds:0.0} s (context demo)"));
     lock (sums)
     {
+        Console.WriteLine(string.Create(CultureInfo.InvariantCulture, $"[PriorityAsync] at {at.TotalSeconds:0.0} s: {string.Join(", ", shared)}"));
         foreach (var ((instrument, tags), (sum, count, max)) in sums.OrderBy(p => p.Key.Instrument, StringComparer.Ordinal).ThenBy(p => p.Key.Tags, StringComparer.Ordinal))
         {
             string shown = instrument.EndsWith(".duration", StringComparison.Ordinal)
                 ? string.Create(CultureInfo.InvariantCulture, $"count {count,7}  mean {sum / count * 1e3,8:0.000} ms  max {max * 1e3,8:0.000} ms")
                 : string.Create(CultureInfo.InvariantCulture, $"{sum,10:0}");
-            Console.WriteLine($"    {instrument,-40} [{tags}]{new string(' ', Math.Max(1, 12 - tags.Length))}{shown}");
+            Console.WriteLine($"    {instrument,-39} [{tags}]{new string(' ', Math.Max(1, 25 - tags.Length))}{shown}");
         }
     }
 }
+
+static bool IsShared(string tag) => tag is "priorityasync.context" or "priorityasync.scheduler.kind";
 
 static async Task RunWorkload(PriorityContext context, CancellationToken stop)
 {

@@ -16,6 +16,7 @@ internal static class RequestHandler
     public static async Task HandleAsync(Backend backend, Style style, CancellationToken release = default)
     {
         // begin-snippet: sync-over-async-handler
+        // Needs: a request handler on a loop; style, backend and request (samples/SyncOverAsync, RequestHandler).
         if (style == Style.Await)
         {
             await backend.CallAsync();

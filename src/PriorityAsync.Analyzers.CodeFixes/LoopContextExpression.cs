@@ -9,14 +9,15 @@ namespace PriorityAsync.Analyzers;
 internal static class LoopContextExpression
 {
     /// <summary>
-    /// The context in scope, best first: the worker's <c>Context</c> in an instance member of a PriorityBackgroundService subclass; a
-    /// variable or parameter of type PriorityContext declared before <paramref name="position"/>; else <c>PriorityContext.Current!</c>
-    /// (the code is on a loop, so it is not null there).
+    /// The scheduler in scope, best first: the worker's <c>Context</c> in an instance member of a PriorityBackgroundService subclass,
+    /// its <c>Pool</c> in one of a PriorityThreadPoolBackgroundService subclass; a variable or parameter of type PriorityContext declared
+    /// before <paramref name="position"/>; else <c>PriorityContext.Current!</c> (the code is on a loop, so it is not null there).
     /// </summary>
     public static ExpressionSyntax Create(SemanticModel model, int position)
     {
         INamedTypeSymbol? contextType = model.Compilation.GetTypeByMetadataName("PriorityAsync.PriorityContext");
         INamedTypeSymbol? workerType = model.Compilation.GetTypeByMetadataName("PriorityAsync.Hosting.PriorityBackgroundService");
+        INamedTypeSymbol? poolWorkerType = model.Compilation.GetTypeByMetadataName("PriorityAsync.Hosting.PriorityThreadPoolBackgroundService");
 
         ISymbol? enclosing = model.GetEnclosingSymbol(position);
         IMethodSymbol? member = enclosing as IMethodSymbol;
@@ -28,6 +29,11 @@ internal static class LoopContextExpression
         if (member is { IsStatic: false } && workerType is not null && InheritsFrom(member.ContainingType, workerType))
         {
             return SyntaxFactory.IdentifierName("Context");
+        }
+
+        if (member is { IsStatic: false } && poolWorkerType is not null && InheritsFrom(member.ContainingType, poolWorkerType))
+        {
+            return SyntaxFactory.IdentifierName("Pool");
         }
 
         if (contextType is not null)

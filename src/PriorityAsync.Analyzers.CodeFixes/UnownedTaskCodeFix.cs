@@ -1,3 +1,4 @@
+using System.Collections.Generic;
 using System.Collections.Immutable;
 using System.Composition;
 using System.Linq;
@@ -16,7 +17,8 @@ namespace PriorityAsync.Analyzers;
 /// PA0003's fix: the discarded (or unawaited) task becomes a child of a scope, which waits for it and surfaces its exception. Inside
 /// a lambda or method with a TaskScope parameter, <c>_ = FooAsync(x);</c> becomes <c>scope.Start(_ => FooAsync(x));</c>; elsewhere
 /// <c>Priority.Start(_ => FooAsync(x));</c> (a child of the loop's root scope). Start returns nothing (the scope owns the child), so the
-/// statement needs no discard, in an async function or not. Offered only where the compilation has that API.
+/// statement needs no discard, in an async function or not. Offered only where the compilation has that API. Fix All rewrites every
+/// fixable statement of a document in one pass, nested ones included (an unowned task inside an unowned scope's body).
 /// </summary>
 [ExportCodeFixProvider(LanguageNames.CSharp, Name = nameof(UnownedTaskCodeFix))]
 [Shared]
@@ -26,7 +28,8 @@ public sealed class UnownedTaskCodeFix : CodeFixProvider
     public override ImmutableArray<string> FixableDiagnosticIds { get; } = ImmutableArray.Create(Descriptors.UnownedTask.Id);
 
     /// <inheritdoc/>
-    public override FixAllProvider GetFixAllProvider() => WellKnownFixAllProviders.BatchFixer;
+    public override FixAllProvider GetFixAllProvider() => FixAllProvider.Create(
+        async (context, document, diagnostics) => await FixAsync(document, diagnostics, context.CancellationToken).ConfigureAwait(false));
 
     /// <inheritdoc/>
     public override async Task RegisterCodeFixesAsync(CodeFixContext context)
@@ -40,28 +43,38 @@ public sealed class UnownedTaskCodeFix : CodeFixProvider
 
         foreach (Diagnostic diagnostic in context.Diagnostics)
         {
-            if (root.FindNode(diagnostic.Location.SourceSpan) is not ExpressionStatementSyntax statement
-                || TaskExpression(statement) is not { } task
-                || task is ConditionalAccessExpressionSyntax)
-            {
-                continue; // x?.FooAsync() may be null: no child to start.
-            }
-
-            string? scope = ScopeInScope(statement, model, context.CancellationToken);
-            if (scope is null && !HasPriorityStart(model.Compilation))
+            if (Fixable(root, model, diagnostic, context.CancellationToken) is not { } fixable)
             {
                 continue;
             }
 
+            string? scope = fixable.Scope;
             string title = scope is null ? "Start as a child of the loop (Priority.Start)" : $"Start as a child of '{scope}'";
             context.RegisterCodeFix(
-                CodeAction.Create(title, token => FixAsync(context.Document, statement, task, scope, token), equivalenceKey: "StartAsChild"),
+                CodeAction.Create(title, token => FixAsync(context.Document, [diagnostic], token), equivalenceKey: "StartAsChild"),
                 diagnostic);
         }
     }
 
-    private static async Task<Document> FixAsync(
-        Document document, ExpressionStatementSyntax statement, ExpressionSyntax task, string? scope, CancellationToken cancellationToken)
+    /// <summary>The statement of <paramref name="diagnostic"/>, its task and the scope to start it in (null: Priority.Start), when
+    /// it has a fix.</summary>
+    private static (ExpressionStatementSyntax Statement, ExpressionSyntax Task, string? Scope)? Fixable(
+        SyntaxNode root, SemanticModel model, Diagnostic diagnostic, CancellationToken cancellationToken)
+    {
+        if (root.FindNode(diagnostic.Location.SourceSpan) is not ExpressionStatementSyntax statement
+            || TaskExpression(statement) is not { } task
+            || task is ConditionalAccessExpressionSyntax)
+        {
+            return null; // x?.FooAsync() may be null: no child to start.
+        }
+
+        string? scope = ScopeInScope(statement, model, cancellationToken);
+        return scope is null && !HasPriorityStart(model.Compilation) ? null : (statement, task, scope);
+    }
+
+    /// <summary>Fixes <paramref name="diagnostics"/> of <paramref name="document"/> at once: each statement is rewritten from the
+    /// statement with its fixed descendants (ReplaceNodes); types and scopes are read from the original nodes, which the model knows.</summary>
+    private static async Task<Document> FixAsync(Document document, ImmutableArray<Diagnostic> diagnostics, CancellationToken cancellationToken)
     {
         SyntaxNode? root = await document.GetSyntaxRootAsync(cancellationToken).ConfigureAwait(false);
         SemanticModel? model = await document.GetSemanticModelAsync(cancellationToken).ConfigureAwait(false);
@@ -70,9 +83,33 @@ public sealed class UnownedTaskCodeFix : CodeFixProvider
             return document;
         }
 
+        var fixes = new Dictionary<SyntaxNode, (ExpressionSyntax Task, string? Scope)>();
+        foreach (Diagnostic diagnostic in diagnostics)
+        {
+            if (Fixable(root, model, diagnostic, cancellationToken) is var (statement, task, scope))
+            {
+                fixes[statement] = (task, scope);
+            }
+        }
+
+        SyntaxNode fixedRoot = root.ReplaceNodes(fixes.Keys, (original, current) =>
+            StartAsChild((ExpressionStatementSyntax)current, fixes[original].Task, fixes[original].Scope, model, cancellationToken));
+        return document.WithSyntaxRoot(fixedRoot);
+    }
+
+    /// <summary><c>_ = X;</c> (in its <paramref name="current"/> form) as <c>scope.Start(_ => X);</c> or <c>Priority.Start(_ => X);</c>;
+    /// <paramref name="originalTask"/> is X as the model knows it.</summary>
+    private static ExpressionStatementSyntax StartAsChild(
+        ExpressionStatementSyntax current, ExpressionSyntax originalTask, string? scope, SemanticModel model, CancellationToken cancellationToken)
+    {
+        if (TaskExpression(current) is not { } task)
+        {
+            return current;
+        }
+
         // A ValueTask becomes a Task for the child's Func<CancellationToken, Task>.
         ExpressionSyntax body = task.WithoutTrivia();
-        if (model.GetTypeInfo(task, cancellationToken).Type is INamedTypeSymbol { Name: "ValueTask", ContainingNamespace.Name: "Tasks" })
+        if (model.GetTypeInfo(originalTask, cancellationToken).Type is INamedTypeSymbol { Name: "ValueTask", ContainingNamespace.Name: "Tasks" })
         {
             body = SyntaxFactory.InvocationExpression(
                 SyntaxFactory.MemberAccessExpression(SyntaxKind.SimpleMemberAccessExpression, body, SyntaxFactory.IdentifierName("AsTask")));
@@ -84,9 +121,7 @@ public sealed class UnownedTaskCodeFix : CodeFixProvider
         LambdaExpressionSyntax child = SyntaxFactory.SimpleLambdaExpression(SyntaxFactory.Parameter(SyntaxFactory.Identifier("_")), body);
         ExpressionSyntax start = SyntaxFactory.InvocationExpression(
             target, SyntaxFactory.ArgumentList(SyntaxFactory.SingletonSeparatedList(SyntaxFactory.Argument(child))));
-
-        ExpressionStatementSyntax replacement = statement.WithExpression(start).WithTriviaFrom(statement);
-        return document.WithSyntaxRoot(root.ReplaceNode(statement, replacement));
+        return current.WithExpression(start).WithTriviaFrom(current);
     }
 
     /// <summary>The task of <c>_ = X;</c> or <c>X;</c>.</summary>

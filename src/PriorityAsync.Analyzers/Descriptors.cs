@@ -1,11 +1,21 @@
+using System.Linq;
+using System.Reflection;
 using Microsoft.CodeAnalysis;
 
 namespace PriorityAsync.Analyzers;
 
-/// <summary>The rules, one ID each. docs/analyzers.md has a section per rule: what breaks, what it costs, the fix.</summary>
+/// <summary>
+/// The rules, one ID each. docs/analyzers.md has a section per rule: what breaks, what it costs, the fix; each rule's help link (the
+/// IDE's link on the ID, and the URL a build prints after the message) is that section.
+/// </summary>
 internal static class Descriptors
 {
     private const string Category = "PriorityAsync";
+
+    // The repository's docs page (the URL comes from Directory.Build.props, through the assembly's metadata); declared before the
+    // rules, whose initializers read it.
+    private static readonly string s_analyzersPage = typeof(Descriptors).Assembly.GetCustomAttributes<AssemblyMetadataAttribute>()
+        .Single(a => a.Key == "PriorityAsync.RepositoryUrl").Value + "/blob/main/docs/analyzers.md";
 
     /// <summary>PA0001: a timer of the thread pool (or the system clock's) used by code on a loop.</summary>
     public static readonly DiagnosticDescriptor PoolTimer = new(
@@ -15,6 +25,7 @@ internal static class Descriptors
         category: Category,
         defaultSeverity: DiagnosticSeverity.Warning,
         isEnabledByDefault: true,
+        helpLinkUri: HelpLink("pa0001-pool-timers-on-the-loop"),
         description: "Task.Delay, Timer, PeriodicTimer, CancellationTokenSource(delay) and WaitAsync(timeout) without a TimeProvider are "
             + "fired by the thread pool. On a priority loop use Priority.Delay or the context's TimeProvider, whose timers the loop itself fires.");
 
@@ -26,6 +37,7 @@ internal static class Descriptors
         category: Category,
         defaultSeverity: DiagnosticSeverity.Warning,
         isEnabledByDefault: true,
+        helpLinkUri: HelpLink("pa0002-blocking-waits-on-the-loop"),
         description: "Task.Wait, Task.WaitAll, Task.WaitAny, .Result, .GetAwaiter().GetResult() and Thread.Sleep stop the loop: every level "
             + "waits, and a task whose continuation needs the loop never completes.");
 
@@ -37,6 +49,7 @@ internal static class Descriptors
         category: Category,
         defaultSeverity: DiagnosticSeverity.Warning,
         isEnabledByDefault: true,
+        helpLinkUri: HelpLink("pa0003-unowned-tasks-on-the-loop"),
         description: "A task that is discarded (_ = FooAsync()) or not awaited runs on the loop with no owner: nothing waits for it before "
             + "the loop ends, and its exception goes unobserved. A child of a scope is awaited by the scope, which surfaces its exception.");
 
@@ -48,6 +61,7 @@ internal static class Descriptors
         category: Category,
         defaultSeverity: DiagnosticSeverity.Warning,
         isEnabledByDefault: true,
+        helpLinkUri: HelpLink("pa0004-static-priority-members-after-configureawaitfalse"),
         description: "After await ... ConfigureAwait(false) the rest of the method continues on the thread pool whenever the awaited task "
             + "completed asynchronously; Priority.Prioritize, Yield, Delay, Checkpoint, ShouldYield and Start, and TaskScope.RunAsync, "
             + "Start and StartAsync find no loop there and throw. await context.Prioritize(level) goes back to a known context.");
@@ -60,6 +74,9 @@ internal static class Descriptors
         category: Category,
         defaultSeverity: DiagnosticSeverity.Warning,
         isEnabledByDefault: true,
+        helpLinkUri: HelpLink("pa0005-a-helper-that-only-awaits-prioritize"),
         description: "The level is carried by each async method's own continuations, not by its caller's: awaiting a helper that ends with "
             + "await Prioritize(level) leaves the caller where it was. A helper that returns Prioritize(level) itself moves the caller.");
+
+    private static string HelpLink(string section) => s_analyzersPage + "#" + section;
 }

@@ -18,6 +18,7 @@ internal sealed class KnownSymbols
         RunsOnPriorityLoopAttribute = compilation.GetTypeByMetadataName("PriorityAsync.RunsOnPriorityLoopAttribute");
         TaskScope = compilation.GetTypeByMetadataName("PriorityAsync.TaskScope");
         PriorityBackgroundService = compilation.GetTypeByMetadataName("PriorityAsync.Hosting.PriorityBackgroundService");
+        PriorityThreadPoolBackgroundService = compilation.GetTypeByMetadataName("PriorityAsync.Hosting.PriorityThreadPoolBackgroundService");
 
         Task = compilation.GetTypeByMetadataName("System.Threading.Tasks.Task");
         TaskOfT = compilation.GetTypeByMetadataName("System.Threading.Tasks.Task`1");
@@ -54,6 +55,7 @@ internal sealed class KnownSymbols
     public INamedTypeSymbol? RunsOnPriorityLoopAttribute { get; }
     public INamedTypeSymbol? TaskScope { get; }
     public INamedTypeSymbol? PriorityBackgroundService { get; }
+    public INamedTypeSymbol? PriorityThreadPoolBackgroundService { get; }
     public INamedTypeSymbol? Task { get; }
     public INamedTypeSymbol? TaskOfT { get; }
     public INamedTypeSymbol? ValueTask { get; }

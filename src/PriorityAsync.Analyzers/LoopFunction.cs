@@ -183,8 +183,9 @@ internal sealed class LoopFunction
     }
 
     /// <summary>A member runs on a loop when it, or a type that contains it, is marked [RunsOnPriorityLoop], or when it belongs to a
-    /// PriorityBackgroundService subclass (other than what the host calls from its own threads: constructors, StartAsync, StopAsync,
-    /// Dispose).</summary>
+    /// PriorityBackgroundService or PriorityThreadPoolBackgroundService subclass (other than what the host calls from its own threads:
+    /// constructors, StartAsync, StopAsync, Dispose). A pool worker runs on the pool's threads, which run Priority.* and own their
+    /// timers as a loop does.</summary>
     private static bool MemberOnLoop(IMethodSymbol? method, KnownSymbols symbols)
     {
         if (method is null)
@@ -206,8 +207,8 @@ internal sealed class LoopFunction
             }
         }
 
-        if (symbols.PriorityBackgroundService is null
-            || !KnownSymbols.InheritsFrom(method.ContainingType, symbols.PriorityBackgroundService))
+        if (!(symbols.PriorityBackgroundService is { } loopWorker && KnownSymbols.InheritsFrom(method.ContainingType, loopWorker))
+            && !(symbols.PriorityThreadPoolBackgroundService is { } poolWorker && KnownSymbols.InheritsFrom(method.ContainingType, poolWorker)))
         {
             return false;
         }

@@ -9,32 +9,21 @@ namespace Docs.Tests;
 public sealed class ExampleTests
 {
     [Fact]
-    public void ConceptsPolicies_Run_MakesAWeightedSharesLoop()
+    public void ConceptsPolicies_AsPasted_RunsAWeightedSharesLoopWithTheSharesItSet()
     {
-        PriorityPolicy policy = ConceptsExamples.Policies();
+        (int exit, string output) = PastedProgram.Run("tests/Docs.Tests/Programs/Policies.cs");
 
-        policy.Should().NotBe(PriorityPolicy.Strict);
-        policy.ToString().Should().Contain("WeightedShares");
+        exit.Should().Be(0);
+        output.Should().Be("shares: 3, 2, 4\n", "the block says so in its last comment");
     }
 
     [Fact]
-    public async Task ConceptsSeveralThreads_Run_IndexesEveryDocumentAndAnswersTheRequest()
+    public void ConceptsSeveralThreads_AsPasted_IndexesEveryDocumentAndAnswersTheRequest()
     {
-        int indexedOn = 0;
-        int result = await ConceptsExamples.SeveralThreadsAsync(
-            Enumerable.Range(0, 50).ToArray(),
-            document =>
-            {
-                if (PriorityThreadPool.Current is not null)
-                {
-                    Interlocked.Increment(ref indexedOn);
-                }
+        (int exit, string output) = PastedProgram.Run("tests/Docs.Tests/Programs/SeveralThreads.cs");
 
-                return document;
-            }).WaitAsync(OwnThread.Unexpected);
-
-        result.Should().Be(42 + 50, "the request's answer, and every document indexed once");
-        indexedOn.Should().Be(50, "each document was indexed on one of the pool's threads");
+        exit.Should().Be(0);
+        output.Should().Be("answer 42, 50 documents indexed\n", "the block says so in its last comment");
     }
 
     [Fact]

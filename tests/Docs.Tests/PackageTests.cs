@@ -10,7 +10,7 @@ namespace Docs.Tests;
 /// The packages as a user gets them: packed as CI packs them (CI=true), and as a developer packs a local change (a plain
 /// <c>dotnet pack</c>: no CI variable, the default configuration), then opened. The nuspec leads back to the source (repository URL
 /// and commit, project URL), the icon and readme are in, the DLLs and the symbols package's PDBs hold no build-machine path, every
-/// source is embedded in the PDB byte for byte, the docs' command adds a local pack to a project, and the version comes from git:
+/// source is embedded in the PDB byte for byte, and the version comes from git:
 /// distinct for each commit, also in a shallow clone.
 /// </summary>
 [Collection(PackCollection.Name)]
@@ -108,11 +108,6 @@ public sealed class PackageTests : IDisposable
                 CheckNoLocalPath(Read(assembly), assembly.FullName);
             }
         }
-
-        if (!ci)
-        {
-            await AddAsTheDocsSayAsync(output);
-        }
     }
 
     [Fact]
@@ -151,26 +146,6 @@ public sealed class PackageTests : IDisposable
                 // A build server may still hold a file for a moment: what is left is in a temporary or an ignored folder.
             }
         }
-    }
-
-    // docs/getting-started.md's command for a build of this repository, run as written (but for the folder) in a new project: it
-    // finds the pre-release that a plain pack made and writes its version into the project file.
-    private async Task AddAsTheDocsSayAsync(string packages)
-    {
-        const string Folder = "~/priorityasync-packages";
-        string add = File.ReadLines(Path.Combine(_root, "docs", "getting-started.md"))
-            .Single(line => line.StartsWith("dotnet add package PriorityAsync ", StringComparison.Ordinal) && line.Contains(Folder, StringComparison.Ordinal));
-        string consumer = Path.Combine(_scratch, "consumer");
-        Directory.CreateDirectory(consumer);
-        string project = Path.Combine(consumer, "Consumer.csproj");
-        File.WriteAllText(project, "<Project Sdk=\"Microsoft.NET.Sdk\">\n  <PropertyGroup>\n    <TargetFramework>net10.0</TargetFramework>\n  </PropertyGroup>\n</Project>\n");
-
-        // Restored into the scratch folder, so the machine's package cache never holds these pre-releases.
-        string[] words = add.Replace(Folder, packages, StringComparison.Ordinal).Split(' ', StringSplitOptions.RemoveEmptyEntries);
-        await Processes.RunAsync(consumer, s_ciVariables, words[0], [.. words[1..], "--package-directory", Path.Combine(_scratch, "consumer-packages")]);
-
-        string version = Path.GetFileNameWithoutExtension(Directory.GetFiles(packages, "PriorityAsync.0*.nupkg").Single())["PriorityAsync.".Length..];
-        File.ReadAllText(project).Should().Contain($"<PackageReference Include=\"PriorityAsync\" Version=\"{version}\" />");
     }
 
     private static async Task<string> PackageVersionAsync(string repository)

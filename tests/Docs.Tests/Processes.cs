@@ -11,7 +11,12 @@ internal static class Processes
         => RunAsync(workingDirectory, [], fileName, arguments);
 
     /// <summary>Runs the tool without the environment variables <paramref name="unset"/> (which the test host may have).</summary>
-    public static async Task<string> RunAsync(string workingDirectory, IReadOnlyList<string> unset, string fileName, params string[] arguments)
+    public static Task<string> RunAsync(string workingDirectory, IReadOnlyList<string> unset, string fileName, params string[] arguments)
+        => RunAsync(workingDirectory, unset.ToDictionary(name => name, _ => (string?)null), fileName, arguments);
+
+    /// <summary>Runs the tool with the environment variables <paramref name="environment"/> set (a null value: removed).</summary>
+    public static async Task<string> RunAsync(
+        string workingDirectory, IReadOnlyDictionary<string, string?> environment, string fileName, params string[] arguments)
     {
         var start = new ProcessStartInfo(fileName)
         {
@@ -26,9 +31,16 @@ internal static class Processes
 
         // A pack here must not inherit the test host's MSBuild node settings.
         start.Environment["MSBUILDNOINPROCNODE"] = null;
-        foreach (string variable in unset)
+        foreach ((string name, string? value) in environment)
         {
-            start.Environment.Remove(variable);
+            if (value is null)
+            {
+                start.Environment.Remove(name);
+            }
+            else
+            {
+                start.Environment[name] = value;
+            }
         }
 
         start.Environment["DOTNET_CLI_TELEMETRY_OPTOUT"] = "1";

@@ -20,16 +20,6 @@ public sealed class SampleTests
     }
 
     [Fact]
-    public void Quickstart_RenewalsRefused_RunEndsWithTheKeepersException()
-    {
-        // The README: a keeper that fails is not lost; its scope fails, the message's handler with it, and Run rethrows it.
-        Action run = () => OwnThread.RunEntryPoint(typeof(InMemoryBus).Assembly, "--refuse-renewals");
-
-        run.Should().Throw<TargetInvocationException>("the entry point itself threw")
-            .WithInnerException<System.IO.IOException>().WithMessage("The bus refused to renew the lease of message *");
-    }
-
-    [Fact]
     public void GettingStarted_Run_PrintsWhatTheGuideSays()
     {
         (int exit, string output) = OwnThread.RunEntryPoint(Assembly.Load(new AssemblyName("GettingStarted")));

@@ -64,14 +64,45 @@ public sealed class SnippetTests : IDisposable
     [Fact]
     public void Render_SourceChangedAfterCopy_ReportsTheDocumentAsStaleAndRewritesIt()
     {
-        Write("samples/A/Code.cs", "class A\n{\n    void M()\n    {\n        // begin-snippet: m\n        int x = 1;\n        // end-snippet\n    }\n}\n");
-        Write("README.md", "# A\n\n<!-- snippet: m -->\n```csharp\nint x = 0;\n```\n<!-- endSnippet -->\n");
+        Write("samples/A/Code.cs", "class A\n{\n    void M()\n    {\n        // begin-snippet: m\n        Console.WriteLine(1);\n        // end-snippet\n    }\n}\n");
+        Write("README.md", "# A\n\n<!-- snippet: m -->\n```csharp\nConsole.WriteLine(0);\n```\n<!-- endSnippet -->\n");
         var problems = new List<string>();
 
         IReadOnlyList<(string Path, string Text)> stale = Repository.Render(_scratch, problems);
 
         problems.Should().BeEmpty();
-        stale.Should().ContainSingle().Which.Should().Be(("README.md", "# A\n\n<!-- snippet: m -->\n```csharp\nint x = 1;\n```\n<!-- endSnippet -->\n"));
+        stale.Should().ContainSingle().Which.Should().Be(("README.md", "# A\n\n<!-- snippet: m -->\n```csharp\nConsole.WriteLine(1);\n```\n<!-- endSnippet -->\n"));
+    }
+
+    [Fact]
+    public void Render_CSharpBlockThatIsNoWholeProgramAndHasNoNeedsLine_IsAProblem()
+    {
+        Write("samples/A/Code.cs", "// begin-snippet: fragment\nawait context.Prioritize(2);\n// end-snippet\n" +
+            "// begin-snippet: program\nusing PriorityAsync;\n\nPriorityContext.Run(async () => await Priority.Prioritize(1));\n// end-snippet\n");
+        Write("README.md", "<!-- snippet: fragment -->\n<!-- endSnippet -->\n\n<!-- snippet: program -->\n<!-- endSnippet -->\n");
+        var problems = new List<string>();
+
+        Repository.Render(_scratch, problems);
+
+        problems.Should().ContainSingle().Which.Should().Match(
+            "README.md:1: a C# block that does not compile as pasted into `dotnet new console` (CS0103 at Program.cs:1 The name 'context' *): " +
+            "make it a whole program, or start it with one line '// Needs: ...'*", "the whole program, with the PriorityAsync package, compiles");
+    }
+
+    [Fact]
+    public void Render_NeedsLine_MakesAFragmentNoProblemAndCompilesTheFilesItNames()
+    {
+        Write("samples/A/Code.cs", "// begin-snippet: fragment\n// Needs: a PriorityContext named context, in an async method.\nawait context.Prioritize(2);\n// end-snippet\n" +
+            "// begin-snippet: beside\n// Needs: samples/A/Helper.cs beside it.\nHelper.Go();\n// end-snippet\n" +
+            "// begin-snippet: wrong\n// Needs: samples/A/Helper.cs beside it.\nHelper.Stop();\n// end-snippet\n");
+        Write("samples/A/Helper.cs", "static class Helper\n{\n    public static void Go() { }\n}\n");
+        Write("README.md", "<!-- snippet: fragment -->\n<!-- endSnippet -->\n<!-- snippet: beside -->\n<!-- endSnippet -->\n<!-- snippet: wrong -->\n<!-- endSnippet -->\n");
+        var problems = new List<string>();
+
+        Repository.Render(_scratch, problems);
+
+        problems.Should().ContainSingle("a fragment says what it needs, and a program compiles with the files it names")
+            .Which.Should().Match("README.md:5: a C# block that does not compile as pasted * (CS0117 at Program.cs:2 'Helper' does not contain a definition for 'Stop')*");
     }
 
     [Fact]

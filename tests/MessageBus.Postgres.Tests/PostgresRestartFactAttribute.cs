@@ -1,3 +1,5 @@
+using Xunit.Sdk;
+
 namespace MessageBus.Postgres.Tests;
 
 /// <summary>
@@ -5,6 +7,7 @@ namespace MessageBus.Postgres.Tests;
 /// Skipped without it (a server the tests did not start is never restarted), except with <c>CI=true</c>, where it fails.
 /// </summary>
 [AttributeUsage(AttributeTargets.Method)]
+[XunitTestCaseDiscoverer("MessageBus.Postgres.Tests.LeftOutWhenSkippedDiscoverer", "MessageBus.Postgres.Tests")]
 public sealed class PostgresRestartFactAttribute : FactAttribute
 {
     public const string DataVariable = "PRIORITYASYNC_POSTGRES_DATA";
@@ -18,13 +21,11 @@ public sealed class PostgresRestartFactAttribute : FactAttribute
 
         if (TestDatabase.Unavailable() is { } reason)
         {
-            Skip = SkipReport.Record(
-                $"(no PostgreSQL: {reason}) Start one for this shell, then run the tests again: eval \"$(tests/postgres/start.sh)\" (tests/postgres/stop.sh removes it; see samples/MessageBus.Postgres/README.md). With CI=true these tests fail instead.");
+            Skip = $"{reason.TrimEnd('.')}: eval \"$(tests/postgres/start.sh)\"";
         }
         else if (string.IsNullOrWhiteSpace(Environment.GetEnvironmentVariable(DataVariable)))
         {
-            Skip = SkipReport.Record(
-                $"(the server restart test: {DataVariable} is not set) Only a cluster started by tests/postgres/start.sh is restarted: start one with eval \"$(tests/postgres/start.sh)\".");
+            Skip = $"the restart test: {DataVariable} is not set (only a cluster of tests/postgres/start.sh is restarted).";
         }
     }
 }

@@ -12,6 +12,7 @@ public sealed class ReadmeExampleTests
         string queueName = test.QueueName; // a table of the test's own
 
         // begin-snippet: postgres-queue
+        // Needs: samples/MessageBus.Postgres referenced; connectionString and queueName of yours, in an async method.
         await using var queue = new PostgresLeaseQueue(new PostgresLeaseQueueOptions { ConnectionString = connectionString, QueueName = queueName, Owner = "worker-1" });
         await queue.EnsureSchemaAsync();                                    // idempotent; several processes may call it at once
         await new PostgresQueueProducer(queue).FillAsync(100, i => $"message {i}");   // or at a rate: messagesPerSecond: 200

@@ -254,4 +254,103 @@ public sealed class CodeFixTests
             void M() => PriorityContext.Run(() => { {|PA0003:_ = KeepLeaseAsync();|} });
         }
         """, StandIns.LibraryWithoutChildTasks);
+
+    [Fact]
+    public Task PoolTimerFixAll_NestedTimersAndATimerWithoutAFixFirst_FixesEveryOtherOneInOnePass() => Verifier.FixAllAsync<PoolTimerCodeFix>("""
+        class C
+        {
+            void M(CancellationToken token) => PriorityContext.Run(async () =>
+            {
+                using var timer = {|PA0001:new Timer(_ => { }, null, 100, 100)|};
+                await {|PA0001:Task.Delay(100)|};
+                await {|PA0001:{|PA0001:Task.Delay(200)|}.WaitAsync(TimeSpan.FromSeconds(1))|};
+                Task late = {|PA0001:Task.Delay(TimeSpan.FromSeconds(5), token)|};
+                using var cts = {|PA0001:new CancellationTokenSource(TimeSpan.FromSeconds(5))|};
+                await late;
+            });
+        }
+        """, """
+        class C
+        {
+            void M(CancellationToken token) => PriorityContext.Run(async () =>
+            {
+                using var timer = {|PA0001:new Timer(_ => { }, null, 100, 100)|};
+                await Priority.Delay(TimeSpan.FromMilliseconds(100));
+                await Task.Delay(TimeSpan.FromMilliseconds(200), PriorityContext.Current!.TimeProvider).WaitAsync(TimeSpan.FromSeconds(1), PriorityContext.Current!.TimeProvider);
+                Task late = Task.Delay(TimeSpan.FromSeconds(5), PriorityContext.Current!.TimeProvider, token);
+                using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(5), PriorityContext.Current!.TimeProvider);
+                await late;
+            });
+        }
+        """, diagnostics: 5);
+
+    [Fact]
+    public Task UnownedTaskFixAll_ATaskWithoutAFixFirst_StartsEveryOtherOneAsAChildOfItsOwnerInOnePass() => Verifier.FixAllAsync<UnownedTaskCodeFix>("""
+        class C
+        {
+            static Task FooAsync() => Task.CompletedTask;
+
+            Task BarAsync() => Task.CompletedTask;
+
+            void M(C? other) => PriorityContext.Run(async () =>
+            {
+                {|PA0003:other?.BarAsync();|}
+                {|PA0003:_ = FooAsync();|}
+                {|PA0003:FooAsync();|}
+                await TaskScope.RunAsync(async scope =>
+                {
+                    {|PA0003:_ = FooAsync();|}
+                    {|PA0003:FooAsync();|}
+                    await Task.Yield();
+                });
+                await Task.Yield();
+            });
+        }
+        """, """
+        class C
+        {
+            static Task FooAsync() => Task.CompletedTask;
+
+            Task BarAsync() => Task.CompletedTask;
+
+            void M(C? other) => PriorityContext.Run(async () =>
+            {
+                {|PA0003:other?.BarAsync();|}
+                Priority.Start(_ => FooAsync());
+                Priority.Start(_ => FooAsync());
+                await TaskScope.RunAsync(async scope =>
+                {
+                    scope.Start(_ => FooAsync());
+                    scope.Start(_ => FooAsync());
+                    await Task.Yield();
+                });
+                await Task.Yield();
+            });
+        }
+        """, diagnostics: 4);
+
+    [Fact]
+    public Task TimersInAPoolWorker_UseThePoolsTimeProvider() => Verifier.FixAsync<PoolTimerCodeFix>("""
+        using PriorityAsync.Hosting;
+
+        sealed class ReindexWorker : PriorityThreadPoolBackgroundService
+        {
+            protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+            {
+                await {|PA0001:Task.Delay(TimeSpan.FromSeconds(1), stoppingToken)|};
+                using var cts = {|PA0001:new CancellationTokenSource(TimeSpan.FromSeconds(5))|};
+            }
+        }
+        """, """
+        using PriorityAsync.Hosting;
+
+        sealed class ReindexWorker : PriorityThreadPoolBackgroundService
+        {
+            protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+            {
+                await Priority.Delay(TimeSpan.FromSeconds(1), stoppingToken);
+                using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(5), Pool.TimeProvider);
+            }
+        }
+        """);
 }

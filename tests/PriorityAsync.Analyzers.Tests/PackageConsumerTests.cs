@@ -34,6 +34,7 @@ public sealed class PackageConsumerTests : IClassFixture<PackageConsumerTests.Pa
             """);
 
         output.Should().MatchRegex(@"Program\.cs\(8,\d+\): warning PA0001:", output);
+        output.Should().Contain("/docs/analyzers.md#pa0001-pool-timers-on-the-loop)", "the build prints the rule's help link after its message");
     }
 
     [Fact]
@@ -54,6 +55,55 @@ public sealed class PackageConsumerTests : IClassFixture<PackageConsumerTests.Pa
             """, library: true);
 
         output.Should().MatchRegex(@"Program\.cs\(9,\d+\): warning PA0001:", output);
+    }
+
+    [Fact]
+    public void DotnetFormat_OnePass_AppliesEveryFixOfPA0001AndPA0003()
+    {
+        // First in the file, so first in dotnet format's list: a diagnostic of each rule that has no fix. dotnet format asks the
+        // fix provider for the fix of its first diagnostic, and hands that fix's equivalence key (none, here) to Fix All.
+        _feed.CreateConsumer("Format", "PriorityAsync", """
+            using System;
+            using System.Threading;
+            using System.Threading.Tasks;
+            using PriorityAsync;
+
+            Program? other = null;
+            PriorityContext.Run(async () =>
+            {
+                using var timer = new Timer(_ => { }, null, 100, 100);
+                other?.BarAsync();
+                await Task.Delay(100);
+                await Task.Delay(200).WaitAsync(TimeSpan.FromSeconds(1));
+                _ = FooAsync();
+                await TaskScope.RunAsync(async scope =>
+                {
+                    FooAsync();
+                    await Task.Yield();
+                });
+            });
+
+            static async Task FooAsync() => await Task.Yield();
+
+            partial class Program
+            {
+                public Task BarAsync() => Task.CompletedTask;
+            }
+            """);
+
+        string output = _feed.InConsumer("Format", "format", "analyzers", "--diagnostics", "PA0001", "PA0003", "--severity", "warn", "-v", "normal");
+
+        output.Should().NotContain("Unable to fix", output);
+        _feed.ConsumerProgram("Format").Should().Contain("""
+                using var timer = new Timer(_ => { }, null, 100, 100);
+                other?.BarAsync();
+                await Priority.Delay(TimeSpan.FromMilliseconds(100));
+                await Task.Delay(TimeSpan.FromMilliseconds(200), PriorityContext.Current!.TimeProvider).WaitAsync(TimeSpan.FromSeconds(1), PriorityContext.Current!.TimeProvider);
+                Priority.Start(_ => FooAsync());
+                await TaskScope.RunAsync(async scope =>
+                {
+                    scope.Start(_ => FooAsync());
+            """);
     }
 
     /// <summary>Packs both packages once for the class, into a feed in a temporary folder that is deleted afterwards.</summary>
@@ -83,6 +133,19 @@ public sealed class PackageConsumerTests : IClassFixture<PackageConsumerTests.Pa
         /// <summary>Creates a project that references <paramref name="package"/> alone, builds it, and returns the build's output.</summary>
         public string BuildConsumer(string name, string package, string program, bool library = false)
         {
+            string directory = CreateConsumer(name, package, program, library);
+            return Run(directory, "build", "-nologo", "-clp:NoSummary");
+        }
+
+        /// <summary>Runs <c>dotnet</c> with <paramref name="arguments"/> in the consumer <paramref name="name"/>'s folder.</summary>
+        public string InConsumer(string name, params string[] arguments) => Run(Path.Combine(_root, name), arguments);
+
+        /// <summary>The consumer <paramref name="name"/>'s Program.cs as it is now.</summary>
+        public string ConsumerProgram(string name) => File.ReadAllText(Path.Combine(_root, name, "Program.cs"));
+
+        /// <summary>Creates a project that references <paramref name="package"/> alone; returns its folder.</summary>
+        public string CreateConsumer(string name, string package, string program, bool library = false)
+        {
             string directory = Path.Combine(_root, name);
             Directory.CreateDirectory(directory);
             string globalPackages = Environment.GetEnvironmentVariable("NUGET_PACKAGES")
@@ -111,7 +174,7 @@ public sealed class PackageConsumerTests : IClassFixture<PackageConsumerTests.Pa
                 </configuration>
                 """);
             File.WriteAllText(Path.Combine(directory, "Program.cs"), program);
-            return Run(directory, "build", "-nologo", "-clp:NoSummary");
+            return directory;
         }
 
         public void Dispose()

@@ -244,4 +244,36 @@ public sealed class PoolTimerTests
             });
         }
         """);
+
+    [Fact]
+    public Task PoolWorker_TimersAndBlockingWaitsInItsMembers_AreReportedButNotWhereTheHostCallsIt() => Verifier.AnalyzeAsync("""
+        using PriorityAsync.Hosting;
+
+        sealed class ReindexWorker : PriorityThreadPoolBackgroundService
+        {
+            public ReindexWorker()
+            {
+                Task.Delay(1).Wait(); // the host's thread, in dependency injection
+            }
+
+            public override async Task StopAsync(CancellationToken cancellationToken)
+            {
+                await Task.Delay(1, cancellationToken);
+                await base.StopAsync(cancellationToken);
+            }
+
+            protected override async Task ExecuteAsync(CancellationToken stoppingToken)
+            {
+                await {|PA0001:Task.Delay(1000, stoppingToken)|};
+                {|PA0002:Thread.Sleep(100)|};
+                await ReportAsync(stoppingToken);
+            }
+
+            private static async Task ReportAsync(CancellationToken stoppingToken)
+            {
+                using var timer = {|PA0001:new PeriodicTimer(TimeSpan.FromSeconds(1))|};
+                await timer.WaitForNextTickAsync(stoppingToken);
+            }
+        }
+        """);
 }

@@ -18,6 +18,7 @@ public interface IHeartbeatSender
 }
 
 // begin-snippet: hosting-fake-clock-worker
+// Needs: the PriorityAsync.Hosting package (using PriorityAsync; using PriorityAsync.Hosting;) and IHeartbeatSender.
 /// <summary>Sends a heartbeat every 30 seconds, on the loop's own timer.</summary>
 public sealed class HeartbeatWorker(IHeartbeatSender sender) : PriorityBackgroundService
 {
@@ -54,6 +55,7 @@ public sealed class HeartbeatPoolWorker(IHeartbeatSender sender) : PriorityThrea
 }
 
 // begin-snippet: hosting-fake-clock-sender
+// Needs: a test project (using System.Threading.Channels;) with the worker above.
 /// <summary>A test's sender: each heartbeat, with the fake clock's time, on a channel the test reads.</summary>
 public sealed class RecordingSender(TimeProvider clock) : IHeartbeatSender
 {
@@ -72,6 +74,7 @@ public sealed class RecordingSender(TimeProvider clock) : IHeartbeatSender
 public sealed class FakeClockDocsTests
 {
     // begin-snippet: hosting-fake-clock-test
+    // Needs: an xunit test class; Microsoft.Extensions.TimeProvider.Testing (FakeTimeProvider), Hosting and the two above.
     [Fact]
     public async Task HeartbeatWorker_BeatsEveryThirtySeconds_WithoutWaitingThirtySeconds()
     {

@@ -5,6 +5,7 @@ using PriorityAsync.Hosting.Tests.Infrastructure;
 namespace PriorityAsync.Hosting.Tests;
 
 // begin-snippet: hosting-pool-worker
+// Needs: the PriorityAsync.Hosting package (using PriorityAsync; using PriorityAsync.Hosting;) and your ReindexJob.
 /// <summary>Re-indexes in batches on every core at level 0; its progress report, at level 2, never waits behind queued batches.</summary>
 public sealed class ReindexWorker(ReindexJob job) : PriorityThreadPoolBackgroundService
 {
@@ -61,6 +62,7 @@ public sealed class ThreadPoolWorkerDocsTests
         HostApplicationBuilder builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { DisableDefaults = true });
         builder.Services.AddSingleton(job);
         // begin-snippet: hosting-pool-program
+        // Needs: a host builder (var builder = Host.CreateApplicationBuilder(args);) and the ReindexWorker above.
         builder.Services.AddPriorityThreadPoolWorker<ReindexWorker>(o => o.ThreadCount = 2); // default: one thread per core
         // end-snippet
         using IHost host = builder.Build();

@@ -10,7 +10,8 @@ namespace Snippets;
 /// <summary>
 /// One markdown file's snippet blocks: <c>&lt;!-- snippet: NAME --&gt;</c>, then anything, then <c>&lt;!-- endSnippet --&gt;</c>.
 /// <see cref="Update"/> renders each block from its source; every code block outside such a block that holds C#, XML or JSON is a
-/// problem, since nothing compiles it: a fence (<c>```</c> or <c>~~~</c>) whose info string starts with one of
+/// problem, since nothing compiles it; and a C# snippet must keep the paste rule (<see cref="PasteCheck"/>). A code block outside a
+/// snippet block is C#, XML or JSON when it is: a fence (<c>```</c> or <c>~~~</c>) whose info string starts with one of
 /// <see cref="CompiledLanguages"/> (<c>csharp title="x"</c> counts), and a fence without a language or an indented code block whose
 /// lines look like C# (<see cref="LooksLikeCSharp"/>).
 /// </summary>
@@ -55,6 +56,10 @@ internal static partial class MarkdownFile
                 else
                 {
                     output.Append(Render(snippet, line));
+                    if (snippet.Language == "csharp" && PasteCheck.Check(root, $"{relativePath}:{i + 1}", snippet.Text) is { } paste)
+                    {
+                        problems.Add(paste);
+                    }
                 }
 
                 i = end;

@@ -17,6 +17,7 @@ public sealed class AnalyzersExamples : PriorityBackgroundService
         TimerCallback callback = _ => { };
 
         // begin-snippet: analyzers-pa0001-fix
+        // Needs: the ExecuteAsync of a PriorityBackgroundService (PriorityAsync.Hosting): stoppingToken, Context, work, period.
         await Priority.Delay(TimeSpan.FromSeconds(1), stoppingToken);                              // awaited directly
         Task deadline = Task.Delay(TimeSpan.FromSeconds(5), Context.TimeProvider, stoppingToken);   // a task used as a value (WhenAny, stored)
         using var periodic = new PeriodicTimer(period, Context.TimeProvider);
@@ -29,6 +30,7 @@ public sealed class AnalyzersExamples : PriorityBackgroundService
         await TaskScope.RunAsync(scope =>
         {
             // begin-snippet: analyzers-pa0003-fix
+            // Needs: a method on a loop, a TaskScope named scope (TaskScope.RunAsync(scope => ...)) and a FooAsync.
             scope.Start(_ => FooAsync(1));    // inside a lambda, local function or method with a TaskScope parameter (the nearest one)
             Priority.Start(_ => FooAsync(2)); // elsewhere: a child of the loop's root scope
             // end-snippet

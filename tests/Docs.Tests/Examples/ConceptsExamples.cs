@@ -6,25 +6,11 @@ namespace Docs.Tests.Examples;
 /// <summary>The code blocks of docs/concepts.md (tools/Snippets copies each region there); ConceptsTests runs them.</summary>
 public static class ConceptsExamples
 {
-    /// <summary>Policies: a weighted-shares loop, its shares changed from another thread while it runs.</summary>
-    public static PriorityPolicy Policies()
-    {
-        // begin-snippet: concepts-policies
-        var options = new PriorityContextOptions
-        {
-            Levels = 3,
-            Policy = PriorityPolicy.WeightedShares(1, 2, 4),   // or PriorityPolicy.Aging(...), or PriorityPolicy.Strict
-        };
-        using var loop = new PriorityContextThread(options);
-        loop.Context.SetShares(level: 0, shares: 3);          // weighted shares only: any thread, while it runs
-        // end-snippet
-        return loop.Context.Policy;
-    }
-
     /// <summary>Checkpoints: a row loop that lets more urgent work in between rows, and a step loop that stops when it should yield.</summary>
     public static async Task CheckpointsAsync(int[] rows, Action<int> Process, Action Step)
     {
         // begin-snippet: concepts-checkpoints
+        // Needs: an async method on a loop (PriorityContext.Run), using static PriorityAsync.Priority; rows, Process and Step.
         for (int i = 0; i < rows.Length; i++)
         {
             Process(rows[i]);
@@ -42,6 +28,7 @@ public static class ConceptsExamples
     public static Task RenderDocument(PriorityContext context, IEnumerable<string> pages, Func<string, Task> RenderAsync)
     {
         // begin-snippet: concepts-controller
+        // Needs: a PriorityContext named context (PriorityContext.Current on the loop), pages and RenderAsync.
         PriorityTaskController job = context.CreateController(level: 0);       // background
         Task done = job.Run(async () =>
         {
@@ -61,6 +48,7 @@ public static class ConceptsExamples
     public static async Task<(int Level, int Thread)> TimersAsync(Task work)
     {
         // begin-snippet: concepts-timers
+        // Needs: an async method on the loop (PriorityContext.Run), using PriorityAsync; a Task named work.
         PriorityContext context = PriorityContext.Current!;
         await Priority.Delay(TimeSpan.FromMilliseconds(20));                    // pooled ValueTask, 0 B in steady state
         await Task.Delay(TimeSpan.FromMilliseconds(20), context.TimeProvider);   // the same timer, as a Task
@@ -76,6 +64,7 @@ public static class ConceptsExamples
     public static async Task HandleAsync(string message, Func<string, CancellationToken, Task> KeepLeaseAsync, Func<string, Task> ProcessAsync)
     {
         // begin-snippet: concepts-taskscope
+        // Needs: an async method on a loop (PriorityContext.Run), using PriorityAsync; KeepLeaseAsync and ProcessAsync.
         await TaskScope.RunAsync(async scope =>
         {
             scope.Start(token => KeepLeaseAsync(message, token), level: 2); // a child: runs at level 2, owned by the scope
@@ -85,28 +74,4 @@ public static class ConceptsExamples
         // end-snippet
     }
 
-    /// <summary>When to use which: the same work on several threads, each level a queue shared by the pool's threads.</summary>
-    public static async Task<int> SeveralThreadsAsync(int[] documents, Func<int, int> index)
-    {
-        // begin-snippet: concepts-several-threads
-        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
-        {
-            Levels = 2,                               // 0: bulk re-indexing, 1: requests
-            ThreadCount = Environment.ProcessorCount,
-            MaxConcurrencyPerLevel = [Math.Max(1, Environment.ProcessorCount - 1), Environment.ProcessorCount], // a thread kept free for requests
-        });
-
-        int indexed = 0;                              // shared by the pool's threads: update it atomically
-        Task[] bulk = documents.Select(document => pool.InvokeAsync(async () =>
-        {
-            index(document);                          // CPU work, on any of the pool's threads
-            Interlocked.Increment(ref indexed);
-            await Checkpoint();                       // lets a waiting request in first
-        }, level: 0)).ToArray();
-
-        int answer = await pool.InvokeAsync(() => Task.FromResult(42), level: 1); // overtakes the queued bulk work
-        await Task.WhenAll(bulk);
-        // end-snippet
-        return answer + indexed;
-    }
 }

@@ -10,6 +10,7 @@ public static class ObservabilityExamples
     public static int RecordTrace(string tracePath)
     {
         // begin-snippet: observability-recorder
+        // Needs: using PriorityAsync; using static PriorityAsync.Priority; and a tracePath to write to.
         using PriorityTraceRecorder recorder = PriorityTraceRecorder.Start();   // records every loop in the process from here
         PriorityContext.Run(async () =>
         {

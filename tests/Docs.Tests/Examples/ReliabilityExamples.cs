@@ -13,7 +13,7 @@ public static class ReliabilityExamples
     public static void SyncOverAsyncOnTheLoop()
     {
         // begin-snippet: reliability-hazard
-        // On the loop thread (inside the context):
+        // Needs: the loop thread (inside PriorityContext.Run): the hazard itself, never to be written.
         LoadAsync().Wait();        // or .Result, .GetAwaiter().GetResult()
         async Task LoadAsync() { await Priority.Delay(TimeSpan.FromMilliseconds(10)); }   // resumes on this loop, which is blocked above
         // end-snippet
@@ -23,6 +23,7 @@ public static class ReliabilityExamples
     public static async Task RunWatchedAsync(ILogger log, Func<PriorityContext, Task> use)
     {
         // begin-snippet: reliability-stall
+        // Needs: an async method; using PriorityAsync; using Microsoft.Extensions.Logging; and an ILogger named log.
         var options = new PriorityContextOptions { Levels = 3, StallTimeout = TimeSpan.FromSeconds(2) };
         await using var loop = new PriorityContextThread(options);
         loop.Context.StallDetected += (_, e) =>

@@ -67,6 +67,32 @@ internal static class Verifier
         return test.RunAsync();
     }
 
+    /// <summary>
+    /// Checks that Fix All of <typeparamref name="TFix"/> turns <paramref name="source"/> into <paramref name="fixedSource"/> in one
+    /// pass, in the document, the project and the solution, as <c>dotnet format</c> applies it; <paramref name="remaining"/> are the
+    /// diagnostics no fix removes. Fixing one diagnostic at a time must reach the same source.
+    /// </summary>
+    public static Task FixAllAsync<TFix>(string source, string fixedSource, int diagnostics, params DiagnosticResult[] remaining)
+        where TFix : CodeFixProvider, new()
+    {
+        var test = new CSharpCodeFixTest<PriorityLoopAnalyzer, TFix, DefaultVerifier>
+        {
+            ReferenceAssemblies = TestReferences.None,
+            NumberOfFixAllIterations = 1,
+            NumberOfFixAllInDocumentIterations = 1,
+            NumberOfFixAllInProjectIterations = 1,
+            NumberOfIncrementalIterations = diagnostics,
+        };
+        test.TestState.Sources.Add(source);
+        test.TestState.Sources.Add(("Usings.cs", GlobalUsings));
+        AddLibrary(test.TestState, libraryStandIns: null);
+        test.FixedState.Sources.Add(fixedSource);
+        test.FixedState.Sources.Add(("Usings.cs", GlobalUsings));
+        test.FixedState.ExpectedDiagnostics.AddRange(remaining);
+        test.FixedState.MarkupHandling = MarkupMode.Allow;
+        return test.RunAsync();
+    }
+
     private static void AddLibrary(SolutionState state, string? libraryStandIns)
     {
         TestReferences.Add(state, includeLibrary: libraryStandIns is null);

@@ -15,6 +15,7 @@ public sealed class OpenTelemetryExportTests
         string name = "otel-" + Guid.NewGuid().ToString("N");
         var exported = new List<MetricSnapshot>();
         // begin-snippet: observability-opentelemetry
+        // Needs: the OpenTelemetry package (using OpenTelemetry; using OpenTelemetry.Metrics;) and an exporter of yours.
         using MeterProvider provider = Sdk.CreateMeterProviderBuilder()
             .AddMeter("PriorityAsync")
             .AddInMemoryExporter(exported)

@@ -6,6 +6,7 @@ namespace PriorityAsync.Tests.Docs;
 public class FakeClockExampleTests
 {
     // begin-snippet: testing-fake-clock
+    // Needs: an xunit test class; using PriorityAsync; Microsoft.Extensions.TimeProvider.Testing (FakeTimeProvider).
     [Fact]
     public async Task Renewer_RenewsItsLeaseEveryMinute_WithoutWaitingAMinute()
     {

@@ -256,22 +256,65 @@ public class MigrationDifferenceTests
     }
 
     [Fact]
-    public async Task DisposeFromTheLoopThread_AsyncExWouldWaitForItself_PriorityAsyncOnlyCompletes()
+    public async Task DisposeOnTheLoopThread_NeitherLibraryWaitsForItself_TheLoopEndsAfterTheCallback()
     {
-        // AsyncEx: the join a loop thread asks for cannot complete while that thread is inside a callback, so Dispose() there (which
-        // blocks on it) never returns. The test only observes the join task, without blocking on it.
+        // AsyncEx 5.1.2: Dispose only lets the loop end (Join is what blocks, and on the loop thread Join would wait for itself).
         var asyncEx = new AsyncContextThread();
-        Task asyncExJoin = await asyncEx.Factory.StartNew(() =>
-        {
-            Task join = asyncEx.JoinAsync();
-            join.IsCompleted.Should().BeFalse();
-            return join;
-        }).WithTimeout("the AsyncEx task");
-        await asyncExJoin.WithTimeout("the AsyncEx join once the callback returned");
+        await asyncEx.Factory.StartNew(() => asyncEx.Dispose()).WithTimeout("AsyncEx's Dispose on its own loop thread");
+        await asyncEx.JoinAsync().WithTimeout("the AsyncEx loop to end");
 
         var priority = new PriorityContextThread();
-        await priority.Context.GetTaskFactory(0).StartNew(() => priority.Dispose()).WithTimeout("Dispose on the loop thread");
-        await priority.Completion.WithTimeout("the loop to finish");
+        await priority.Context.GetTaskFactory(0).StartNew(() => priority.Dispose()).WithTimeout("PriorityAsync's Dispose on its own loop thread");
+        await priority.Completion.WithTimeout("the PriorityAsync loop to end");
+    }
+
+    [Fact]
+    public async Task DisposeFromAnotherThread_AsyncExReturnsAtOnce_PriorityAsyncReturnsOnlyOnceTheLoopHasEnded()
+    {
+        // AsyncEx: Dispose returns while the loop is still busy with an item (the gate is closed: the loop cannot have ended).
+        using var asyncExGate = new ManualResetEventSlim();
+        var asyncEx = new AsyncContextThread();
+        _ = asyncEx.Factory.StartNew(() => asyncExGate.Wait(TestTimeout.Unexpected));
+        asyncEx.Dispose();
+        Task asyncExJoin = asyncEx.JoinAsync();
+        asyncExJoin.IsCompleted.Should().BeFalse("AsyncEx's Dispose returned while its loop still ran an item");
+        asyncExGate.Set();
+        await asyncExJoin.WithTimeout("the AsyncEx loop to end");
+
+        // PriorityAsync: the item runs until Dispose has been called; when Dispose returns, the loop has ended. After migrating, a
+        // `using var thread = new PriorityContextThread()` waits at the end of its block.
+        var priority = new PriorityContextThread();
+        int disposing = 0;
+        using var running = new ManualResetEventSlim();
+        _ = priority.Context.GetTaskFactory(0).StartNew(() =>
+        {
+            running.Set();
+            SpinWait.SpinUntil(() => Volatile.Read(ref disposing) == 1, TestTimeout.Unexpected);
+        });
+        running.WaitOrFail("the item to start");
+        bool endedWhenDisposeReturned = await Task.Run(() =>
+        {
+            Volatile.Write(ref disposing, 1);
+            priority.Dispose();
+            return priority.Completion.IsCompleted;
+        }).WithTimeout("PriorityAsync's Dispose from another thread");
+        endedWhenDisposeReturned.Should().BeTrue("PriorityContextThread.Dispose blocks until the loop has ended");
+    }
+
+    [Fact]
+    public async Task DisposeOfAFaultedLoop_AsyncExSaysNothing_PriorityAsyncRethrowsTheFault()
+    {
+        var asyncEx = new AsyncContextThread();
+        asyncEx.Context.SynchronizationContext.Post(_ => throw new InvalidOperationException("the AsyncEx loop's fault"), null);
+        Func<Task> join = () => asyncEx.JoinAsync().WithTimeout("the AsyncEx loop to end");
+        await join.Should().ThrowAsync<InvalidOperationException>().WithMessage("the AsyncEx loop's fault");
+        asyncEx.Invoking(thread => thread.Dispose()).Should().NotThrow("AsyncEx's Dispose only lets the loop end; JoinAsync has the fault");
+
+        var priority = new PriorityContextThread();
+        priority.Context.GetSynchronizationContext(0).Post(_ => throw new InvalidOperationException("the PriorityAsync loop's fault"), null);
+        Func<Task> completion = () => priority.Completion.WithTimeout("the PriorityAsync loop to stop");
+        await completion.Should().ThrowAsync<InvalidOperationException>();
+        priority.Invoking(thread => thread.Dispose()).Should().Throw<InvalidOperationException>().WithMessage("the PriorityAsync loop's fault");
     }
 
     // ---- Nested Run, Task.Run and ConfigureAwait(false), Id -----------------------------------------------------------------
