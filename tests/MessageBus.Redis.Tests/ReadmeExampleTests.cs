@@ -12,6 +12,7 @@ public sealed class ReadmeExampleTests
         string queueName = test.QueueName; // keys of the test's own
 
         // begin-snippet: redis-queue
+        // Needs: samples/MessageBus.Redis referenced; connectionString and queueName of yours, in an async method.
         await using var queue = new RedisLeaseQueue(new RedisLeaseQueueOptions { ConnectionString = connectionString, QueueName = queueName, Owner = "worker-1" });
         await queue.ConnectAsync();                                         // checks the server and the password
         await queue.EnqueueAsync([.. Enumerable.Range(0, 100).Select(i => $"message {i}")]);
