@@ -59,7 +59,7 @@ internal sealed class ControllerRunOperation<TResult> : WorkOperation<TResult>, 
         PriorityContext context = _controller.Context;
         TrySetException(new ObjectDisposedException(
             context.Name,
-            $"The PriorityContext '{context.Name}' finished ({context.State}) before the work passed to PriorityTaskController.Run could run; the work did not run."));
+            $"{context.SubjectAtStart} finished ({context.State}) before the work passed to PriorityTaskController.Run could run; the work did not run."));
     }
 
     protected override string NullTaskMessage() =>

@@ -78,7 +78,7 @@ internal sealed class DelaySource : TimerEntry, IValueTaskSource, IThreadPoolWor
         _abandoned = true; // the scheduler is gone: resume on the thread pool
         Complete(new ObjectDisposedException(
             Host.Name,
-            $"The {Host.Kind} '{Host.Name}' finished while Priority.Delay was pending; the delay will never complete on its loop."));
+            $"{Host.SubjectAtStart} finished while Priority.Delay was pending; the delay will never complete on it."));
     }
 
     private void Complete(Exception? error)

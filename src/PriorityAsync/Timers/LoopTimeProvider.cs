@@ -72,7 +72,7 @@ internal class LoopTimeProvider : TimeProvider
             throw new ArgumentOutOfRangeException(
                 paramName,
                 value,
-                $"The {paramName} of a timer of the {timers.Host.Kind} '{timers.Host.Name}' must be between 0 and {MaxSupportedMilliseconds} ms, or Timeout.InfiniteTimeSpan (as for TimeProvider.System).");
+                $"The {paramName} of a timer of {timers.Host.Subject} must be between 0 and {MaxSupportedMilliseconds} ms, or Timeout.InfiniteTimeSpan (as for TimeProvider.System).");
         }
 
         return ms == -1 ? -1 : timers.Ticks(value);

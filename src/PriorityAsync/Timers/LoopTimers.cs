@@ -129,7 +129,7 @@ internal sealed class LoopTimers : IAlarmTarget
         value <= TimeSpan.Zero ? 0 : (long)(value.Ticks * ((double)_clock!.TimestampFrequency / TimeSpan.TicksPerSecond));
 
     public ObjectDisposedException ClosedException() =>
-        new(Host.Name, $"The {Host.Kind} '{Host.Name}' has finished ({Host.State}), so its TimeProvider can no longer create timers: no loop is left to run them.");
+        new(Host.Name, $"{Host.SubjectAtStart} has finished ({Host.State}), so its TimeProvider can no longer create timers: no loop is left to run them.");
 
     /// <summary>The implementation of <see cref="Priority.Delay"/>.</summary>
     public ValueTask Delay(TimeSpan delay, CancellationToken cancellationToken)
@@ -140,7 +140,7 @@ internal sealed class LoopTimers : IAlarmTarget
             throw new ArgumentOutOfRangeException(
                 nameof(delay),
                 delay,
-                $"The delay on the {Host.Kind} '{Host.Name}' must be between 0 and {0xFFFFFFFE} ms, or Timeout.InfiniteTimeSpan (as for Task.Delay).");
+                $"The delay on {Host.Subject} must be between 0 and {0xFFFFFFFE} ms, or Timeout.InfiniteTimeSpan (as for Task.Delay).");
         }
 
         if (cancellationToken.IsCancellationRequested)

@@ -119,4 +119,18 @@ public sealed class OneEngineApiTests
         await context!.Completion.WithTimeout("the context's Completion after Run returned");
         context.State.Should().Be(PrioritySchedulerState.Completed);
     }
+
+    [Fact]
+    public void Messages_NameAnUnnamedSchedulerByItsKind_ANamedOneByKindAndName()
+    {
+        var unnamed = new PriorityContextThread();
+        Action badLevel = () => unnamed.Context.Prioritize(7);
+        badLevel.Should().Throw<ArgumentOutOfRangeException>()
+            .Which.Message.Should().Contain("for the PriorityContext (3 levels").And.NotContain("'PriorityContext'");
+        unnamed.DisposeOrFail();
+
+        using var named = new PriorityThreadPool(new PriorityThreadPoolOptions { ThreadCount = 1, Name = "workers" });
+        Action badPoolLevel = () => named.Yield(-1);
+        badPoolLevel.Should().Throw<ArgumentOutOfRangeException>().Which.Message.Should().Contain("for the PriorityThreadPool 'workers' (3 levels");
+    }
 }
