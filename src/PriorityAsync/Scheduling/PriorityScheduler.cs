@@ -359,8 +359,8 @@ public abstract partial class PriorityScheduler
 
     internal void OperationCompleted()
     {
-        // The compare-exchange in Release is the full fence the wake-up needs before it reads the parked flags.
-        if (Release(ref _outstanding) == 1)
+        // The compare-exchange in ReleaseOperation is the full fence the wake-up needs before it reads the parked flags.
+        if (ReleaseOperation() == 1)
         {
             WakeForWork(); // a parked thread checks the end
         }
@@ -369,9 +369,9 @@ public abstract partial class PriorityScheduler
     /// <summary>Releases one outstanding operation and returns the count before it: an unmatched call (OperationCompleted is public
     /// on the synchronization contexts) throws instead of pushing the count below zero, where "&lt;= 0" would read as "nothing
     /// outstanding" for good.</summary>
-    private int Release(ref int outstanding)
+    private int ReleaseOperation()
     {
-        int current = Volatile.Read(ref outstanding);
+        int current = Volatile.Read(ref _outstanding);
         while (true)
         {
             if (current <= 0)
@@ -381,7 +381,7 @@ public abstract partial class PriorityScheduler
                     "OperationCompleted must match an earlier OperationStarted.");
             }
 
-            int seen = Interlocked.CompareExchange(ref outstanding, current - 1, current);
+            int seen = Interlocked.CompareExchange(ref _outstanding, current - 1, current);
             if (seen == current)
             {
                 return current;
