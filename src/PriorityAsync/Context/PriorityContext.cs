@@ -148,12 +148,12 @@ public sealed partial class PriorityContext : IPriorityScheduler, IItemDropper
         _idleSpinCount = options.IdleSpinCount;
         _stallTimeout = options.StallTimeout;
         _timeSliceTicks = TimeSliceOption.ToStopwatchTicks(options.TimeSlice); // Checkpoints/PriorityContext.Checkpoint.cs
-        _timeSliceWatched = options.TimeSlice is not null && !options.TimeSliceDrivenByTests;
+        _timeSliceWatched = options.TimeSlice is not null && !options.TimeSliceDrivenByTests && options.TimeProvider is not VirtualTimeProvider;
         TimeSliceTickMilliseconds = TimeSliceOption.ToTickMilliseconds(options.TimeSlice);
 
         _queues = new LevelQueues(Levels);
         _runPerLevel = new long[Levels];
-        _clock = options.Clock;
+        _clock = options.Clock ?? options.TimeProvider as VirtualTimeProvider; // on virtual time, the policies and instruments too
         InitializePolicy(options.Policy); // Policies/PriorityContext.Policies.cs
         SchedulerOperations.CreateLevelSurfaces(
             this,
@@ -169,6 +169,7 @@ public sealed partial class PriorityContext : IPriorityScheduler, IItemDropper
         _timeProvider = LoopTimeProvider.Create(_loopTimers, level: -1);
         _levelTimeProviders = new LoopTimeProvider?[Levels];
         Scope = TaskScope.CreateRoot(this);
+        _virtualClock = VirtualTimeProvider.AttachLoop(options.TimeProvider, this); // last: throws if another loop drives that clock
     }
 
     /// <summary>Raised when a callback escapes with an exception (typically from an <c>async void</c> method). Raised on the loop thread.</summary>
@@ -637,7 +638,10 @@ public sealed partial class PriorityContext : IPriorityScheduler, IItemDropper
             int timeout = _loopTimers.ParkTimeoutMilliseconds();
             if (timeout == Timeout.Infinite)
             {
-                _wake.Wait();
+                if (!TryAdvanceVirtualClock()) // a VirtualTimeProvider jumps to its earliest timer instead (V1, Timers/PriorityContext.VirtualTime.cs)
+                {
+                    _wake.Wait();
+                }
             }
             else if (!_wake.Wait(timeout))
             {

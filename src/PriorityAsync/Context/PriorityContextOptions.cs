@@ -90,7 +90,7 @@ public sealed class PriorityContextOptions
     /// same item has been running for a whole slice while work may be waiting, so an item is told to yield between 1 and about 1.5 slices
     /// after it started (if work is waiting by then; else within a quarter slice, at least 1 ms, after work is queued). The timer thread
     /// sleeps while every loop is parked; the first checkpoint after that wakes it, and an item that started meanwhile is counted from
-    /// that checkpoint.</remarks>
+    /// that checkpoint. On a <see cref="VirtualTimeProvider"/> the quota is off: it measures real run time, which virtual time cannot tell.</remarks>
     /// <value>The default value is <see cref="DefaultTimeSlice"/> (20 ms). Allowed: <see langword="null"/>, or from
     /// <see cref="MinTimeSlice"/> (1 ms) to <see cref="MaxTimeSlice"/> (1 minute).</value>
     public TimeSpan? TimeSlice { get; set; } = DefaultTimeSlice;
@@ -128,6 +128,9 @@ public sealed class PriorityContextOptions
     /// due order, each at its level.</para>
     /// <para>The time quota (<see cref="TimeSlice"/>) and the stall watchdog keep measuring real time: they watch the loop thread,
     /// not the code's waits.</para>
+    /// <para>A <see cref="VirtualTimeProvider"/> goes further: the loop advances it itself, to its earliest timer, whenever it has
+    /// nothing to run, so a test needs no thread to move the clock; the policies and instruments read it too, and the time quota is
+    /// off (see <see cref="VirtualTimeProvider"/>).</para>
     /// <para>A provider that throws (from <see cref="System.TimeProvider.GetTimestamp"/> or its timer's <see cref="System.Threading.ITimer.Change"/>)
     /// as the loop fires its timers faults the context with that exception, as an exception escaping a callback does, but without
     /// raising <see cref="PriorityContext.UnhandledException"/> (no handler may mark it handled: the loop could no longer fire its

@@ -112,6 +112,7 @@ public sealed class PriorityThreadPoolOptions
     internal void Validate()
     {
         PriorityContextOptions.ValidateShared(nameof(PriorityThreadPoolOptions), Levels, DefaultLevel, IdleSpinCount, StallTimeout, TimeSlice, Policy);
+        VirtualTimeProvider.ThrowIfOnPool(TimeProvider); // a single loop's clock: the pool cannot tell when it is idle
         if (ThreadCount is < 1 or > MaxThreadCount)
         {
             throw new ArgumentOutOfRangeException(nameof(ThreadCount), ThreadCount, $"PriorityThreadPoolOptions.ThreadCount must be between 1 and {MaxThreadCount}.");
