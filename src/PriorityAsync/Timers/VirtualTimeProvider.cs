@@ -43,7 +43,7 @@ public sealed class VirtualTimeProvider : TimeProvider
     /// <summary>The default start: 2000-01-01 00:00:00 UTC (as <c>FakeTimeProvider</c>'s).</summary>
     public static readonly DateTimeOffset DefaultStart = new(2000, 1, 1, 0, 0, 0, TimeSpan.Zero);
 
-    // What TimeProvider.System accepts for a due time or period: whole milliseconds from -1 (Timeout.Infinite) to 0xFFFFFFFE.
+    // The range TimeProvider.System accepts for a due time or period, 0 to 0xFFFFFFFE ms (or Timeout.Infinite); kept to the tick here.
     private const long MaxSupportedMilliseconds = 0xFFFFFFFE;
 
     private readonly object _lock = new();
