@@ -16,6 +16,14 @@ public static class CommandLine
     /// <summary>Every mode <c>--modes</c> accepts: the default ones and <c>priority-threads</c> (PriorityAsync on one thread per core).</summary>
     public static readonly IReadOnlyList<string> KnownModes = [.. AllModes, PriorityThreadsMode.ModeName];
 
+    /// <summary>The modes of a run with <c>--virtual-time</c>: those on one loop, which can tell when the run has nothing to do.</summary>
+    public static readonly IReadOnlyList<string> VirtualTimeModes = ["single", "seed-prioritize", "priority"];
+
+    /// <summary>Says which modes run on virtual time, for messages.</summary>
+    public const string VirtualTimeModesText =
+        "--virtual-time runs the modes on one thread (single, seed-prioritize, priority); the thread pool's and a PriorityThreadPool's " +
+        "threads cannot tell when the whole run is idle, so they run in real time only.";
+
     private static readonly Settings s_defaults = new();
     private static readonly SampleCommandLine s_line = new(
         "The lease-worker experiment of the article \"Async Wandering, part 15\": a bus leases messages to a worker, which keeps " +
@@ -36,6 +44,9 @@ public static class CommandLine
     private static readonly Option<TimeSpan?> s_lease = s_line.Add(SampleCommandLine.Duration("--lease", s_defaults.LeaseTimeout, "lease timeout"));
     private static readonly Option<double> s_timeScale = s_line.Add(SampleCommandLine.Number("--time-scale", s_defaults.TimeScale, "factor applied to every duration, above 0 and at most 10 (0.1: 1s runs as 100ms)"));
     private static readonly Option<int> s_starvePool = s_line.Add(SampleCommandLine.WholeNumber("--starve-pool", 0, $"block N thread-pool threads forever before the measured runs, as a careless library would at start-up (0 to {Settings.MaxStarvePool})"));
+    private static readonly Option<bool> s_virtualTime = s_line.Add(SampleCommandLine.Flag("--virtual-time",
+        "run each mode on a virtual clock: CPU parts advance it, every wait is a timer on it, and the loop jumps it when idle; exact, " +
+        "the same at any load, in milliseconds; the article's durations unscaled unless --time-scale is given; single-thread modes only"));
     private static readonly Option<bool> s_json = s_line.Add(SampleCommandLine.Flag("--json", "every measurement as JSON, for a script, instead of the table"));
     private static readonly Option<bool> s_wide = s_line.Add(SampleCommandLine.Flag("--wide", "the full table: every column and the bystander notes (about 180 columns; the default fits 120)"));
     private static readonly Option<string?> s_trace = s_line.Add(SampleCommandLine.OutputFile("--trace", "FILE", "write PriorityAsync's dispatch trace of the priority run (Chrome trace JSON: Perfetto, chrome://tracing)"));
@@ -63,6 +74,27 @@ public static class CommandLine
             return true;
         }
 
+        bool virtualTime = result.GetValue(s_virtualTime);
+        if (virtualTime)
+        {
+            if (!Given(result, s_modes))
+            {
+                modes = VirtualTimeModes;
+            }
+            else if (modes.FirstOrDefault(m => !VirtualTimeModes.Contains(m)) is { } realOnly)
+            {
+                error = $"--modes {realOnly} cannot run with --virtual-time: {VirtualTimeModesText}";
+                return false;
+            }
+
+            if (Given(result, s_cpuKind) || Given(result, s_starvePool) || Given(result, s_saturate))
+            {
+                error = "--cpu-kind, --starve-pool and --saturate have no meaning with --virtual-time: a CPU part advances the virtual clock, " +
+                        "no wait needs the thread pool, and the saturation experiment runs in real time.";
+                return false;
+            }
+        }
+
         var settings = new Settings
         {
             Messages = result.GetValue(s_messages),
@@ -75,8 +107,10 @@ public static class CommandLine
             RefreshDelay = SampleCommandLine.GetDuration(result, s_refreshDelay)!.Value,
             RefreshDuration = SampleCommandLine.GetDuration(result, s_refresh)!.Value,
             LeaseTimeout = SampleCommandLine.GetDuration(result, s_lease)!.Value,
-            TimeScale = result.GetValue(s_timeScale),
+            // Virtual time costs nothing per second: the article's durations as they are, unless --time-scale says otherwise.
+            TimeScale = virtualTime && !Given(result, s_timeScale) ? 1 : result.GetValue(s_timeScale),
             StarvePool = result.GetValue(s_starvePool),
+            VirtualTime = virtualTime,
         };
         TimeSpan? saturate = SampleCommandLine.GetDuration(result, s_saturate);
         IReadOnlyList<string>? policies = result.GetResult(s_policies) is null ? null : SampleCommandLine.GetList(result, s_policies);
@@ -110,4 +144,7 @@ public static class CommandLine
         options = new Options(settings, modes, format, Show: null, tracePath, result.GetValue(s_timeline), saturate, policies, result.GetValue(s_wide));
         return true;
     }
+
+    /// <summary>Whether the command line gave <paramref name="option"/> (not its default).</summary>
+    private static bool Given(ParseResult result, Option option) => result.GetResult(option) is { Implicit: false };
 }

@@ -44,13 +44,14 @@ public sealed class LeaseBus
         _leaseTimeout = leaseTimeout;
     }
 
-    /// <summary>Creates the bus of a run.</summary>
-    public static LeaseBus For(Settings settings) => new(
+    /// <summary>Creates the bus of a run, on <paramref name="time"/> (the system clock by default; with --virtual-time the run's clock).</summary>
+    public static LeaseBus For(Settings settings, TimeProvider? time = null) => new(
         settings.Messages,
         settings.Scaled(settings.Receive),
         settings.Scaled(settings.RefreshDuration),
         settings.Scaled(settings.RefreshDelay),
-        settings.Scaled(settings.LeaseTimeout));
+        settings.Scaled(settings.LeaseTimeout),
+        time);
 
     /// <summary>The bus's clock.</summary>
     public TimeSpan Now => _time.GetElapsedTime(_start);

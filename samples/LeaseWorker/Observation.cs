@@ -56,7 +56,8 @@ public sealed class Observation(string? tracePath, string? timelinePath)
         {
             Write(
                 timelinePath,
-                () => TimelineSvg.Write(timelinePath, _timelines, $"{settings.Describe()}. Time scale {settings.TimeScale.ToString(CultureInfo.InvariantCulture)}: times as measured."),
+                () => TimelineSvg.Write(timelinePath, _timelines, $"{settings.Describe()}. Time scale {settings.TimeScale.ToString(CultureInfo.InvariantCulture)}: " +
+                    (settings.VirtualTime ? "virtual times, exact." : "times as measured.")),
                 $"{_timelines.Count} modes");
         }
     }

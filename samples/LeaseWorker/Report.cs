@@ -15,6 +15,16 @@ public static class Report
     public const string BaselineNote =
         "single and seed-prioritize run on Nito.AsyncEx's AsyncContext (package Nito.AsyncEx.Context 5.1.2).";
 
+    /// <summary>The baseline note of a run on virtual time.</summary>
+    public const string VirtualBaselineNote =
+        "On virtual time, single and seed-prioritize run on a one-level PriorityContext: first-in-first-out on one thread, as " +
+        "Nito.AsyncEx's AsyncContext is, and able to drive the virtual clock.";
+
+    /// <summary>What the intro says of a run on virtual time.</summary>
+    public const string VirtualTimeNote =
+        "On virtual time: each run has a clock of its own, every CPU part advances it, every wait is a timer on it, and the loop jumps " +
+        "it to the next timer when it has nothing to run; the times below are exact, the same on any machine at any load.";
+
     /// <summary>The widest line of the default output.</summary>
     public const int Width = Paragraph.Width;
 
@@ -33,7 +43,8 @@ public static class Report
         Paragraph.Write(
             output,
             $"Settings, in the article's time: {settings.Describe()}. Time scale {settings.TimeScale.ToString(CultureInfo.InvariantCulture)}: " +
-            $"1 s runs as {Format.Duration(settings.Scaled(TimeSpan.FromSeconds(1)))}; the times below are as measured.",
+            $"1 s runs as {Format.Duration(settings.Scaled(TimeSpan.FromSeconds(1)))}; " +
+            (settings.VirtualTime ? VirtualTimeNote : "the times below are as measured."),
             string.Empty);
         output.WriteLine();
     }
@@ -80,13 +91,13 @@ public static class Report
         output.WriteLine();
         string limit = Format.Duration(settings.Scaled(settings.LatenessLimit));
         WriteLegend(output, "lost", "messages whose lease ran out before the worker finished them, as the bus counted them");
-        WriteLegend(output, "took", "wall time until every message was finished or lost");
+        WriteLegend(output, "took", $"{(settings.VirtualTime ? "virtual" : "wall")} time until every message was finished or lost");
         WriteLegend(output, "vs least possible", "took, divided by the least time any scheduler needs for this much CPU work: 1.00x is perfect; " +
             "below 1 only because lost messages were never finished");
         WriteLegend(output, "latest refresh", $"how much later than planned the most overdue lease refresh reached the bus; above {limit} its lease is lost");
         WriteLegend(output, "loop thread CPU", "CPU time of the one thread that runs the worker: with sleeping CPU parts, the scheduling's own cost");
         output.WriteLine();
-        WriteModes(output, results);
+        WriteModes(output, results, settings);
         Paragraph.Write(output, "--wide shows every column and the machine's own delays; --json writes every measurement for a script.", "  ");
     }
 
@@ -125,15 +136,17 @@ public static class Report
         foreach (ModeResult r in results)
         {
             string laps = r.SeedLaps is { } l ? $"; {l} trips of a continuation round the queue inside the article's Prioritize" : string.Empty;
+            string machine = settings.VirtualTime
+                ? "on virtual time the machine's own delays change nothing."
+                : $"the machine itself: a thread sleeping 5 ms at a time woke up to {Format.Duration(r.MachineStall)} late, a thread-pool " +
+                  $"work item waited up to {Format.Duration(r.ThreadPoolDelay)} to start.";
             Paragraph.Write(
                 output,
-                $"{r.Mode}: {r.RunsOn}; {r.Bus.FailedRefreshes} refreshes failed, {r.Bus.RejectedAcks} acknowledgements rejected{laps}; " +
-                $"the machine itself: a thread sleeping 5 ms at a time woke up to {Format.Duration(r.MachineStall)} late, a thread-pool " +
-                $"work item waited up to {Format.Duration(r.ThreadPoolDelay)} to start.",
+                $"{r.Mode}: {r.RunsOn}; {r.Bus.FailedRefreshes} refreshes failed, {r.Bus.RejectedAcks} acknowledgements rejected{laps}; {machine}",
                 "  ");
         }
 
-        output.WriteLine($"  {BaselineNote}");
+        Paragraph.Write(output, settings.VirtualTime ? VirtualBaselineNote : BaselineNote, "  ");
     }
 
     public static void WriteJson(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results)
@@ -168,9 +181,10 @@ public static class Report
             json.WriteNumber("timeScale", settings.TimeScale);
             json.WriteNumber("latenessLimitMs", settings.Scaled(settings.LatenessLimit).TotalMilliseconds);
             json.WriteNumber("starvePool", settings.StarvePool);
+            json.WriteBoolean("virtualTime", settings.VirtualTime);
             json.WriteEndObject();
 
-            json.WriteString("baselineNote", BaselineNote);
+            json.WriteString("baselineNote", settings.VirtualTime ? VirtualBaselineNote : BaselineNote);
             json.WriteStartArray("results");
             foreach (ModeResult r in results)
             {
@@ -224,10 +238,12 @@ public static class Report
         output.WriteLine(System.Text.Encoding.UTF8.GetString(stream.ToArray()));
     }
 
-    private static void WriteModes(TextWriter output, IReadOnlyList<ModeResult> results) => Paragraph.Write(
+    private static void WriteModes(TextWriter output, IReadOnlyList<ModeResult> results, Settings settings) => Paragraph.Write(
         output,
-        "threadpool: plain async on the .NET thread pool. single: one thread that runs continuations first-in-first-out " +
-        "(Nito.AsyncEx's AsyncContext). seed-prioritize: that thread with the article's fix, a Prioritize that puts continuations " +
+        (settings.VirtualTime ? string.Empty : "threadpool: plain async on the .NET thread pool. ") +
+        "single: one thread that runs continuations first-in-first-out " +
+        (settings.VirtualTime ? "(a one-level PriorityContext, as AsyncContext a FIFO). " : "(Nito.AsyncEx's AsyncContext). ") +
+        "seed-prioritize: that thread with the article's fix, a Prioritize that puts continuations " +
         "back in the queue until the most urgent one runs. priority: one thread with PriorityAsync's levels, lease refreshes 2 > " +
         "processing 1 > receiving 0." +
         (results.Any(r => r.Mode == PriorityThreadsMode.ModeName)

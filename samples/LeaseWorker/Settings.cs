@@ -41,6 +41,13 @@ public sealed record Settings
     /// <summary>Thread-pool threads blocked forever at start-up (<c>--starve-pool</c>), as a careless library would; 0: none.</summary>
     public int StarvePool { get; init; }
 
+    /// <summary>
+    /// <c>--virtual-time</c>: each run on a clock of its own (PriorityAsync's VirtualTimeProvider) instead of the machine's. Each CPU
+    /// part advances it, every wait is a timer on it, and the mode's loop jumps it to the next timer when it has nothing to run: the
+    /// results are exact and the same at any load, and a run takes milliseconds whatever its durations. Single-thread modes only.
+    /// </summary>
+    public bool VirtualTime { get; init; }
+
     /// <summary>How many slices each CPU part is cut into (1 without checkpoints).</summary>
     public int SlicesPerCpuPart =>
         Checkpoint is { } slice && slice > TimeSpan.Zero && Cpu > slice ? (int)Math.Ceiling(Cpu / slice) : 1;
@@ -107,7 +114,7 @@ public sealed record Settings
         foreach ((string option, TimeSpan value) in Durations())
         {
             TimeSpan scaled = Scaled(value);
-            if (value > TimeSpan.Zero && scaled < TimerResolution)
+            if (!VirtualTime && value > TimeSpan.Zero && scaled < TimerResolution)
             {
                 double needed = TimerResolution.Ticks / (double)value.Ticks;
                 return $"--time-scale {TimeScale.ToString(CultureInfo.InvariantCulture)} makes {option} {Format.Duration(value)} run as " +
@@ -125,7 +132,8 @@ public sealed record Settings
         $"receive {Format.Duration(Receive)}; refresh every {Format.Duration(RefreshDelay)} taking {Format.Duration(RefreshDuration)}; " +
         $"lease {Format.Duration(LeaseTimeout)}; checkpoints " +
         (SlicesPerCpuPart > 1 ? $"every {Format.Duration(Checkpoint!.Value)} ({SlicesPerCpuPart} slices per CPU part)" : "off") +
-        (StarvePool > 0 ? $"; {StarvePool} thread-pool threads blocked forever before the runs" : string.Empty);
+        (StarvePool > 0 ? $"; {StarvePool} thread-pool threads blocked forever before the runs" : string.Empty) +
+        (VirtualTime ? "; on virtual time" : string.Empty);
 
     private (string Option, TimeSpan Value)[] Durations() =>
     [

@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
+using PriorityAsync;
 
 namespace LeaseWorker;
 
@@ -20,11 +21,25 @@ public static class Simulation
     /// caller's thread free when it is a thread-pool thread: timers and the bus's replies complete on the thread pool, and a pool
     /// short of threads delays every I/O completion by hundreds of milliseconds until it injects more.
     /// </summary>
+    /// <remarks>With <see cref="Settings.VirtualTime"/> the run has a clock of its own (<see cref="VirtualTimeProvider"/>): the bus
+    /// judges leases by it, every wait of the worker is a timer on it, each CPU part advances it, and the mode's loop jumps it to its
+    /// next timer whenever it has nothing to run. The result is then exact: the same on every machine and at any load.</remarks>
     public static Task<ModeResult> RunAsync(string modeName, Settings settings, Timeline? timeline = null)
     {
         ArgumentNullException.ThrowIfNull(settings);
         Mode mode = Mode.Create(modeName);
-        LeaseBus bus = LeaseBus.For(settings);
+        if (settings.VirtualTime)
+        {
+            if (!mode.RunsOnVirtualTime)
+            {
+                throw new ArgumentOutOfRangeException(nameof(modeName), modeName, $"The {modeName} mode cannot run on virtual time: its threads cannot tell when the run has nothing to do. {CommandLine.VirtualTimeModesText}");
+            }
+
+            mode.Clock = new VirtualTimeProvider();
+        }
+
+        TimeProvider clock = (TimeProvider?)mode.Clock ?? TimeProvider.System;
+        LeaseBus bus = LeaseBus.For(settings, clock);
         var worker = new Worker(bus, mode, settings, timeline);
         var completion = new TaskCompletionSource<ModeResult>(TaskCreationOptions.RunContinuationsAsynchronously);
 
@@ -32,21 +47,25 @@ public static class Simulation
         {
             try
             {
-                // Leave the previous run's garbage out of this run's CPU time.
-                GC.Collect();
-                GC.WaitForPendingFinalizers();
-                GC.Collect();
+                if (!settings.VirtualTime)
+                {
+                    // Leave the previous run's garbage out of this run's CPU time.
+                    GC.Collect();
+                    GC.WaitForPendingFinalizers();
+                    GC.Collect();
+                }
 
-                using var monitor = new StallMonitor();
+                // The bystander measures the machine's own delays, which virtual time does not see.
+                using StallMonitor? monitor = settings.VirtualTime ? null : new StallMonitor();
                 TimeSpan cpuBefore = Process.GetCurrentProcess().TotalProcessorTime;
                 TimeSpan? loopCpuBefore = NativeTime.CurrentThreadCpuTime();
-                long start = Stopwatch.GetTimestamp();
-                timeline?.Start();
+                long start = clock.GetTimestamp();
+                timeline?.Start(clock);
                 mode.Run(worker.RunAsync);
-                TimeSpan makespan = Stopwatch.GetElapsedTime(start);
+                TimeSpan makespan = clock.GetElapsedTime(start);
                 TimeSpan? loopCpu = NativeTime.CurrentThreadCpuTime() - loopCpuBefore;
                 TimeSpan cpuTime = Process.GetCurrentProcess().TotalProcessorTime - cpuBefore;
-                monitor.Dispose();
+                monitor?.Dispose();
 
                 int? cpuThreads = mode.CpuThreads(settings.CpuKind);
                 completion.SetResult(new ModeResult(
@@ -56,11 +75,11 @@ public static class Simulation
                     makespan,
                     LowerBound.For(settings, cpuThreads),
                     cpuThreads,
-                    cpuTime - monitor.OwnCpuTime,
+                    cpuTime - (monitor?.OwnCpuTime ?? TimeSpan.Zero),
                     mode.CpuThreads(CpuKind.Spin) == 1 ? loopCpu : null,
                     worker.PeakBusyThreads,
-                    monitor.WorstStall,
-                    monitor.WorstThreadPoolDelay,
+                    monitor?.WorstStall ?? TimeSpan.Zero,
+                    monitor?.WorstThreadPoolDelay ?? TimeSpan.Zero,
                     (mode as SeedPrioritizeMode)?.Laps,
                     worker.WorstTimerLateness));
             }
@@ -79,6 +98,11 @@ public static class Simulation
     {
         ArgumentNullException.ThrowIfNull(settings);
         ArgumentNullException.ThrowIfNull(modes);
+        if (settings.VirtualTime)
+        {
+            return; // nothing is measured in real time
+        }
+
         foreach (string mode in modes)
         {
             await RunAsync(mode, WarmUpSettings(settings)).ConfigureAwait(false);
@@ -93,6 +117,11 @@ public static class Simulation
     {
         ArgumentNullException.ThrowIfNull(settings);
         ArgumentNullException.ThrowIfNull(modes);
+        if (settings.VirtualTime)
+        {
+            return; // nothing is measured in real time
+        }
+
         foreach (string mode in modes)
         {
             Run(mode, WarmUpSettings(settings));

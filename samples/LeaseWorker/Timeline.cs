@@ -1,7 +1,6 @@
 using System;
 using System.Collections.Concurrent;
 using System.Collections.Generic;
-using System.Diagnostics;
 using System.Linq;
 
 namespace LeaseWorker;
@@ -34,7 +33,8 @@ public enum SpanKind
 /// </summary>
 public sealed class Timeline(string mode)
 {
-    private long _start = Stopwatch.GetTimestamp();
+    private TimeProvider _clock = TimeProvider.System;
+    private long _start = TimeProvider.System.GetTimestamp();
     private readonly ConcurrentQueue<Span> _spans = new();
     private readonly ConcurrentQueue<(int Message, TimeSpan At)> _lost = new();
 
@@ -47,14 +47,14 @@ public sealed class Timeline(string mode)
     /// <summary>The end of the last span: the run's length as the timeline saw it.</summary>
     public TimeSpan End => _spans.IsEmpty ? TimeSpan.Zero : _spans.Max(s => s.End);
 
-    /// <summary>A timestamp for <see cref="Add"/>.</summary>
-    public static long Now() => Stopwatch.GetTimestamp();
-
-    /// <summary>The timestamp <paramref name="duration"/> after <paramref name="timestamp"/>.</summary>
-    public static long After(long timestamp, TimeSpan duration) => timestamp + (long)(duration.TotalSeconds * Stopwatch.Frequency);
-
-    /// <summary>Time zero: called as the mode starts running the worker.</summary>
-    public void Start() => _start = Stopwatch.GetTimestamp();
+    /// <summary>Time zero: called as the mode starts running the worker, with the run's clock (the system's, or the virtual one),
+    /// whose timestamps <see cref="Add"/> takes.</summary>
+    public void Start(TimeProvider clock)
+    {
+        ArgumentNullException.ThrowIfNull(clock);
+        _clock = clock;
+        _start = clock.GetTimestamp();
+    }
 
     public void Add(int message, SpanKind kind, Activity activity, long start, long end)
     {
@@ -65,9 +65,9 @@ public sealed class Timeline(string mode)
     }
 
     /// <summary>The worker learnt that the lease of <paramref name="message"/> is gone (a failed refresh or a rejected ack).</summary>
-    public void LeaseLost(int message) => _lost.Enqueue((message, Elapsed(Stopwatch.GetTimestamp())));
+    public void LeaseLost(int message) => _lost.Enqueue((message, Elapsed(_clock.GetTimestamp())));
 
-    private TimeSpan Elapsed(long timestamp) => Stopwatch.GetElapsedTime(_start, timestamp);
+    private TimeSpan Elapsed(long timestamp) => _clock.GetElapsedTime(_start, timestamp);
 
     /// <summary>One span of a message's lane, in time since the run started.</summary>
     public readonly record struct Span(int Message, SpanKind Kind, Activity Activity, TimeSpan Start, TimeSpan End);

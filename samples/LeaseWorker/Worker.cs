@@ -1,8 +1,8 @@
 using System;
 using System.Collections.Generic;
-using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
+using PriorityAsync;
 
 namespace LeaseWorker;
 
@@ -18,9 +18,12 @@ public sealed class Worker
     private readonly int _steps;
     private readonly int _slices;
     private readonly TimeSpan _slice;
+    private readonly TimeSpan _lastSlice; // the rest of the part: the slices add up to it exactly
     private readonly TimeSpan _io;
     private readonly TimeSpan _refreshDelay;
     private readonly Timeline? _timeline; // --timeline: what happened to each message, else null
+    private readonly TimeProvider _clock; // the run's clock: the system's (Stopwatch), or the virtual one
+    private readonly VirtualTimeProvider? _virtualClock; // --virtual-time: each CPU part advances it
     private int _busyThreads;
     private int _peakBusyThreads;
     private long _worstTimerLatenessTicks;
@@ -35,8 +38,11 @@ public sealed class Worker
         _steps = settings.Steps;
         _slices = settings.SlicesPerCpuPart;
         _slice = settings.Scaled(settings.Cpu) / _slices;
+        _lastSlice = settings.Scaled(settings.Cpu) - (_slices - 1) * _slice;
         _io = settings.Scaled(settings.Io);
         _refreshDelay = settings.Scaled(settings.RefreshDelay);
+        _virtualClock = mode.Clock;
+        _clock = (TimeProvider?)mode.Clock ?? TimeProvider.System;
     }
 
     /// <summary>The most threads that were inside a CPU part at the same time.</summary>
@@ -60,7 +66,7 @@ public sealed class Worker
 
             // Once the bus delivers, the lease is ticking: the delivery is handled as lease work, at the most urgent level.
             await _mode.MoveTo(Activity.Lease);
-            long receiveStart = Timeline.Now();
+            long receiveStart = Now();
             Lease? lease = await _bus.ReceiveAsync(_mode.Time);
             await _mode.Resumed(Activity.Lease);
             if (lease is null)
@@ -68,7 +74,7 @@ public sealed class Worker
                 break;
             }
 
-            _timeline?.Add(lease.Id, SpanKind.Receive, Activity.Receiving, receiveStart, Timeline.Now());
+            _timeline?.Add(lease.Id, SpanKind.Receive, Activity.Receiving, receiveStart, Now());
 
             var message = new InFlightMessage(lease);
             inFlight.Add(KeepLeaseAsync(message));
@@ -85,8 +91,8 @@ public sealed class Worker
         while (true)
         {
             // Resume on the captured context even when processing finishes first and cancels the wait (no exception).
-            long delayStart = Timeline.Now();
-            long delayedAt = Stopwatch.GetTimestamp();
+            long delayStart = Now();
+            long delayedAt = Now();
             await Task.Delay(_refreshDelay, _mode.Time, message.Done)
                 .ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
             await _mode.Resumed(Activity.Lease);
@@ -95,12 +101,12 @@ public sealed class Worker
                 return;
             }
 
-            RecordTimerLateness(Stopwatch.GetElapsedTime(delayedAt) - _refreshDelay);
-            long refreshStart = Timeline.Now();
-            _timeline?.Add(message.Lease.Id, SpanKind.Waiting, Activity.Lease, Timeline.After(delayStart, _refreshDelay), refreshStart);
+            RecordTimerLateness(_clock.GetElapsedTime(delayedAt) - _refreshDelay);
+            long refreshStart = Now();
+            _timeline?.Add(message.Lease.Id, SpanKind.Waiting, Activity.Lease, After(delayStart, _refreshDelay), refreshStart);
             bool renewed = await _bus.RefreshAsync(message.Lease, _mode.Time);
             await _mode.Resumed(Activity.Lease);
-            _timeline?.Add(message.Lease.Id, SpanKind.Refresh, Activity.Lease, refreshStart, Timeline.Now());
+            _timeline?.Add(message.Lease.Id, SpanKind.Refresh, Activity.Lease, refreshStart, Now());
             if (!renewed)
             {
                 _timeline?.LeaseLost(message.Lease.Id);
@@ -123,25 +129,25 @@ public sealed class Worker
                     await _mode.Checkpoint(Activity.Processing); // only with --checkpoint: let more urgent work in
                 }
 
-                long cpuStart = Timeline.Now();
-                RunCpuSlice();
-                _timeline?.Add(message.Lease.Id, SpanKind.Cpu, Activity.Processing, cpuStart, Timeline.Now());
+                long cpuStart = Now();
+                RunCpuSlice(slice == _slices - 1 ? _lastSlice : _slice);
+                _timeline?.Add(message.Lease.Id, SpanKind.Cpu, Activity.Processing, cpuStart, Now());
             }
 
-            long ioStart = Timeline.Now();
+            long ioStart = Now();
             await Task.Delay(_io, _mode.Time);
             await _mode.Resumed(Activity.Processing);
-            _timeline?.Add(message.Lease.Id, SpanKind.Io, Activity.Processing, ioStart, Timeline.After(ioStart, _io));
-            _timeline?.Add(message.Lease.Id, SpanKind.Waiting, Activity.Processing, Timeline.After(ioStart, _io), Timeline.Now());
+            _timeline?.Add(message.Lease.Id, SpanKind.Io, Activity.Processing, ioStart, After(ioStart, _io));
+            _timeline?.Add(message.Lease.Id, SpanKind.Waiting, Activity.Processing, After(ioStart, _io), Now());
         }
 
         if (!message.LeaseLost)
         {
             message.Finish(); // stop refreshing; the bus judges the acknowledgement against the lease it recorded
-            long ackStart = Timeline.Now();
+            long ackStart = Now();
             bool accepted = await _bus.AckAsync(message.Lease, _mode.Time);
             await _mode.Resumed(Activity.Processing);
-            _timeline?.Add(message.Lease.Id, SpanKind.Ack, Activity.Processing, ackStart, Timeline.Now());
+            _timeline?.Add(message.Lease.Id, SpanKind.Ack, Activity.Processing, ackStart, Now());
             if (!accepted)
             {
                 _timeline?.LeaseLost(message.Lease.Id);
@@ -150,6 +156,12 @@ public sealed class Worker
 
         message.Finish();
     }
+
+    /// <summary>A timestamp of the run's clock, for the timeline and the timer lateness.</summary>
+    private long Now() => _clock.GetTimestamp();
+
+    /// <summary>The timestamp <paramref name="duration"/> after <paramref name="timestamp"/> on the run's clock.</summary>
+    private long After(long timestamp, TimeSpan duration) => timestamp + (long)(duration.TotalSeconds * _clock.TimestampFrequency);
 
     private void RecordTimerLateness(TimeSpan lateness)
     {
@@ -161,7 +173,7 @@ public sealed class Worker
         }
     }
 
-    private void RunCpuSlice()
+    private void RunCpuSlice(TimeSpan duration)
     {
         int busy = Interlocked.Increment(ref _busyThreads);
         int peak = Volatile.Read(ref _peakBusyThreads);
@@ -172,7 +184,14 @@ public sealed class Worker
 
         try
         {
-            CpuWork.Run(_cpuKind, _slice);
+            if (_virtualClock is { } clock)
+            {
+                clock.Advance(duration); // a simulated core: the loop runs nothing else meanwhile, and what came due fires after it
+            }
+            else
+            {
+                CpuWork.Run(_cpuKind, duration);
+            }
         }
         finally
         {

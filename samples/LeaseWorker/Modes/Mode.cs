@@ -1,5 +1,6 @@
 using System;
 using System.Threading.Tasks;
+using PriorityAsync;
 using Samples.Support;
 
 namespace LeaseWorker;
@@ -36,9 +37,27 @@ public abstract class Mode
 
     /// <summary>
     /// The clock behind the worker's waits: its refresh delay (a timer) and the simulated I/O (the bus's replies and each step's I/O
-    /// part). Read on the worker's thread at each wait. By default the system's, whose timers fire on the thread pool.
+    /// part). Read on the worker's thread at each wait. By default the system's, whose timers fire on the thread pool; on virtual
+    /// time the run's clock, whose timers fire on the thread that advances it (the loop, as it jumps or runs a CPU part).
     /// </summary>
-    public virtual TimeProvider Time => TimeProvider.System;
+    public virtual TimeProvider Time => (TimeProvider?)Clock ?? TimeProvider.System;
+
+    /// <summary>
+    /// With <c>--virtual-time</c>: the run's virtual clock, set before <see cref="Run"/>. The mode's loop drives it (it jumps the clock
+    /// to its next timer when it has nothing to run), and each CPU part advances it. Null: real time.
+    /// </summary>
+    public VirtualTimeProvider? Clock { get; set; }
+
+    /// <summary>Whether the mode can run on virtual time: only on one loop, which can tell when it has nothing to run.</summary>
+    public virtual bool RunsOnVirtualTime => false;
+
+    /// <summary>
+    /// On virtual time, the FIFO baselines run on a one-level <see cref="PriorityContext"/>: a first-in-first-out loop on one thread
+    /// as AsyncContext is, and one that can drive the clock. Their waits are the clock's own timers, which complete on the loop
+    /// and post the awaiting code to the back of the queue, as a thread-pool timer posts to AsyncContext.
+    /// </summary>
+    protected void RunFifo(Func<Task> worker, string name) =>
+        PriorityContext.Run(worker, new PriorityContextOptions { Levels = 1, Name = name, TimeProvider = Clock! });
 
     public static Mode Create(string name) => name switch
     {

@@ -22,8 +22,11 @@ public sealed class PriorityMode : Mode
 
     public override int? CpuThreads(CpuKind kind) => 1;
 
+    public override bool RunsOnVirtualTime => true;
+
+    /// <summary>On virtual time the loop runs on the run's clock and drives it; its time quota is then off (it measures real time).</summary>
     public override void Run(Func<Task> worker) =>
-        PriorityContext.Run(worker, new PriorityContextOptions { Levels = 3, Name = "lease-worker" });
+        PriorityContext.Run(worker, new PriorityContextOptions { Levels = 3, Name = "lease-worker", TimeProvider = (TimeProvider?)Clock ?? TimeProvider.System });
 
     /// <summary>Start concurrently: queue the rest at the back of the activity's level (the seed's Task.Yield, with a level).</summary>
     public override Gate Begin(Activity activity) => Gate.From(Context.Yield(Level(activity)));

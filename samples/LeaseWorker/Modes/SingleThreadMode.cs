@@ -13,11 +13,23 @@ public sealed class SingleThreadMode : Mode
 {
     public override string Name => "single";
 
-    public override string RunsOn => "one thread, FIFO (Nito.AsyncEx AsyncContext)";
+    public override string RunsOn => Clock is null ? "one thread, FIFO (Nito.AsyncEx AsyncContext)" : "one thread, FIFO (a one-level PriorityContext on the virtual clock)";
+
+    public override bool RunsOnVirtualTime => true;
 
     public override int? CpuThreads(CpuKind kind) => 1;
 
-    public override void Run(Func<Task> worker) => AsyncContext.Run(worker);
+    public override void Run(Func<Task> worker)
+    {
+        if (Clock is null)
+        {
+            AsyncContext.Run(worker);
+        }
+        else
+        {
+            RunFifo(worker, "single");
+        }
+    }
 
     public override Gate Begin(Activity activity) => Gate.Yield;
 

@@ -27,11 +27,15 @@ public sealed class PriorityContext : PriorityScheduler
     // thread-local base it already loaded for SynchronizationContext.Current, where a second thread-static would cost a call.
     private Thread? _loopThread;
 
+    // The options' TimeProvider when it is a VirtualTimeProvider, which this loop advances when idle ([V-ADVANCE]); else null.
+    private readonly VirtualTimeProvider? _virtualClock;
+
     internal PriorityContext(PriorityContextOptions? options)
         : base(options ??= new PriorityContextOptions(), threadCount: 1, StateNotStarted, initialOutstanding: 0)
     {
         _loop = _threads[0];
         _idleSpinCount = options.IdleSpinCount;
+        _virtualClock = VirtualTimeProvider.AttachLoop(options.TimeProvider, this); // last: a constructor that failed leaves it unbound
     }
 
     /// <summary>Gets the context the calling code runs in, or <see langword="null"/> outside any priority context.</summary>
@@ -318,7 +322,10 @@ public sealed class PriorityContext : PriorityScheduler
             int timeout = ParkTimeoutMilliseconds();
             if (timeout == Timeout.Infinite)
             {
-                _loop.Event.Wait();
+                if (!TryAdvanceVirtualClock()) // a virtual clock jumps to its earliest timer instead ([V-ADVANCE])
+                {
+                    _loop.Event.Wait();
+                }
             }
             else if (!_loop.Event.Wait(timeout))
             {
@@ -329,6 +336,31 @@ public sealed class PriorityContext : PriorityScheduler
         _loop.Event.Reset();
         Volatile.Write(ref _loop.Parked, 0);
     }
+
+    /// <summary>Park, after the parking fence and a re-check that found nothing to run: on a virtual clock, jump it to its earliest
+    /// timer ([V-ADVANCE]). True if the clock moved or a timer fired (the loop goes round again); false to wait as usual.</summary>
+    private bool TryAdvanceVirtualClock()
+    {
+        if (_virtualClock is null)
+        {
+            return false;
+        }
+
+        try
+        {
+            return _virtualClock.TryAdvanceIdle();
+        }
+        catch (Exception ex)
+        {
+            // A callback of a timer made on the clock itself threw on the loop thread: a fault, as for a clock that throws ([T-CLOCK]).
+            OnClockFailed(ExceptionDispatchInfo.Capture(ex));
+            return true;
+        }
+    }
+
+    /// <summary>The virtual clock, from any thread, after one of its timers was armed or changed or the last hold was released: a
+    /// loop waiting with nothing to jump to looks again ([V-WAKE]).</summary>
+    internal void WakeForVirtualClock() => WakeForWork();
 
     private bool HasWorkOrShouldStop() =>
         _queues.NonEmptyMask != 0 || Volatile.Read(ref _outstanding) <= 0 || Volatile.Read(ref _timersDue) != 0;

@@ -63,12 +63,12 @@ public abstract partial class PriorityScheduler
         _state = initialState;
         _outstanding = initialOutstanding;
         _queues = new LevelQueues(Levels);
-        _clock = options.Clock;
+        _clock = options.Clock ?? options.TimeProvider as VirtualTimeProvider; // on virtual time the stamps, policies and instruments too ([V-ADVANCE])
         _stallTimeout = options.StallTimeout;
         TimeSlice = options.TimeSlice;
         _timeSliceTicks = TimeSliceOption.ToStopwatchTicks(options.TimeSlice);
-        _timeSliceWatched = options.TimeSlice is not null && !options.TimeSliceDrivenByTests;
-        InitializePolicy(options.Policy, options.PolicyClock ?? options.Clock);
+        _timeSliceWatched = options.TimeSlice is not null && !options.TimeSliceDrivenByTests && options.TimeProvider is not VirtualTimeProvider;
+        InitializePolicy(options.Policy, options.PolicyClock ?? _clock);
 
         _syncContexts = new PrioritySynchronizationContext[Levels];
         _taskSchedulers = new PriorityTaskScheduler[Levels];

@@ -35,6 +35,18 @@ public sealed class PriorityThreadPoolOptions : PrioritySchedulerOptions
     private protected override void AddErrors(List<OptionError> errors)
     {
         base.AddErrors(errors);
+        if (TimeProvider is VirtualTimeProvider clock)
+        {
+            // [V-ONE]: one loop advances a virtual clock when idle; no one of the pool's threads can tell that the whole pool is.
+            errors.Add(new(
+                nameof(TimeProvider),
+                clock,
+                "a clock a pool can use: a VirtualTimeProvider is advanced by the loop of one PriorityContext when it has nothing to run, and no " +
+                "one of a pool's threads can tell that the whole pool is idle (work running on one may be about to wake another), so it would " +
+                "move time past work in flight. Run the code under test on a PriorityContext, or give the pool a clock the test advances itself " +
+                "(FakeTimeProvider, Microsoft.Extensions.TimeProvider.Testing)"));
+        }
+
         if (ThreadCount is < 1 or > MaxThreadCount)
         {
             errors.Add(new(nameof(ThreadCount), ThreadCount, $"between 1 and {MaxThreadCount}"));

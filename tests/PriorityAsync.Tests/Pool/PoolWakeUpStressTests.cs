@@ -83,7 +83,7 @@ public sealed class PoolWakeUpStressTests
                     posts++;
                 }
             }
-        }).WithinBudget("the producer");
+        }).WhileProgressing(() => Volatile.Read(ref posts), "the producer"); // at least 2,000 posts, however long a loaded machine takes
 
         pool.GetSnapshot().RunPerLevel.Sum().Should().Be(posts, "every post ran once");
     }

@@ -37,6 +37,32 @@ public static class StressSettings
         await task.ConfigureAwait(false);
     }
 
+    /// <summary>
+    /// Waits for <paramref name="task"/>, a fixed amount of work, for as long as it makes progress: fails loudly once
+    /// <paramref name="progress"/> (a count that grows as items run, such as the scheduler's dispatch count) has not moved for the
+    /// usual unexpected-timeout. A lost item or a deadlock stops the count; a busy machine only slows it, so unlike a bound on the
+    /// whole run (<see cref="WithinBudget"/>) this holds at any load.
+    /// </summary>
+    public static async Task WhileProgressing(this Task task, Func<long> progress, string what)
+    {
+        long last = progress();
+        DateTime lastMoved = DateTime.UtcNow;
+        while (await Task.WhenAny(task, Task.Delay(TimeSpan.FromMilliseconds(100))).ConfigureAwait(false) != task)
+        {
+            long now = progress();
+            if (now != last)
+            {
+                (last, lastMoved) = (now, DateTime.UtcNow);
+            }
+            else if (DateTime.UtcNow - lastMoved > Infrastructure.TestTimeout.Unexpected)
+            {
+                throw new TimeoutException($"No progress for {Infrastructure.TestTimeout.Unexpected.TotalSeconds} s (stuck at {now:N0}) waiting for: {what} (a deadlock or a lost item).");
+            }
+        }
+
+        await task.ConfigureAwait(false);
+    }
+
     private static int Parse(string? value)
     {
         if (string.IsNullOrWhiteSpace(value))
