@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using System.IO.Compression;
-using System.Runtime.CompilerServices;
 using System.Xml.Linq;
 
 namespace PriorityAsync.Inspector.Tests;
@@ -45,7 +44,7 @@ public sealed class PackageTests
         }
     }
 
-    private static string Root([CallerFilePath] string path = "") => Path.GetFullPath(Path.Combine(Path.GetDirectoryName(path)!, "..", ".."));
+    private static string Root() => TestTarget.RepositoryRoot();
 
     private static async Task<string> RunAsync(string directory, string file, params string[] args)
     {

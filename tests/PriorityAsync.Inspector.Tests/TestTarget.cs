@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using System.IO;
-using System.Runtime.CompilerServices;
 
 namespace PriorityAsync.Inspector.Tests;
 
@@ -37,8 +36,22 @@ internal sealed class TestTarget : IAsyncDisposable
 
     public int Id => _process.Id;
 
-    public static string TargetDll([CallerFilePath] string path = "") =>
-        Path.Combine(Path.GetDirectoryName(path)!, "..", "PriorityAsync.Inspector.Target", "bin", Configuration, "net10.0", "PriorityAsync.Inspector.Target.dll");
+    public static string TargetDll() =>
+        Path.Combine(RepositoryRoot(), "tests", "PriorityAsync.Inspector.Target", "bin", Configuration, "net10.0", "PriorityAsync.Inspector.Target.dll");
+
+    /// <summary>Found from the test's output directory: on CI the compiler maps source paths to /_/, so a caller's file path names no directory.</summary>
+    public static string RepositoryRoot()
+    {
+        for (DirectoryInfo? directory = new(AppContext.BaseDirectory); directory is not null; directory = directory.Parent)
+        {
+            if (File.Exists(Path.Combine(directory.FullName, "PriorityAsync.sln")))
+            {
+                return directory.FullName;
+            }
+        }
+
+        throw new InvalidOperationException($"No PriorityAsync.sln above {AppContext.BaseDirectory}.");
+    }
 
     public static string InspectorDll => typeof(Program).Assembly.Location;
 
