@@ -70,10 +70,11 @@ public sealed partial class PriorityContext
     }
 
     /// <summary>The implementation of <see cref="PriorityContextDriver"/>'s drains ([H-DRAIN]).</summary>
-    /// <param name="budgetTicks">The budget in ticks of the loop timers' clock, or -1 for none.</param>
+    /// <param name="budget">The budget, or <see cref="TimeSpan.MinValue"/> for none; converted to the clock's ticks only when there is
+    /// something to do.</param>
     /// <param name="exempt">The levels that drain whatever the budget (bit L: level L).</param>
     /// <param name="operation">The caller's name, for messages.</param>
-    internal PriorityDrainResult DrainForHost(long budgetTicks, ulong exempt, string operation)
+    internal PriorityDrainResult DrainForHost(TimeSpan budget, ulong exempt, string operation)
     {
         if (Volatile.Read(ref _state) >= StateCompleted)
         {
@@ -105,7 +106,7 @@ public sealed partial class PriorityContext
             return default;
         }
 
-        return DrainForHostSlow(budgetTicks, exempt);
+        return DrainForHostSlow(budget < TimeSpan.Zero ? -1 : ClockTicks(budget), exempt);
     }
 
     private PriorityDrainResult DrainForHostSlow(long budgetTicks, ulong exempt)
@@ -167,8 +168,8 @@ public sealed partial class PriorityContext
         return new PriorityDrainResult(limit.ItemsRun, waiting, BudgetSpent: waiting && limit.Spent, elapsed);
     }
 
-    /// <summary>A drain's budget in ticks of the loop timers' clock, the one it is measured on ([H-BUDGET]).</summary>
-    internal long BudgetTicksFor(TimeSpan budget) => ClockTicks(budget);
+    /// <summary>Whether the host's thread is draining (the loop thread is published only while a drain runs, [H-DRAIN]).</summary>
+    internal bool IsDrainingForHost => Volatile.Read(ref _loopThread) is not null;
 
     /// <summary>The deadline <paramref name="budgetTicks"/> after <paramref name="start"/>: never 0 or long.MinValue, which
     /// <see cref="_checkpointDeadline"/> reserves.</summary>

@@ -73,8 +73,9 @@ public sealed partial class PriorityContext : PriorityScheduler
 
     /// <summary>
     /// Gets whether the calling code, running in this context, should yield now: work waits at a level above its own, or the running
-    /// item has used up its time quota (<see cref="PrioritySchedulerOptions.TimeSlice"/>) and other work is waiting. Exactly when
-    /// <see cref="Checkpoint"/> would not complete at once. Costs a few field reads, no clock read.
+    /// item has used up its time quota (<see cref="PrioritySchedulerOptions.TimeSlice"/>) and other work is waiting, or a host's drain
+    /// with a budget has spent it (<see cref="PriorityContextDriver"/>). Exactly when <see cref="Checkpoint"/> would not complete at
+    /// once. Costs a few field reads, no clock read (one in a host's drain with a budget).
     /// </summary>
     /// <exception cref="InvalidOperationException">The caller is not running inside this context.</exception>
     public bool ShouldYield => ShouldYieldAt(CurrentLevelContextOf(nameof(ShouldYield)).Level);
@@ -85,8 +86,8 @@ public sealed partial class PriorityContext : PriorityScheduler
 
     /// <summary>
     /// Lets more urgent work run, at a cheap point of a long computation: completes at once (without queueing or allocating) unless work
-    /// waits at a level above the caller's, or the running item has used up its time quota and other work is waiting; then the rest of
-    /// the method is queued at the back of its level. The caller's level does not change.
+    /// waits at a level above the caller's, or the running item has used up its time quota and other work is waiting, or a host's drain
+    /// with a budget has spent it; then the rest of the method is queued at the back of its level. The caller's level does not change.
     /// </summary>
     /// <returns>An awaitable.</returns>
     /// <exception cref="InvalidOperationException">The caller is not running inside this context.</exception>

@@ -47,6 +47,9 @@ public sealed class PriorityContextDriver : IDisposable
     /// <summary>The largest budget a drain takes: one day.</summary>
     public static readonly TimeSpan MaxBudget = TimeSpan.FromDays(1);
 
+    // What the context's drain takes for "no budget".
+    private static readonly TimeSpan NoBudget = TimeSpan.MinValue;
+
     private int _completeRequested;
 
     internal PriorityContextDriver(PriorityContext context)
@@ -64,13 +67,17 @@ public sealed class PriorityContextDriver : IDisposable
     /// <summary>Gets a task that completes when the context has ended: <see cref="PriorityScheduler.Completion"/> of <see cref="Context"/>.</summary>
     public Task Completion => Context.Completion;
 
+    /// <summary>Gets whether a drain is running: read on the host's thread, whether the calling code runs inside one of its items (a
+    /// nested message loop, as a modal dialog runs, raises the host's idle event there, and a drain from it would throw).</summary>
+    public bool IsDraining => Context.IsDrainingForHost;
+
     /// <summary>Runs everything that is ready, highest level first, until nothing is (items posted meanwhile included), with no budget.</summary>
     /// <returns>What the drain did.</returns>
     /// <exception cref="InvalidOperationException">The calling thread is not the host's, or the call comes from inside an item a drain
     /// is running. Nothing was run.</exception>
     /// <remarks>A drain with nothing to do costs a few field reads. Without a budget, work that keeps queueing more work (an item that
     /// awaits <c>Task.Yield()</c> in a loop) keeps the drain going: give a frame loop a budget.</remarks>
-    public PriorityDrainResult Drain() => Context.DrainForHost(budgetTicks: -1, exempt: 0, nameof(Drain));
+    public PriorityDrainResult Drain() => Context.DrainForHost(NoBudget, exempt: 0, nameof(Drain));
 
     /// <summary>Runs what is ready, highest level first, until nothing is or <paramref name="budget"/> is spent (checked between items
     /// and at checkpoints).</summary>
@@ -81,7 +88,7 @@ public sealed class PriorityContextDriver : IDisposable
     /// <exception cref="InvalidOperationException">The calling thread is not the host's, or the call comes from inside an item a drain
     /// is running. Nothing was run.</exception>
     public PriorityDrainResult Drain(TimeSpan budget) =>
-        Context.DrainForHost(BudgetTicks(budget), exempt: 0, nameof(Drain));
+        Context.DrainForHost(CheckBudget(budget), exempt: 0, nameof(Drain));
 
     /// <summary>Runs what is ready, highest level first, until nothing is or <paramref name="budget"/> is spent; levels from
     /// <paramref name="alwaysDrainFromLevel"/> up drain whatever the budget (input, which must not wait for a frame).</summary>
@@ -96,7 +103,7 @@ public sealed class PriorityContextDriver : IDisposable
     /// is running. Nothing was run.</exception>
     public PriorityDrainResult Drain(TimeSpan budget, int alwaysDrainFromLevel)
     {
-        long ticks = BudgetTicks(budget);
+        CheckBudget(budget);
         if ((uint)alwaysDrainFromLevel >= (uint)Context.Levels)
         {
             throw new ArgumentOutOfRangeException(
@@ -105,7 +112,7 @@ public sealed class PriorityContextDriver : IDisposable
                 $"The lowest level that drains whatever the budget must be between 0 and {Context.Levels - 1} for {Context.Name} ({Context.Levels} levels).");
         }
 
-        return Context.DrainForHost(ticks, ~0UL << alwaysDrainFromLevel, nameof(Drain));
+        return Context.DrainForHost(budget, ~0UL << alwaysDrainFromLevel, nameof(Drain));
     }
 
     /// <summary>Lets the context end once its work is done: the first drain that then finds no outstanding operation (an
@@ -129,7 +136,7 @@ public sealed class PriorityContextDriver : IDisposable
     /// <returns>A description for diagnostics.</returns>
     public override string ToString() => $"{Context} driven by thread {ManagedThreadId}";
 
-    private long BudgetTicks(TimeSpan budget)
+    private static TimeSpan CheckBudget(TimeSpan budget)
     {
         if (budget < TimeSpan.Zero || budget > MaxBudget)
         {
@@ -137,6 +144,6 @@ public sealed class PriorityContextDriver : IDisposable
                 nameof(budget), budget, $"A drain's budget must be between {TimeSpan.Zero} and {MaxBudget} (one day).");
         }
 
-        return Context.BudgetTicksFor(budget);
+        return budget;
     }
 }

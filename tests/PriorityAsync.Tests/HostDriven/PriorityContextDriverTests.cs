@@ -151,9 +151,11 @@ public class PriorityContextDriverTests
         {
             var log = new List<string>();
             Exception? thrown = null;
+            bool? drainingInside = null;
             host.Post(1, () =>
             {
                 log.Add("outer");
+                drainingInside = host.Driver.IsDraining;
                 thrown = Record.Exception(() => host.Driver.Drain());
             });
             host.PostWork(0, "after", log);
@@ -161,6 +163,8 @@ public class PriorityContextDriverTests
             PriorityDrainResult result = host.Driver.Drain();
 
             thrown.Should().BeOfType<InvalidOperationException>().Which.Message.Should().Contain("from inside an item");
+            drainingInside.Should().BeTrue();
+            host.Driver.IsDraining.Should().BeFalse();
             log.Should().Equal("outer", "after");
             result.ItemsRun.Should().Be(2);
         });
