@@ -15,9 +15,9 @@ internal static class CommandLine
     private static readonly SampleCommandLine s_line = new(
         "A 60 fps frame loop whose main thread runs three kinds of continuation (input, animation, background loading), drained once " +
         "per frame first in first out (Godot's model) and by PriorityAsync with a budget, side by side: frames over budget, input " +
-        "latency, background throughput. Exit code: 0 when PriorityAsync kept every frame, kept input within a frame and kept the " +
-        "background moving, 1 when not (on the machine's clock, a loaded machine can do that: --clock virtual is exact at any load), " +
-        "2 for bad arguments.");
+        "latency, background throughput. Exit code: 0 once the run is done (on the machine's clock, a loaded machine can push frames " +
+        "over: the verdict line says so); with --clock virtual, exact at any load, 1 when PriorityAsync did not keep every frame, " +
+        "keep input within a frame and keep the background moving; 2 for bad arguments.");
 
     private static readonly Option<string> s_clock = s_line.Add(SampleCommandLine.Choice("--clock", "real", "real: the machine's time; virtual: work advances a virtual clock, so the figures are exact at any load", "real", "virtual"));
     private static readonly Option<IReadOnlyList<string>> s_drains = s_line.Add(SampleCommandLine.List("--drains", s_allDrains, s_allDrains, "drain", "comma-separated: the drains to run"));

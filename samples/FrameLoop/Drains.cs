@@ -86,7 +86,8 @@ internal sealed class PriorityDrain : ContinuationDrain
     {
         _budget = budget;
         // begin-snippet: frame-loop-attach
-        // On the main thread, before the first frame: its continuations now queue here, by level.
+        // Needs: the sample's PriorityDrain constructor around it, on the main thread before the first frame (clock: the frame clock).
+        // The main thread's continuations now queue here, by level.
         _driver = PriorityContext.AttachToCurrentThread(new PriorityContextOptions
         {
             Name = "frame",
@@ -106,7 +107,8 @@ internal sealed class PriorityDrain : ContinuationDrain
     public override void Drain()
     {
         // begin-snippet: frame-loop-drain
-        // Once per frame, between update and render: the highest level first, background only while the budget lasts, input always.
+        // Needs: the sample's frame, between update and render (the _driver attached above, the _budget of the command line).
+        // The highest level first, background only while the budget lasts, input always.
         PriorityDrainResult drained = _driver.Drain(_budget, alwaysDrainFromLevel: (int)Kind.Input);
         // end-snippet
         _ = drained;

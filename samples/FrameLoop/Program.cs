@@ -46,7 +46,9 @@ if (settings.Priority)
 Console.WriteLine();
 (bool kept, string verdict) = Report.Verdict(settings, fifo, priority);
 Console.WriteLine(verdict);
-return kept ? 0 : 1;
+
+// On virtual time a claim that fails is the library's failure; on the machine's clock it may be the machine's load: the verdict says so.
+return kept || !settings.Virtual ? 0 : 1;
 
 static string? LoadAverage()
 {

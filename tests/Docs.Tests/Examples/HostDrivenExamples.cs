@@ -9,7 +9,8 @@ public static class HostDrivenExamples
     public static void FrameLoop(Func<bool> running, Action Update, Action Render)
     {
         // begin-snippet: host-driven-frame-loop
-        // On the thread that runs the frames: its continuations queue here from now on, by level.
+        // Needs: a method on the thread that runs the frames, with the game's running(), Update() and Render().
+        // That thread's continuations queue here from now on, by level.
         using PriorityContextDriver loop = PriorityContext.AttachToCurrentThread(new PriorityContextOptions { Levels = 3 });
 
         while (running())

@@ -61,7 +61,7 @@ public class FrameLoopTests
     {
         (int exitCode, string stdout, _) = EntryPoint.Run(typeof(Frames).Assembly, "--duration", "0.5s");
 
-        exitCode.Should().BeOneOf([0, 1], "on the machine's clock a loaded machine may push frames over: the verdict says so");
+        exitCode.Should().Be(0, "on the machine's clock a loaded machine may push frames over: the verdict says so, and the run succeeded");
         stdout.Should().Contain("on the machine's clock (load average")
             .And.Contain("FIFO, everything queued (Godot's model)")
             .And.Contain("PriorityAsync, 4 ms budget");

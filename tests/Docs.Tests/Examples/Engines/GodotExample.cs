@@ -1,5 +1,5 @@
 // begin-snippet: host-driven-godot
-// Needs Godot 4 with .NET (a net10.0 project): compiled here against stand-ins of Godot's Node.
+// Needs: Godot 4 with .NET, in a net10.0 project (compiled here against stand-ins of Godot's Node).
 using System;
 using Godot;
 using PriorityAsync;

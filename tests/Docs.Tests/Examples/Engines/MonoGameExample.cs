@@ -1,5 +1,5 @@
 // begin-snippet: host-driven-monogame
-// Needs MonoGame 3.8 or FNA (a net10.0 project): compiled here against stand-ins of Game and GameTime.
+// Needs: MonoGame 3.8 or FNA, in a net10.0 project (compiled here against stand-ins of Game and GameTime).
 using System;
 using Microsoft.Xna.Framework;
 using PriorityAsync;

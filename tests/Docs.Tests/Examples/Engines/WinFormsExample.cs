@@ -1,5 +1,5 @@
 // begin-snippet: host-driven-winforms
-// Needs Windows Forms (net10.0-windows, <UseWindowsForms>true</UseWindowsForms>): compiled here against stand-ins of its types.
+// Needs: Windows Forms, in a net10.0-windows project with <UseWindowsForms>true</UseWindowsForms> (compiled here against stand-ins).
 using System;
 using System.Threading;
 using System.Windows.Forms;

@@ -1,5 +1,5 @@
 // begin-snippet: host-driven-wpf
-// Needs WPF (net10.0-windows, <UseWPF>true</UseWPF>): compiled here against stand-ins of its types.
+// Needs: WPF, in a net10.0-windows project with <UseWPF>true</UseWPF> (compiled here against stand-ins of its types).
 using System;
 using System.Windows;
 using System.Windows.Threading;
