@@ -72,9 +72,21 @@ internal sealed record Settings
     /// <summary>Gets the longest single continuation (one that cannot yield): the most a drain may overrun its budget by.</summary>
     public TimeSpan LongestItem => new[] { ParseMax, DecompressStep, AnimationCost, InputCost }.Max();
 
+    /// <summary>Gets how long after the start the first wave of loading starts.</summary>
+    public static TimeSpan FirstWave => TimeSpan.FromSeconds(0.5);
+
+    /// <summary>Gets the shortest run: long enough for one wave to start and load (three quarters of a period).</summary>
+    public TimeSpan ShortestDuration => FirstWave + WavePeriod * 3 / 4;
+
     /// <summary>One line for bad combinations, or null.</summary>
     public string? Validate()
     {
+        if (Duration < ShortestDuration)
+        {
+            return SampleFormat.Invariant(
+                $"--duration must be at least {SampleFormat.Ms(ShortestDuration)}: the first wave of loading starts {SampleFormat.Ms(FirstWave)} in and needs three quarters of a {SampleFormat.Ms(WavePeriod)} period.");
+        }
+
         if (Update + Render + Budget + LongestItem > FramePeriod)
         {
             return SampleFormat.Invariant(

@@ -55,7 +55,7 @@ internal sealed class Workload
 
         // A wave every period from half a second in, while the run has room for it to load.
         long period = _clock.Ticks(_settings.WavePeriod);
-        for (long at = start + _clock.Ticks(TimeSpan.FromSeconds(0.5)); at + period * 3 / 4 <= start + length; at += period)
+        for (long at = start + _clock.Ticks(Settings.FirstWave); at + period * 3 / 4 <= start + length; at += period)
         {
             _waveStarts.Add(at);
         }

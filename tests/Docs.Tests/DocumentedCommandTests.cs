@@ -24,7 +24,7 @@ public sealed partial class DocumentedCommandTests : IDisposable
     {
         ["LeaseWorker"] = ["--time-scale", "0.01"],   // every duration 100 times shorter than written, 10 times shorter than the default
         ["Results"] = ["--sizes", "10,1000"],         // the 10,000 and 100,000-call runs take most of a minute
-        ["FrameLoop"] = ["--duration", "1s"],         // 60 frames per drain instead of 300: the machine's clock spins for real
+        ["FrameLoop"] = ["--duration", "1.5s"],       // 90 frames per drain instead of 300 (one wave): the machine's clock spins for real
     };
 
     // The commands that run until Ctrl+C, and the line of output after which they get it.
