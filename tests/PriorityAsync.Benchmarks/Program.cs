@@ -117,6 +117,7 @@ else
             typeof(TimerBenchmarks),
             typeof(CheckpointBenchmarks),
             typeof(ControllerBenchmarks),
+            typeof(HostDrainBenchmarks),
             .. diagnostics,
         ];
 

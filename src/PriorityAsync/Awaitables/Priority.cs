@@ -69,9 +69,10 @@ public static class Priority
     /// <summary>
     /// A cheap point at which a long computation lets other work in: completes at once, without queueing or allocating, unless work
     /// waits at a level above the caller's, or the running item has used up its time quota (<see cref="PrioritySchedulerOptions.TimeSlice"/>;
-    /// on a pool, <see cref="PrioritySchedulerOptions.TimeSlice"/>, per thread) and other work is waiting for it; then the rest of the
-    /// method is queued at the back of its level. The caller's level does not change. The decision reads flags (no clock read): see
-    /// <see cref="ShouldYield"/>.
+    /// on a pool, <see cref="PrioritySchedulerOptions.TimeSlice"/>, per thread) and other work is waiting for it, or, in a host's drain
+    /// with a budget (<see cref="PriorityContextDriver.Drain(TimeSpan, int)"/>), the budget is spent; then the rest of the method is
+    /// queued at the back of its level. The caller's level does not change. The decision reads flags (no clock read, except in a
+    /// host's drain with a budget): see <see cref="ShouldYield"/>.
     /// </summary>
     /// <returns>An awaitable.</returns>
     /// <exception cref="InvalidOperationException">The caller is running on neither a <see cref="PriorityContext"/> nor a
@@ -81,7 +82,8 @@ public static class Priority
 
     /// <summary>
     /// Gets whether the calling code should yield now (exactly when <see cref="Checkpoint"/> would queue): work waits at a level above
-    /// its own, or the running item has used up its time quota and other work is waiting for it (see <see cref="Checkpoint"/>). For
+    /// its own, or the running item has used up its time quota and other work is waiting for it, or a host's drain has spent its
+    /// budget (see <see cref="Checkpoint"/>). For
     /// loops that decide for themselves, for example to save their progress before an <c>await Yield()</c>.
     /// </summary>
     /// <exception cref="InvalidOperationException">The caller is running on neither a <see cref="PriorityContext"/> nor a

@@ -14,21 +14,31 @@ namespace PriorityAsync;
 /// </summary>
 /// <remarks>
 /// <para>Get one with <see cref="Run(Func{Task}, PriorityContextOptions?)"/> (the calling thread runs the loop until the entry point
-/// and all <c>async void</c> work are done) or with <see cref="PriorityContextThread"/> (a dedicated loop thread).</para>
+/// and all <c>async void</c> work are done), with <see cref="PriorityContextThread"/> (a dedicated loop thread), or with
+/// <see cref="AttachToCurrentThread"/> (a thread the host owns, such as a game's main thread or a UI thread, drains it from its own
+/// loop: <see cref="PriorityContextDriver"/>).</para>
 /// <para>Thread safety: every member may be called from any thread. No two callbacks ever run concurrently. Within a level, items run
 /// in the order they were queued (for items queued by one thread, in that thread's program order).</para>
 /// </remarks>
-public sealed class PriorityContext : PriorityScheduler
+public sealed partial class PriorityContext : PriorityScheduler
 {
     private readonly SchedulerThread _loop;
     private readonly int _idleSpinCount;
 
-    // The thread running the loop, while it runs: the inline checks compare Thread.CurrentThread with it, because the JIT reuses the
-    // thread-local base it already loaded for SynchronizationContext.Current, where a second thread-static would cost a call.
+    // The thread running the loop, while it runs (a host's thread while it drains, [H-DRAIN]): the inline checks compare
+    // Thread.CurrentThread with it, because the JIT reuses the thread-local base it already loaded for SynchronizationContext.Current,
+    // where a second thread-static would cost a call.
     private Thread? _loopThread;
 
     // The options' TimeProvider when it is a VirtualTimeProvider, which this loop advances when idle ([V-ADVANCE]); else null.
     private readonly VirtualTimeProvider? _virtualClock;
+    // The thread the context is bound to: the loop's while it runs, a host's while it is attached ([H-DRAIN]). Send runs inline there.
+    private Thread? _boundThread;
+
+    // [H-BUDGET]: while a drain with a budget runs, its deadline on the loop timers' clock (long.MinValue once a checkpoint saw it
+    // pass), and the levels the budget does not hold back; 0 otherwise. The host's thread only.
+    private long _checkpointDeadline;
+    private ulong _checkpointExempt;
 
     internal PriorityContext(PriorityContextOptions? options)
         : base(options ??= new PriorityContextOptions(), threadCount: 1, StateNotStarted, initialOutstanding: 0)
@@ -66,8 +76,9 @@ public sealed class PriorityContext : PriorityScheduler
 
     /// <summary>
     /// Gets whether the calling code, running in this context, should yield now: work waits at a level above its own, or the running
-    /// item has used up its time quota (<see cref="PrioritySchedulerOptions.TimeSlice"/>) and other work is waiting. Exactly when
-    /// <see cref="Checkpoint"/> would not complete at once. Costs a few field reads, no clock read.
+    /// item has used up its time quota (<see cref="PrioritySchedulerOptions.TimeSlice"/>) and other work is waiting, or a host's drain
+    /// with a budget has spent it (<see cref="PriorityContextDriver"/>). Exactly when <see cref="Checkpoint"/> would not complete at
+    /// once. Costs a few field reads, no clock read (one in a host's drain with a budget).
     /// </summary>
     /// <exception cref="InvalidOperationException">The caller is not running inside this context.</exception>
     public bool ShouldYield => ShouldYieldAt(CurrentLevelContextOf(nameof(ShouldYield)).Level);
@@ -78,8 +89,8 @@ public sealed class PriorityContext : PriorityScheduler
 
     /// <summary>
     /// Lets more urgent work run, at a cheap point of a long computation: completes at once (without queueing or allocating) unless work
-    /// waits at a level above the caller's, or the running item has used up its time quota and other work is waiting; then the rest of
-    /// the method is queued at the back of its level. The caller's level does not change.
+    /// waits at a level above the caller's, or the running item has used up its time quota and other work is waiting, or a host's drain
+    /// with a budget has spent it; then the rest of the method is queued at the back of its level. The caller's level does not change.
     /// </summary>
     /// <returns>An awaitable.</returns>
     /// <exception cref="InvalidOperationException">The caller is not running inside this context.</exception>
@@ -194,16 +205,17 @@ public sealed class PriorityContext : PriorityScheduler
 
         SynchronizationContext? previousSyncContext = SynchronizationContext.Current;
         OwnerContext owner = OwnerContext.Save(); // given back as the loop ends: nothing an item sets reaches the owner ([E-FLOW])
-        _loop.Thread = _loopThread = Thread.CurrentThread;
+        _loop.Thread = _loopThread = _boundThread = Thread.CurrentThread;
         _loop.Bind();
         Volatile.Write(ref _consumerThreadId, Environment.CurrentManagedThreadId);
         StartWatching();
         ExceptionDispatchInfo? handlerFailure = null;
         try
         {
+            var unlimited = default(NoDrainLimit);
             while (true)
             {
-                DrainReady();
+                DrainReady(ref unlimited);
                 if (_fault is not null || IsDone())
                 {
                     break;
@@ -217,7 +229,7 @@ public sealed class PriorityContext : PriorityScheduler
             // [E-END]: the thread stops being the consumer before the end is published, so that a post from here on (a WorkDropped
             // handler's) takes the producer's path and is dropped.
             Volatile.Write(ref _consumerThreadId, 0);
-            _loopThread = null;
+            _loopThread = _boundThread = null;
             SchedulerThread.Unbind();
             Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
             SynchronizationContext.SetSynchronizationContext(previousSyncContext);
@@ -234,25 +246,28 @@ public sealed class PriorityContext : PriorityScheduler
 
     private bool IsDone() => Volatile.Read(ref _outstanding) <= 0 && _queues.NonEmptyMask == 0;
 
-    private void DrainReady()
+    private void DrainReady<TLimit>(ref TLimit limit)
+        where TLimit : struct, IDrainLimit
     {
         switch (PolicyKind)
         {
             case PolicyKind.Aging:
-                DrainReady(AgingView);
+                DrainReady(AgingView, ref limit);
                 break;
             case PolicyKind.WeightedShares:
-                DrainReady(SharesView);
+                DrainReady(SharesView, ref limit);
                 break;
             default:
-                DrainReady(default(StrictPriorityPolicy));
+                DrainReady(default(StrictPriorityPolicy), ref limit);
                 break;
         }
     }
 
-    /// <summary>Runs items until none is ready or the context faults; <typeparamref name="TPolicy"/> chooses each one.</summary>
-    private void DrainReady<TPolicy>(TPolicy policy)
+    /// <summary>Runs items until none is ready, the context faults or <typeparamref name="TLimit"/> allows no level; <typeparamref
+    /// name="TPolicy"/> chooses each one. The loop's limit allows every level, a constant: its copy has no limit code at all.</summary>
+    private void DrainReady<TPolicy, TLimit>(TPolicy policy, ref TLimit limit)
         where TPolicy : struct, IDispatchPolicy
+        where TLimit : struct, IDrainLimit
     {
         long[] counters = _loop.Counters;
         int level = -1;
@@ -268,7 +283,8 @@ public sealed class PriorityContext : PriorityScheduler
                         return; // the clock threw: the context faulted ([T-CLOCK])
                     }
 
-                    if (!policy.TryDequeue(_queues, ~0UL, out WorkItem item, out level))
+                    // A host's budget and end request are checked between items ([H-BUDGET], [H-END]); none allows no level.
+                    if (!policy.TryDequeue(_queues, limit.AllowedLevels(), out WorkItem item, out level))
                     {
                         break;
                     }
@@ -276,6 +292,7 @@ public sealed class PriorityContext : PriorityScheduler
                     // The level travels in the current SynchronizationContext: set before every item, so awaits capture it.
                     SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
                     SchedulerThread.CountDispatch(counters, level);
+                    limit.OnItemStarted();
                     if (_slowPaths == SlowPaths.None) // one field read per item; every per-item diagnostic is behind it ([O-SLOW])
                     {
                         item.Invoke();
@@ -365,13 +382,21 @@ public sealed class PriorityContext : PriorityScheduler
     private bool HasWorkOrShouldStop() =>
         _queues.NonEmptyMask != 0 || Volatile.Read(ref _outstanding) <= 0 || Volatile.Read(ref _timersDue) != 0;
 
-    /// <summary>[P-LOOP]: only the producer that swaps the flag from 1 to 0 sets the event.</summary>
+    /// <summary>[P-LOOP]: only the producer that swaps the flag from 1 to 0 sets the event; on a context its host drives, it tells the
+    /// host instead ([H-WAKE]).</summary>
     private protected override void WakeForWork()
     {
         if (Volatile.Read(ref _loop.Parked) != 0 && Interlocked.Exchange(ref _loop.Parked, 0) != 0)
         {
             CountWake();
-            _loop.Event.Set();
+            if (_hostWake is { } host)
+            {
+                host.Tell();
+            }
+            else
+            {
+                _loop.Event.Set();
+            }
         }
     }
 
@@ -404,10 +429,11 @@ public sealed class PriorityContext : PriorityScheduler
     internal override bool TryRunTaskInline(int level, Func<Task, bool> tryExecuteTask, Task task) =>
         CanRunInlineAt(level) && InlineAt.RunTask(_syncContexts[level], tryExecuteTask, task);
 
-    // [S-INLINE]: on the loop thread, run inline at the target level (queueing and waiting would deadlock).
+    // [S-INLINE]: on the loop thread (a host's, drain or not: [H-DRAIN]), run inline at the target level (queueing and waiting would
+    // deadlock).
     private protected override bool TrySendInline(int level, SendOrPostCallback callback, object? state)
     {
-        if (Thread.CurrentThread != _loopThread)
+        if (Thread.CurrentThread != _boundThread)
         {
             return false;
         }
@@ -416,14 +442,15 @@ public sealed class PriorityContext : PriorityScheduler
         return true;
     }
 
-    /// <summary>The checkpoint decision ([SLICE-FLAG]): the fast path is the thread check and three field reads (the timers flag, the
-    /// quota flag, the mask of levels above).</summary>
+    /// <summary>The checkpoint decision ([SLICE-FLAG], [H-BUDGET]): the fast path is the thread check and four field reads (the timers
+    /// flag, the quota flag, the mask of levels above, a host's drain deadline).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal override bool ShouldYieldAt(int level) =>
         (Thread.CurrentThread != _loopThread
          || Volatile.Read(ref _timersDue) != 0
          || Volatile.Read(ref _loop.SliceExpired) != 0
-         || (_queues.NonEmptyMask >> level >> 1) != 0)
+         || (_queues.NonEmptyMask >> level >> 1) != 0
+         || _checkpointDeadline != 0)
         && ShouldYieldSlow(level);
 
     [MethodImpl(MethodImplOptions.NoInlining)]
@@ -439,7 +466,7 @@ public sealed class PriorityContext : PriorityScheduler
             return true; // the clock threw: the context faulted, and the caller must not go on
         }
 
-        return _queues.HasWorkAbove(level) || QuotaUsedUp(_loop);
+        return _queues.HasWorkAbove(level) || BudgetSpentAt(level) || QuotaUsedUp(_loop);
     }
 
     /// <summary>[SLICE-FLAG]: on the loop any waiting work is freed by the yield; the look clears stale mask bits ([Q-MASK]).</summary>
@@ -489,9 +516,24 @@ public sealed class PriorityContext : PriorityScheduler
     {
         if (SchedulerThread.Current?.Scheduler is PriorityContext running)
         {
-            throw new InvalidOperationException(
-                $"{operation} was called on a thread that is already running the loop of {running.Subject}. " +
-                "Nesting would block the outer loop; await the work instead, or run it on a PriorityContextThread.");
+            throw new InvalidOperationException(running._hostWake is null
+                ? $"{operation} was called on a thread that is already running the loop of {running.Subject}. " +
+                  "Nesting would block the outer loop; await the work instead, or run it on a PriorityContextThread."
+                : $"{operation} was called on a thread that already drives {running.Subject} for its host (attached with " +
+                  "PriorityContext.AttachToCurrentThread). Nesting would block the host's loop; queue the work on the attached context " +
+                  "(InvokeAsync, Prioritize), or run it on a PriorityContextThread.");
+        }
+    }
+
+    /// <summary>The loop's limit: every level, every time; a constant the JIT folds away, so the loop's drain has no limit code.</summary>
+    private readonly struct NoDrainLimit : IDrainLimit
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public ulong AllowedLevels() => ~0UL;
+
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void OnItemStarted()
+        {
         }
     }
 

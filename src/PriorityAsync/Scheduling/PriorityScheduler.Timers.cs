@@ -129,7 +129,25 @@ public abstract partial class PriorityScheduler
     internal void RaiseTimersDue()
     {
         Interlocked.Exchange(ref _timersDue, 1);
-        WakeForWork();
+        WakeForTimers();
+    }
+
+    /// <summary>[T-ALARM]'s wake-up, called under the timer lock or the alarm's: a parked thread is woken as for a post; a context
+    /// its host drives tells the host from elsewhere, since its callback is user code ([H-WAKE]).</summary>
+    private protected virtual void WakeForTimers() => WakeForWork();
+
+    /// <summary>The loop timers' clock now (<see cref="PrioritySchedulerOptions.TimeProvider"/>'s timestamp, Stopwatch for the
+    /// system's): the clock a host's drain budget is measured on ([H-BUDGET]).</summary>
+    private protected long ClockNow() => _loopTimers.Now();
+
+    /// <summary><paramref name="duration"/> in ticks of <see cref="ClockNow"/>'s clock.</summary>
+    private protected long ClockTicks(TimeSpan duration) => _loopTimers.Ticks(duration);
+
+    /// <summary><paramref name="ticks"/> of <see cref="ClockNow"/>'s clock as a duration.</summary>
+    private protected TimeSpan ClockDuration(long ticks)
+    {
+        long frequency = _loopTimers.Clock?.TimestampFrequency ?? System.Diagnostics.Stopwatch.Frequency;
+        return ticks <= 0 ? TimeSpan.Zero : TimeSpan.FromTicks((long)(ticks * ((double)TimeSpan.TicksPerSecond / frequency)));
     }
 
     /// <summary>[T-CLOCK]: the clock threw in FireDue, on a thread of the scheduler, outside the timer lock: the scheduler faults with

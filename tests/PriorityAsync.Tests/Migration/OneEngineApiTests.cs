@@ -97,7 +97,7 @@ public sealed class OneEngineApiTests
             typeof(PrioritySchedulerOptions).GetProperty(shared)!.DeclaringType.Should().Be<PrioritySchedulerOptions>(shared);
         }
 
-        PrioritySchedulerOptions.MaxLevels.Should().Be(PrioritySchedulerOptions.MaxLevels, "the constants are still reachable through the derived names");
+        PriorityContextOptions.MaxLevels.Should().Be(PrioritySchedulerOptions.MaxLevels, "the constants are still reachable through the derived names");
     }
 
     [Fact]
