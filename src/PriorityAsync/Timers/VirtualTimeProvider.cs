@@ -26,6 +26,8 @@ namespace PriorityAsync;
 /// later virtual time than it would have (a timeout on this clock fires before a real socket answers). Keep the code under test on
 /// the loop and this clock, or hold the clock with <see cref="HoldAutoAdvance"/> while such work is in flight. With no timer armed the
 /// loop simply waits for it.</para>
+/// <para>A context its host drives (<see cref="PriorityContext.AttachToCurrentThread"/>) never parks, so it never advances this
+/// clock: the host does, with <see cref="Advance"/>, as a frame clock would, and its next drain runs what came due.</para>
 /// <para>One loop at a time: a second <see cref="PriorityContext"/> created on this clock while the first has not finished throws
 /// <see cref="ArgumentException"/> (each would move the clock while the other is busy). A <see cref="PriorityThreadPool"/> cannot use it
 /// (its threads cannot tell when the whole pool is idle): its constructor throws <see cref="ArgumentException"/>.</para>
