@@ -5,6 +5,7 @@ namespace PriorityAsync.Tests.Docs;
 public class VirtualClockExampleTests
 {
     // begin-snippet: testing-virtual-clock
+    // Needs: an xunit test class; using PriorityAsync; FluentAssertions; RenewingWorker and ScriptedBus below.
     [Fact]
     public void RenewingWorker_CpuStepsOf15Seconds_RenewsAtTheCheckpointsAndRetriesARefusal()
     {
@@ -29,6 +30,7 @@ public class VirtualClockExampleTests
 }
 
 // begin-snippet: testing-virtual-clock-worker
+// Needs: using PriorityAsync (a class library or a test project: the worker, and the ILeaseBus it talks to).
 /// <summary>The code under test: processes a message in steps at level 1 while it renews the message's lease every 20 s at
 /// level 2; a refused renewal is tried again after 1 s, then 2 s, 4 s, ...</summary>
 public sealed class RenewingWorker(ILeaseBus bus)
@@ -76,6 +78,7 @@ public interface ILeaseBus
 // end-snippet
 
 // begin-snippet: testing-virtual-clock-bus
+// Needs: using PriorityAsync; the ILeaseBus interface above.
 /// <summary>A test's bus: refuses the first renewals, and records each call with the virtual time it was made at.</summary>
 public sealed class ScriptedBus(VirtualTimeProvider clock, int refusals) : ILeaseBus
 {
