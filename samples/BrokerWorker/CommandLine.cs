@@ -40,7 +40,7 @@ public static class CommandLine
     private static readonly Option<int?> s_threads = s_line.Add(SampleCommandLine.OptionalWholeNumber("--threads", "priority-threads: the pool's threads in each worker process (default: the cores divided among the worker processes, at least 1)"));
     private static readonly Option<string?> s_queue = s_line.Add(SampleCommandLine.Text("--queue", "NAME", $"the queue's name prefix; each mode's queue is PREFIX_MODE (default: {s_defaults.Queue})"));
     private static readonly Option<bool> s_busCost = s_line.Add(SampleCommandLine.Flag("--bus-cost", "receive+renew+complete per second with no work: the sample's bus against a plain client loop (Npgsql, StackExchange.Redis)"));
-    private static readonly Option<IReadOnlyList<int>> s_scaling = s_line.Add(SampleCommandLine.WholeNumbers("--scaling", [], 1, 64, "the scaling tables over these worker-process counts: 2000 small messages, and the article's experiment at 30 messages/s (see README)"));
+    private static readonly Option<IReadOnlyList<int>> s_scaling = s_line.Add(SampleCommandLine.WholeNumbers("--scaling", [], 1, 64, "the scaling tables over these worker-process counts: 2000 small messages, and the article's experiment at 3 messages per second of its time (30/s at --time-scale 0.1; see README)"));
     private static readonly Option<TimeSpan?> s_duration = s_line.Add(SampleCommandLine.Duration("--duration", s_defaults.BusCostDuration, "with --bus-cost: how long to measure"));
     private static readonly Option<bool> s_virtualTime = s_line.Add(SampleCommandLine.Flag("--virtual-time",
         "run each mode on a virtual clock: CPU parts advance it, the in-memory broker and every wait of the worker run on it, and the " +
