@@ -40,8 +40,12 @@ public static class CommandLine
     private static readonly Option<int?> s_threads = s_line.Add(SampleCommandLine.OptionalWholeNumber("--threads", "priority-threads: the pool's threads in each worker process (default: the cores divided among the worker processes, at least 1)"));
     private static readonly Option<string?> s_queue = s_line.Add(SampleCommandLine.Text("--queue", "NAME", $"the queue's name prefix; each mode's queue is PREFIX_MODE (default: {s_defaults.Queue})"));
     private static readonly Option<bool> s_busCost = s_line.Add(SampleCommandLine.Flag("--bus-cost", "receive+renew+complete per second with no work: the sample's bus against a plain client loop (Npgsql, StackExchange.Redis)"));
-    private static readonly Option<IReadOnlyList<int>> s_scaling = s_line.Add(SampleCommandLine.WholeNumbers("--scaling", [], 1, 64, "the scaling tables over these worker-process counts: 2000 small messages, and the article's experiment at 30 messages/s (see README)"));
+    private static readonly Option<IReadOnlyList<int>> s_scaling = s_line.Add(SampleCommandLine.WholeNumbers("--scaling", [], 1, 64, "the scaling tables over these worker-process counts: 2000 small messages, and the article's experiment at 3 messages per second of its time (30/s at --time-scale 0.1; see README)"));
     private static readonly Option<TimeSpan?> s_duration = s_line.Add(SampleCommandLine.Duration("--duration", s_defaults.BusCostDuration, "with --bus-cost: how long to measure"));
+    private static readonly Option<bool> s_virtualTime = s_line.Add(SampleCommandLine.Flag("--virtual-time",
+        "run each mode on a virtual clock: CPU parts advance it, the in-memory broker and every wait of the worker run on it, and the " +
+        "loop jumps it when idle; exact, the same at any load, in milliseconds; the article's durations unscaled unless --time-scale is " +
+        "given, --stall-after and --deadline in virtual time; in memory, one worker, the modes on one thread (priority, single)"));
     private static readonly Option<bool> s_json = s_line.Add(SampleCommandLine.Flag("--json", "one JSON line per run (every measurement) instead of the table"));
     private static readonly Option<bool> s_wide = s_line.Add(SampleCommandLine.Flag("--wide", "the full table: every column (about 200 columns; the default fits 120)"));
 
@@ -64,11 +68,13 @@ public static class CommandLine
             return true;
         }
 
+        bool virtualTime = result.GetValue(s_virtualTime);
         options = new Options
         {
             Bus = result.GetValue(s_bus)!,
             Connection = result.GetValue(s_connection),
-            Modes = SampleCommandLine.GetList(result, s_modes),
+            // Virtual time runs the modes it can when none are named; a mode it cannot run is refused by Validate.
+            Modes = virtualTime && !Given(result, s_modes) ? Options.VirtualTimeModes : SampleCommandLine.GetList(result, s_modes),
             Workers = result.GetValue(s_workers),
             Messages = result.GetValue(s_messages),
             Rate = result.GetValue(s_rate),
@@ -81,7 +87,8 @@ public static class CommandLine
             RenewEvery = SampleCommandLine.GetDuration(result, s_renewEvery)!.Value,
             Lease = SampleCommandLine.GetDuration(result, s_lease)!.Value,
             ProgressTimeout = SampleCommandLine.GetDuration(result, s_progressTimeout),
-            TimeScale = result.GetValue(s_timeScale),
+            // Virtual time costs nothing per second: the article's durations as they are, unless --time-scale says otherwise.
+            TimeScale = virtualTime && !Given(result, s_timeScale) ? 1 : result.GetValue(s_timeScale),
             HangMessage = result.GetValue(s_hangMessage),
             MemoryLatency = SampleCommandLine.GetDuration(result, s_latency)!.Value,
             ConnectTimeout = SampleCommandLine.GetDuration(result, s_connectTimeout)!.Value,
@@ -94,6 +101,7 @@ public static class CommandLine
             Scaling = SampleCommandLine.GetList(result, s_scaling),
             BusCostDuration = SampleCommandLine.GetDuration(result, s_duration)!.Value,
             Json = result.GetValue(s_json),
+            VirtualTime = virtualTime,
             Wide = result.GetValue(s_wide),
             WorkerProcess = result.GetValue(s_workerProcess),
             SpinsPerMs = result.GetValue(s_spinsPerMs),
@@ -101,4 +109,6 @@ public static class CommandLine
         error = options.Validate();
         return error is null;
     }
+
+    private static bool Given(ParseResult result, Option option) => result.GetResult(option) is { Implicit: false };
 }

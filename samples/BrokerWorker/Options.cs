@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Globalization;
+using System.Linq;
 using System.Text.RegularExpressions;
 
 namespace BrokerWorker;
@@ -19,6 +20,9 @@ public sealed partial record Options
     public static readonly string[] Buses = ["memory", "postgres", "redis"];
 
     public static readonly string[] AllModes = ["priority", "single", "threadpool", "heartbeat-thread", "priority-threads"];
+
+    /// <summary>The modes that can run on virtual time: the ones on one loop, which can tell when it has nothing to run.</summary>
+    public static readonly string[] VirtualTimeModes = ["priority", "single"];
 
     public string Bus { get; init; } = "memory";
 
@@ -113,6 +117,14 @@ public sealed partial record Options
     public TimeSpan BusCostDuration { get; init; } = TimeSpan.FromSeconds(3);
 
     public bool Json { get; init; }
+
+    /// <summary>
+    /// --virtual-time: each mode's run on a clock of its own (PriorityAsync's VirtualTimeProvider) instead of the machine's: every CPU
+    /// part advances it, the in-memory broker judges leases by it and replies on it, every wait of the worker is a timer on it, and
+    /// the mode's loop jumps it to its next timer when it has nothing to run. The results are exact, the same at any load, and a
+    /// run takes milliseconds. The in-memory broker, one worker, the modes on one loop (<see cref="VirtualTimeModes"/>).
+    /// </summary>
+    public bool VirtualTime { get; init; }
 
     /// <summary>--wide: the full table instead of the one that fits 120 columns.</summary>
     public bool Wide { get; init; }
@@ -275,6 +287,11 @@ public sealed partial record Options
             return $"--threads must be from 1 to 1024 (got {Threads}).";
         }
 
+        if (VirtualTime && VirtualTimeProblem() is { } problem)
+        {
+            return problem;
+        }
+
         foreach ((string option, TimeSpan? value) in (ReadOnlySpan<(string, TimeSpan?)>)[("--stall-after", StallAfter), ("--deadline", Deadline), ("--duration", BusCostDuration)])
         {
             if (value is { } positive && positive <= TimeSpan.Zero)
@@ -289,6 +306,33 @@ public sealed partial record Options
             : $"--queue must be 1 to 23 characters, a lower-case letter or underscore, then lower-case letters, digits or underscores (got '{Queue}').";
     }
 
+    // Virtual time is driven by one loop: the workers' one loop thread must be able to tell when the whole run is idle.
+    private string? VirtualTimeProblem()
+    {
+        if (Bus != "memory")
+        {
+            return $"--virtual-time runs on the in-memory broker only (got --bus {Bus}): a real server keeps the machine's time.";
+        }
+
+        if (Workers != 1)
+        {
+            return $"--virtual-time runs one worker (got --workers {Workers}): one loop drives the clock, and each worker has a loop of its own.";
+        }
+
+        if (Modes.FirstOrDefault(m => !VirtualTimeModes.Contains(m)) is { } realOnly)
+        {
+            return $"--modes {realOnly} cannot run with --virtual-time: it runs the modes on one loop ({string.Join(", ", VirtualTimeModes)}); " +
+                "the thread pool's, a heartbeat thread's and a PriorityThreadPool's threads cannot tell when the whole run is idle.";
+        }
+
+        if (BusCost || Scaling.Count > 0)
+        {
+            return "--bus-cost and --scaling measure the machine: they run in real time only (drop --virtual-time).";
+        }
+
+        return null;
+    }
+
     [GeneratedRegex("^[a-z_][a-z0-9_]{0,22}$", RegexOptions.CultureInvariant)]
     private static partial Regex QueuePrefix();
 
@@ -298,5 +342,6 @@ public sealed partial record Options
         (SlicesPerCpuPart > 1 ? $"CPU parts cut into {SlicesPerCpuPart} slices of {Format.Seed(Checkpoint!.Value)} with a checkpoint between them" : "CPU parts run whole (no checkpoints)") +
         $"; {Concurrency} messages in flight per worker; time scale {TimeScale.ToString(CultureInfo.InvariantCulture)}: every duration runs " +
         $"{TimeScale.ToString(CultureInfo.InvariantCulture)} times as long (a lease: {Format.Ms(Scaled(Lease))})" +
-        (HangMessage > 0 ? $"; message {HangMessage} hangs on its first delivery" : "");
+        (HangMessage > 0 ? $"; message {HangMessage} hangs on its first delivery" : "") +
+        (VirtualTime ? "; on virtual time (every duration exact, CPU parts included)" : "");
 }

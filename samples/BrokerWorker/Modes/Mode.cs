@@ -1,5 +1,6 @@
 using System;
 using System.Threading.Tasks;
+using PriorityAsync;
 using Samples.Support;
 
 namespace BrokerWorker.Modes;
@@ -31,10 +32,31 @@ public abstract class Mode
     /// </summary>
     public virtual bool RenewalFollowsProgress => false;
 
-    /// <summary>The clock behind the worker's waits (renewal interval, simulated I/O).</summary>
-    public virtual TimeProvider Time => TimeProvider.System;
+    /// <summary>The clock behind the worker's waits (renewal interval, simulated I/O): the system's, or the run's virtual clock.</summary>
+    public virtual TimeProvider Time => (TimeProvider?)Clock ?? TimeProvider.System;
 
-    /// <summary>Runs the worker to completion on the calling thread (or on the threads the mode uses). Not used on a priority loop.</summary>
+    /// <summary>
+    /// With --virtual-time: the run's virtual clock, set before <see cref="Run"/>. The mode's loop drives it (it jumps the clock to its
+    /// next timer when it has nothing to run), and each CPU part advances it. Null: real time.
+    /// </summary>
+    public VirtualTimeProvider? Clock { get; set; }
+
+    /// <summary>Runs <paramref name="duration"/> of CPU work: calibrated spinning, or on virtual time a move of the clock (a simulated
+    /// core: nothing else runs on the loop meanwhile, and the timers that came due fire after it, in due order).</summary>
+    public void RunCpu(TimeSpan duration, double spinsPerMs)
+    {
+        if (Clock is { } clock)
+        {
+            clock.Advance(duration);
+        }
+        else
+        {
+            Processing.CpuWork.Run(duration, spinsPerMs);
+        }
+    }
+
+    /// <summary>Runs the worker to completion on the calling thread (or on the threads the mode uses). The hosted priority modes run
+    /// theirs on their service's loop or pool instead; on virtual time the coordinator runs the worker here.</summary>
     public abstract void Run(Func<Task> worker);
 
     /// <summary>At the start of a concurrent activity (queue the rest behind what is already waiting).</summary>

@@ -45,8 +45,10 @@ public sealed class PriorityMode : Mode
 
     public override TimeProvider Time => Context.TimeProvider;
 
+    /// <summary>Runs the worker on a loop of its own on the calling thread (the hosted service is the sample's way; on virtual time
+    /// the loop runs on the run's clock and drives it).</summary>
     public override void Run(Func<Task> worker) =>
-        PriorityContext.Run(worker, new PriorityContextOptions { Levels = Levels, Name = "broker-worker" });
+        PriorityContext.Run(worker, new PriorityContextOptions { Levels = Levels, Name = "broker-worker", TimeProvider = (TimeProvider?)Clock ?? TimeProvider.System });
 
     public override Gate Begin(Activity activity) => Gate.From(Context.Yield(Level(activity)));
 

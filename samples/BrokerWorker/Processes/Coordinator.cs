@@ -12,6 +12,7 @@ using BrokerWorker.Processing;
 using BrokerWorker.Report;
 using MessageBus;
 using Microsoft.Extensions.Hosting;
+using PriorityAsync;
 
 namespace BrokerWorker.Processes;
 
@@ -25,9 +26,21 @@ public sealed class Coordinator(Options options, TextWriter error)
 {
     private static readonly TimeSpan Poll = TimeSpan.FromMilliseconds(10);
 
-    /// <summary>The memory run: the workers are hosted workers in this process (an in-memory broker cannot be shared).</summary>
+    /// <summary>The memory run: the workers are hosted workers in this process (an in-memory broker cannot be shared); with
+    /// --virtual-time, one worker on the mode's loop, on a clock of its own.</summary>
     public async Task<IReadOnlyList<RunResult>> RunMemoryAsync()
     {
+        if (options.VirtualTime)
+        {
+            var virtualResults = new List<RunResult>();
+            foreach (string mode in options.Modes)
+            {
+                virtualResults.Add(await RunVirtualAsync(mode));
+            }
+
+            return virtualResults;
+        }
+
         double spins = CpuWork.Calibrate();
         var results = new List<RunResult>();
         foreach (string mode in options.Modes)
@@ -35,13 +48,13 @@ public sealed class Coordinator(Options options, TextWriter error)
             Options o = options with { SpinsPerMs = spins };
             var bus = new InMemoryMessageBus(o.Scaled(o.MemoryLatency));
             using var producing = new CancellationTokenSource();
-            Task producer = ProduceAsync((first, count) => { for (int i = first; i < first + count; i++) { bus.Enqueue($"message {i + 1}"); } return Task.CompletedTask; }, producing.Token);
+            Task producer = ProduceAsync(EnqueueInto(bus), TimeProvider.System, producing.Token);
             using IHost host = WorkerHost.Build(bus, o, mode, o.Workers);
             TimeSpan cpuBefore = Process.GetCurrentProcess().TotalProcessorTime;
             long start = Stopwatch.GetTimestamp();
             await host.StartAsync();
             Task hostDone = host.WaitForShutdownAsync();
-            (TimeSpan makespan, RunEnd end) = await WaitAsync(bus, start, Deadline(o, mode), () => hostDone.IsCompleted);
+            (TimeSpan makespan, RunEnd end) = await WaitAsync(bus, TimeProvider.System, start, Deadline(o, mode), () => hostDone.IsCompleted);
             BusCounts atEnd = await bus.GetCountsAsync();
             TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime - cpuBefore;
             await producing.CancelAsync();
@@ -109,9 +122,9 @@ public sealed class Coordinator(Options options, TextWriter error)
                 }
 
                 Task producer = o.Rate > 0
-                    ? ProduceAsync((first, count) => broker.EnqueueAsync(Payloads(first, count)), producing.Token)
+                    ? ProduceAsync((first, count) => broker.EnqueueAsync(Payloads(first, count)), TimeProvider.System, producing.Token)
                     : Task.CompletedTask;
-                (TimeSpan makespan, RunEnd end) = await WaitAsync(broker.Bus, start, Deadline(o, mode), () => children.All(c => c.HasExited));
+                (TimeSpan makespan, RunEnd end) = await WaitAsync(broker.Bus, TimeProvider.System, start, Deadline(o, mode), () => children.All(c => c.HasExited));
                 BusCounts atEnd = await broker.Bus.GetCountsAsync();
                 TimeSpan? serverCpu = await broker.ServerCpuAsync() - serverCpuBefore;
                 serverCpu = serverCpu < TimeSpan.Zero ? null : serverCpu; // the server restarted during the run
@@ -150,6 +163,77 @@ public sealed class Coordinator(Options options, TextWriter error)
 
         return results;
     }
+
+    /// <summary>
+    /// One mode on virtual time: one worker on the mode's loop, on a thread of its own, with the broker, the producer and the
+    /// verdict on the run's clock. The coordinator's side (the producer, the watch for the verdict) runs on the loop at its top
+    /// level, as on a thread of its own: it never waits behind a CPU part for long, and it takes no virtual time.
+    /// </summary>
+    private Task<RunResult> RunVirtualAsync(string modeName)
+    {
+        var completion = new TaskCompletionSource<RunResult>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var thread = new Thread(() =>
+        {
+            try
+            {
+                completion.SetResult(RunVirtual(modeName));
+            }
+            catch (Exception e)
+            {
+                completion.SetException(e);
+            }
+        })
+        {
+            IsBackground = true,
+            Name = $"{modeName}-virtual",
+        };
+        thread.Start();
+        return completion.Task;
+    }
+
+    private RunResult RunVirtual(string modeName)
+    {
+        var clock = new VirtualTimeProvider();
+        var bus = new InMemoryMessageBus(options.Scaled(options.MemoryLatency), clock);
+        Mode mode = Mode.Create(modeName, options);
+        mode.Clock = clock;
+        var stats = new WorkerStats();
+        var worker = new MessageWorker(bus, mode, options, stats, heartbeat: null);
+        (TimeSpan Makespan, RunEnd End) verdict = default;
+        BusCounts? atEnd = null;
+        BusCounts? final = null;
+        TimeSpan cpuBefore = Process.GetCurrentProcess().TotalProcessorTime;
+        mode.Run(async () =>
+        {
+            using var stopping = new CancellationTokenSource();
+            await mode.MoveTo(Modes.Activity.Lease);
+            Task producer = ProduceAsync(EnqueueInto(bus), clock, stopping.Token);
+            long start = clock.GetTimestamp();
+            Task running = worker.RunAsync(stopping.Token);
+            verdict = await WaitAsync(bus, clock, start, Deadline(options, modeName), () => running.IsCompleted);
+            atEnd = await bus.GetCountsAsync();
+
+            // Stopped as the host stops its workers: what they hold is abandoned. Cancel, not CancelAsync: the callbacks run here, on
+            // the loop, so the loop cannot jump the clock while a pool thread is still running them.
+            stopping.Cancel();
+            await producer.ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
+            await running;
+            final = await bus.GetCountsAsync();
+        });
+        TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime - cpuBefore;
+        return new RunResult(modeName, 1, "memory", verdict.Makespan, verdict.End, atEnd!, final!, null,
+            ProcessStats.From([stats], 0, cpu), Bound(options, modeName), null, null);
+    }
+
+    private static Func<int, int, Task> EnqueueInto(InMemoryMessageBus bus) => (first, count) =>
+    {
+        for (int i = first; i < first + count; i++)
+        {
+            bus.Enqueue($"message {i + 1}");
+        }
+
+        return Task.CompletedTask;
+    };
 
     private static string[] Payloads(int first, int count)
     {
@@ -213,7 +297,8 @@ public sealed class Coordinator(Options options, TextWriter error)
         return work > chain ? work : chain;
     }
 
-    private async Task ProduceAsync(Func<int, int, Task> enqueue, CancellationToken cancellationToken)
+    /// <summary>Puts the messages on the queue: all at once, or at --rate on <paramref name="time"/> (the system's clock, or the run's virtual clock).</summary>
+    private async Task ProduceAsync(Func<int, int, Task> enqueue, TimeProvider time, CancellationToken cancellationToken)
     {
         if (options.Rate == 0)
         {
@@ -223,17 +308,17 @@ public sealed class Coordinator(Options options, TextWriter error)
 
         // Behind schedule (a slow enqueue), everything due goes in one batch.
 
-        long start = Stopwatch.GetTimestamp();
+        long start = time.GetTimestamp();
         int sent = 0;
         while (sent < options.Messages)
         {
-            TimeSpan due = TimeSpan.FromSeconds(sent / options.Rate) - Stopwatch.GetElapsedTime(start);
+            TimeSpan due = TimeSpan.FromSeconds(sent / options.Rate) - time.GetElapsedTime(start);
             if (due > TimeSpan.Zero)
             {
-                await Task.Delay(due, cancellationToken);
+                await Task.Delay(due, time, cancellationToken);
             }
 
-            int now = (int)Math.Min(options.Messages, Math.Floor(Stopwatch.GetElapsedTime(start).TotalSeconds * options.Rate) + 1);
+            int now = (int)Math.Min(options.Messages, Math.Floor(time.GetElapsedTime(start).TotalSeconds * options.Rate) + 1);
             int count = Math.Max(1, now - sent);
             await enqueue(sent, count);
             sent += count;
@@ -243,40 +328,41 @@ public sealed class Coordinator(Options options, TextWriter error)
     /// <summary>The deadline of a mode's run: --deadline, or 3 times its CPU bound plus the stall time.</summary>
     public static TimeSpan Deadline(Options o, string mode) => o.Deadline ?? (Bound(o, mode) * 3) + o.ScaledStallAfter;
 
-    private async Task<(TimeSpan Makespan, RunEnd End)> WaitAsync(IMessageBus bus, long start, TimeSpan deadline, Func<bool> allExited)
+    /// <summary>Watches the broker's counts on <paramref name="time"/> (timestamps of it) until the run's verdict.</summary>
+    private async Task<(TimeSpan Makespan, RunEnd End)> WaitAsync(IMessageBus bus, TimeProvider time, long start, TimeSpan deadline, Func<bool> allExited)
     {
         long lastProgress = -1;
-        long lastChange = Stopwatch.GetTimestamp();
+        long lastChange = time.GetTimestamp();
         while (true)
         {
             BusCounts counts = await bus.GetCountsAsync();
             if (counts.Completed >= options.Messages)
             {
-                return (Stopwatch.GetElapsedTime(start), RunEnd.Completed);
+                return (time.GetElapsedTime(start), RunEnd.Completed);
             }
 
             // Progress is a completion or a delivery: a mode that loses every lease still redelivers; a zombie lease stops both.
             if (counts.Completed + counts.Delivered != lastProgress)
             {
                 lastProgress = counts.Completed + counts.Delivered;
-                lastChange = Stopwatch.GetTimestamp();
+                lastChange = time.GetTimestamp();
             }
-            else if (Stopwatch.GetElapsedTime(lastChange) > options.ScaledStallAfter)
+            else if (time.GetElapsedTime(lastChange) > options.ScaledStallAfter)
             {
-                return (Stopwatch.GetElapsedTime(start), RunEnd.NoProgress);
+                return (time.GetElapsedTime(start), RunEnd.NoProgress);
             }
             else if (allExited())
             {
-                return (Stopwatch.GetElapsedTime(start), RunEnd.WorkersExited);
+                return (time.GetElapsedTime(start), RunEnd.WorkersExited);
             }
 
             // A mode that loses every lease never stalls (the broker redelivers forever): give up at the deadline.
-            if (Stopwatch.GetElapsedTime(start) > deadline)
+            if (time.GetElapsedTime(start) > deadline)
             {
-                return (Stopwatch.GetElapsedTime(start), RunEnd.Deadline);
+                return (time.GetElapsedTime(start), RunEnd.Deadline);
             }
 
-            await Task.Delay(Poll);
+            await Task.Delay(Poll, time);
         }
     }
 }

@@ -67,7 +67,9 @@ public static class WorkerProcess
 
 /// <summary>One worker process's view, sent to the coordinator as JSON.</summary>
 /// <param name="CpuMs">The process's CPU time at its end (all its threads); with the in-memory bus, the coordinator's during the run.</param>
-public sealed record ProcessStats(long StoppedLeaseLost, long StoppedNoProgress, long RejectedByBroker, long Completed, long ConnectionErrors, long Reconnects, double WorstRenewGapMs, int PeakThreads, double CpuMs)
+/// <param name="Processes">How many processes' views these are: 1 from a process; summed, the worker processes that reported (a
+/// process killed, or stopped too slowly, sends none).</param>
+public sealed record ProcessStats(long StoppedLeaseLost, long StoppedNoProgress, long RejectedByBroker, long Completed, long ConnectionErrors, long Reconnects, double WorstRenewGapMs, int PeakThreads, double CpuMs, int Processes = 1)
 {
     public static ProcessStats From(System.Collections.Generic.IReadOnlyList<WorkerStats> stats, long reconnects, TimeSpan cpu) => new(
         stats.Sum(s => s.StoppedLeaseLost),
@@ -92,6 +94,7 @@ public sealed record ProcessStats(long StoppedLeaseLost, long StoppedNoProgress,
             a.Sum(s => s.Reconnects),
             a.Length == 0 ? 0 : a.Max(s => s.WorstRenewGapMs),
             a.Length == 0 ? 0 : a.Max(s => s.PeakThreads),
-            a.Sum(s => s.CpuMs));
+            a.Sum(s => s.CpuMs),
+            a.Sum(s => s.Processes));
     }
 }

@@ -1,5 +1,4 @@
 using System;
-using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 using MessageBus;
@@ -14,14 +13,20 @@ public sealed class InFlight : IDisposable
 {
     private readonly CancellationTokenSource _lease;
     private readonly CancellationTokenSource _done = new();
-    private long _waitingSince; // Stopwatch timestamp of the start of the external wait in progress, or 0
-    private long _renewed = Stopwatch.GetTimestamp();
+    private readonly TimeProvider _time;
+    private long _waitingSince; // timestamp (of _time) of the start of the external wait in progress, or 0
+    private long _renewed;
     private volatile bool _lost;
 
-    public InFlight(Lease lease, CancellationToken stopping)
+    /// <param name="lease">The broker's lease.</param>
+    /// <param name="time">The mode's clock (the system's, or the run's virtual clock): the progress stamp and the renewal gap are read on it.</param>
+    /// <param name="stopping">The worker's stop: it cancels the lease's token too.</param>
+    public InFlight(Lease lease, TimeProvider time, CancellationToken stopping)
     {
         Lease = lease;
         _lease = CancellationTokenSource.CreateLinkedTokenSource(stopping);
+        _time = time;
+        _renewed = time.GetTimestamp();
     }
 
     public Lease Lease { get; }
@@ -40,21 +45,21 @@ public sealed class InFlight : IDisposable
     /// zero when it is not waiting outside. Time spent queued for the worker's own thread does not count: that is the worker
     /// being busy, not the message being stuck.
     /// </summary>
-    public TimeSpan StuckFor => Interlocked.Read(ref _waitingSince) is var since and not 0 ? Stopwatch.GetElapsedTime(since) : TimeSpan.Zero;
+    public TimeSpan StuckFor => Interlocked.Read(ref _waitingSince) is var since and not 0 ? _time.GetElapsedTime(since) : TimeSpan.Zero;
 
     /// <summary>How long since the lease was taken or last renewed (the worker's view).</summary>
-    public TimeSpan SinceRenewed => Stopwatch.GetElapsedTime(Interlocked.Read(ref _renewed));
+    public TimeSpan SinceRenewed => _time.GetElapsedTime(Interlocked.Read(ref _renewed));
 
     /// <summary>Processing starts waiting for <paramref name="call"/>, an external call: the progress stamp runs until the call
     /// itself completes (marked by the completion, on whatever thread completes it, not when the loop gets round to resuming).</summary>
     public Task Waiting(Task call)
     {
-        Interlocked.Exchange(ref _waitingSince, Stopwatch.GetTimestamp());
+        Interlocked.Exchange(ref _waitingSince, _time.GetTimestamp());
         call.ContinueWith(static (_, state) => Interlocked.Exchange(ref ((InFlight)state!)._waitingSince, 0), this, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
         return call;
     }
 
-    public void Renewed() => Interlocked.Exchange(ref _renewed, Stopwatch.GetTimestamp());
+    public void Renewed() => Interlocked.Exchange(ref _renewed, _time.GetTimestamp());
 
     /// <summary>Stop working on the message: its lease is gone or given up.</summary>
     public void Lose()

@@ -89,7 +89,7 @@ public sealed class MessageWorker(IMessageBus bus, Mode mode, Options options, W
 
     private async Task HandleAsync(Lease lease, CancellationToken stopping)
     {
-        using var message = new InFlight(lease, stopping);
+        using var message = new InFlight(lease, mode.Time, stopping);
         Task renewal = Task.CompletedTask;
         if (heartbeat is not null)
         {
@@ -213,8 +213,12 @@ public sealed class MessageWorker(IMessageBus bus, Mode mode, Options options, W
                     return false;
                 }
 
-                stats.SampleThreads(ThreadPool.ThreadCount);
-                CpuWork.Run(_slice, options.SpinsPerMs);
+                if (mode.Clock is null)
+                {
+                    stats.SampleThreads(ThreadPool.ThreadCount);
+                }
+
+                mode.RunCpu(_slice, options.SpinsPerMs);
             }
 
             if (step == 0 && message.Lease.DeliveryCount == 1 && message.Lease.Payload == _hangPayload)

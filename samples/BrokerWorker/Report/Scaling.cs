@@ -12,8 +12,9 @@ namespace BrokerWorker.Report;
 /// <summary>
 /// <c>--scaling 1,2,4,8</c>: two experiments over several worker-process counts on one bus, each a normal run of the coordinator.
 /// Small messages: 2000 messages of one 10 ms I/O part and no CPU, 16 in flight per process, priority mode: what the broker and
-/// the processes cost per message. The article's experiment: 150 of its messages produced at 30 per second, time scale 0.1 (500 ms
-/// leases), priority and priority-threads: what is lost when processes share the cores.
+/// the processes cost per message. The article's experiment: 150 of its messages produced at 3 per second of the article's time, at
+/// --time-scale (by default 0.1: 30 per second, 500 ms leases), priority and priority-threads: what is lost when processes share the
+/// cores.
 /// </summary>
 public static class Scaling
 {
@@ -74,7 +75,11 @@ public static class Scaling
         }
 
         output.WriteLine();
-        output.WriteLine("The article's experiment: 150 messages at 30/s, 5 steps of CPU 100 ms + I/O 100 ms, renew every 200 ms, lease 500 ms.");
+        Options experiment = SeedExperiment(options, 1);
+        output.WriteLine(
+            $"The article's experiment: {experiment.Messages} messages at {experiment.Rate.ToString("0.##", CultureInfo.InvariantCulture)}/s, " +
+            $"{experiment.Steps} steps of CPU {Format.Seed(experiment.Scaled(experiment.Cpu))} + I/O {Format.Seed(experiment.Scaled(experiment.Io))}, " +
+            $"renew every {Format.Seed(experiment.Scaled(experiment.RenewEvery))}, lease {Format.Seed(experiment.Scaled(experiment.Lease))}.");
         output.WriteLine();
         output.WriteLine($"| {processes} | mode | threads each | renewals refused | delivered again | longest without renewal | took | vs least possible | CPU workers | CPU broker | end |");
         output.WriteLine("|---|---|---|---|---|---|---|---|---|---|---|");
@@ -106,7 +111,8 @@ public static class Scaling
         MemoryLatency = TimeSpan.Zero,
     };
 
-    /// <summary>The article's experiment for <paramref name="workers"/> processes: 150 messages at 30/s, time scale 0.1.</summary>
+    /// <summary>The article's experiment for <paramref name="workers"/> processes: 150 messages produced at 3 per second of the article's
+    /// time, at the time scale of <paramref name="options"/> (0.1 by default: 30 per second).</summary>
     public static Options SeedExperiment(Options options, int workers) => new()
     {
         Bus = options.Bus,
@@ -116,7 +122,8 @@ public static class Scaling
         Workers = workers,
         Modes = ["priority", "priority-threads"],
         Messages = 150,
-        Rate = 30,
+        TimeScale = options.TimeScale,
+        Rate = Math.Round(3 / options.TimeScale, 6), // 30 at the default 0.1, not 30.000000000000004
     };
 
     private static async Task<IReadOnlyList<RunResult>?> RunAsync(Options options, string? connection, TextWriter error)

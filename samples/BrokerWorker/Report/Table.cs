@@ -58,7 +58,7 @@ public static class Table
         }
 
         output.WriteLine();
-        WriteLegend(output, "took", "wall time from the workers' start until the broker had every message completed, or until the run was stopped");
+        WriteLegend(output, "took", $"{Elapsed(options)} from the workers' start until the broker had every message completed, or until the run was stopped");
         WriteLegend(output, "vs least possible", "took, divided by the least time any scheduler needs: all CPU work back to back on the cores " +
             "the mode can use; 1.00x is perfect");
         WriteLegend(output, "completed", "messages the broker counts as done, of the messages put on the queue");
@@ -73,7 +73,9 @@ public static class Table
             "for the one CPU part running at most. single: one thread, first in first out (Nito.AsyncEx's AsyncContext): a renewal waits behind every CPU " +
             "part queued before it. threadpool: plain async on the .NET thread pool. heartbeat-thread: the single thread plus a " +
             "dedicated thread that renews every lease. priority-threads: PriorityAsync's levels on a PriorityThreadPool, one " +
-            "thread per core, several messages' CPU parts at once. --wide shows every column; --json writes every measurement.",
+            "thread per core, several messages' CPU parts at once." +
+            (options.VirtualTime ? " On virtual time single runs on a one-level PriorityContext: first in first out, as AsyncContext, and able to drive the clock." : "") +
+            " --wide shows every column; --json writes every measurement.",
             "  ");
     }
 
@@ -83,7 +85,8 @@ public static class Table
         output.WriteLine("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
         foreach (RunResult r in results)
         {
-            string threads = r.PoolMinThreads is { } min ? $"{r.Seen.PeakThreads} (min set {min})" : r.Seen.PeakThreads.ToString(CultureInfo.InvariantCulture);
+            string threads = r.PoolMinThreads is { } min ? $"{r.Seen.PeakThreads} (min set {min})"
+                : options.VirtualTime ? "-" : r.Seen.PeakThreads.ToString(CultureInfo.InvariantCulture);
             output.WriteLine(
                 $"| {r.Mode} | {Format.Sec(r.Makespan)} | {Format.Sec(r.Bound)} | {Format.Ratio(r.Ratio)} | {r.AtEnd.Delivered} | {r.AtEnd.Redelivered} | {r.AtEnd.Completed} | " +
                 $"{r.AtEnd.RejectedCompletes} | {r.AtEnd.FailedRenewals} | {r.Seen.StoppedLeaseLost} / {r.Seen.StoppedNoProgress} | {r.Seen.WorstRenewGapMs:0} ms | {threads} | " +
@@ -91,7 +94,7 @@ public static class Table
         }
 
         output.WriteLine();
-        WriteLegend(output, "makespan", "wall time from the workers' start until the broker had every message completed, or until the run was stopped");
+        WriteLegend(output, "makespan", $"{Elapsed(options)} from the workers' start until the broker had every message completed, or until the run was stopped");
         WriteLegend(output, "CPU bound", "the least time any scheduler needs: all CPU work back to back on the cores the mode can use");
         WriteLegend(output, "ratio", "makespan / CPU bound; 1.000 is perfect");
         WriteLegend(output, "delivered", "every delivery the broker made, first ones and again");
@@ -103,7 +106,7 @@ public static class Table
             "its I/O call had not answered for --progress-timeout (priority modes: the lease is given up)");
         WriteLegend(output, "worst renew gap", $"the longest a message in flight went without a renewal (a lease lasts {Format.Ms(options.Scaled(options.Lease))} in this run)");
         WriteLegend(output, "peak threads", "the most .NET thread-pool threads a worker process had when a CPU part started (min set: the " +
-            "minimum the threadpool mode sets)");
+            "minimum the threadpool mode sets; -: on virtual time)");
         WriteLegend(output, "CPU workers / broker", "CPU time of the worker processes (in-memory bus: of this process, the broker included) / of the " +
             "broker server during the run (PostgreSQL on this machine: all its processes; Redis: its own count; -: not measured)");
         WriteEndLegend(output, options);
@@ -114,6 +117,8 @@ public static class Table
             $"{Format.Sec(options.ScaledStallAfter)}, --stall-after: a worker holds a message it never finishes), deadline (not done in " +
             (options.Deadline is { } deadline ? Format.Sec(deadline) : "3 times the least possible time plus that") +
             ", --deadline: a mode that keeps losing its leases), workers exited; leased: messages a worker still held");
+
+    private static string Elapsed(Options options) => options.VirtualTime ? "time on the run's virtual clock (exact)" : "wall time";
 
     private static string End(RunResult r) => r.End switch
     {
