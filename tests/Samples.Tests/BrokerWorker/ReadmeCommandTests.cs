@@ -28,6 +28,12 @@ namespace Samples.Tests.BrokerWorker;
 /// </remarks>
 public sealed partial class ReadmeCommandTests
 {
+    private const int MaxMessages = 4;
+
+    private const int MaxSteps = 2;
+
+    private const string BusCostDuration = "200ms";
+
     public static readonly string[] Readmes = ["samples/BrokerWorker/README.md", "samples/MessageBus.Postgres/README.md", "samples/MessageBus.Redis/README.md"];
 
     private const string Run = "dotnet run --project samples/BrokerWorker -c Release";
@@ -127,14 +133,8 @@ public sealed partial class ReadmeCommandTests
         ci.Should().Contain("tests/postgres/start.sh").And.Contain("tests/redis/start.sh", "CI starts the servers the commands need");
     }
 
-    public const int MaxMessages = 4;
-
-    public const int MaxSteps = 2;
-
-    public const string BusCostDuration = "200ms";
-
     /// <summary>The command's arguments as this test runs them (see the class's remarks): compressed in time and size, the same code paths.</summary>
-    public static List<string> Compressed(List<string> args)
+    private static List<string> Compressed(List<string> args)
     {
         List<string> run = [.. args];
         if (run.Contains("--virtual-time") || run.Contains("--help") || run.Contains("--version"))
