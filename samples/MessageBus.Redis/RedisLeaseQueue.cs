@@ -459,6 +459,7 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
 
     private async Task<ConnectionMultiplexer> ConnectCoreAsync()
     {
+        long started = Stopwatch.GetTimestamp();
         try
         {
             ConnectionMultiplexer connection = await ConnectionMultiplexer.ConnectAsync(_configuration).ConfigureAwait(false);
@@ -477,7 +478,8 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
         catch (RedisConnectionException e) when (e.FailureType is not ConnectionFailureType.AuthenticationFailure)
         {
             // StackExchange.Redis says only that it could not connect: ask the network why (refused, unknown host, no answer).
-            throw new RedisQueueConnectionException(_endpoint, await WhyUnreachableAsync().ConfigureAwait(false) ?? Reason(e), e);
+            TimeSpan waited = Stopwatch.GetElapsedTime(started);
+            throw new RedisQueueConnectionException(_endpoint, await WhyUnreachableAsync(waited).ConfigureAwait(false) ?? Reason(e), e);
         }
         catch (RedisConnectionException e)
         {
@@ -485,7 +487,7 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
         }
     }
 
-    private async Task<string?> WhyUnreachableAsync()
+    private async Task<string?> WhyUnreachableAsync(TimeSpan waited)
     {
         (string host, int port) = _configuration.EndPoints[0] switch
         {
@@ -503,7 +505,12 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
         {
             using var client = new System.Net.Sockets.TcpClient();
             await client.ConnectAsync(host, port, timeout.Token).ConfigureAwait(false);
-            return null; // it answers now: StackExchange.Redis's own reason stands
+
+            // It accepts connections: a handshake that used the whole timeout is a busy machine or server, or a server that is
+            // not Redis. A quicker failure keeps StackExchange.Redis's own reason.
+            return waited >= TimeSpan.FromMilliseconds(_configuration.ConnectTimeout * 0.9)
+                ? $"the server accepts connections but the Redis handshake did not finish within the connect timeout ({_configuration.ConnectTimeout} ms): a busy machine or server (raise the timeout), or not a Redis server"
+                : null;
         }
         catch (System.Net.Sockets.SocketException e)
         {

@@ -221,7 +221,7 @@ public sealed class BrokerWorkerProcessTests
             // The workers find the mode's table from the prefix, as the coordinator's do.
             string prefix = "t_" + Guid.NewGuid().ToString("N")[..16];
             CommandLine.TryParse(
-                [.. args, "--bus", "postgres", "--queue", prefix, "--workers", workers.ToString(System.Globalization.CultureInfo.InvariantCulture),
+                [.. args, .. TestDatabase.ConnectTimeoutOption, "--bus", "postgres", "--queue", prefix, "--workers", workers.ToString(System.Globalization.CultureInfo.InvariantCulture),
                  "--messages", messages.ToString(System.Globalization.CultureInfo.InvariantCulture)], out Options options, out string? error)
                 .Should().BeTrue(error);
             PostgresLeaseQueue queue = await TestDatabase.CreateQueueAsync(TestDatabase.NewOptions(BusFactory.Table(options, mode)));

@@ -11,6 +11,15 @@ internal static class TestDatabase
     /// <summary>Every wait on the database is bounded by this, and fails loudly when it runs out.</summary>
     public static readonly TimeSpan Patience = TimeSpan.FromSeconds(60);
 
+    /// <summary>
+    /// The connect timeout of every connection a test opens or starts a worker process with: a fresh process on a busy machine
+    /// (CI runs the suite beside CPU-bound processes) can take more than the default 5 s to connect.
+    /// </summary>
+    public static readonly TimeSpan ConnectTimeout = Patience;
+
+    /// <summary><see cref="ConnectTimeout"/> as a BrokerWorker option.</summary>
+    public static readonly string[] ConnectTimeoutOption = ["--connect-timeout", $"{(int)ConnectTimeout.TotalSeconds}s"];
+
     public static bool IsCi => string.Equals(Environment.GetEnvironmentVariable("CI"), "true", StringComparison.OrdinalIgnoreCase);
 
     /// <summary>Why no server can be used, or null when one answers on its port.</summary>
@@ -64,6 +73,7 @@ internal static class TestDatabase
             QueueName = queueName ?? "t_" + Guid.NewGuid().ToString("N")[..20],
             Owner = owner,
             ReconnectTimeout = TimeSpan.FromSeconds(30),
+            ConnectTimeout = ConnectTimeout,
         };
     }
 
@@ -77,7 +87,7 @@ internal static class TestDatabase
     /// <summary>A plain connection for the tests' own statements (locks, the clock, pg_terminate_backend).</summary>
     public static async Task<NpgsqlConnection> OpenAdminAsync()
     {
-        NpgsqlConnectionStringBuilder builder = new(ConnectionString) { ApplicationName = "messagebus-tests-admin", Pooling = false };
+        NpgsqlConnectionStringBuilder builder = new(ConnectionString) { ApplicationName = "messagebus-tests-admin", Pooling = false, Timeout = (int)ConnectTimeout.TotalSeconds };
         NpgsqlConnection connection = new(builder.ConnectionString);
         await connection.OpenAsync();
         return connection;

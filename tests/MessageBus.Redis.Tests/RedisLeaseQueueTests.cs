@@ -406,8 +406,8 @@ public sealed class RedisLeaseQueueTests : IAsyncLifetime
         RedisQueueConnectionException e = (await FluentActions.Awaiting(() => queue.ConnectAsync()).Should()
             .ThrowAsync<RedisQueueConnectionException>().WaitAsync(TestServer.Patience)).Which;
 
-        e.Message.Should().StartWith($"Cannot connect to Redis at 127.0.0.1:{port}: ").And.NotContain("hunter2secret");
-        e.Message.Split('\n').Should().ContainSingle();
+        e.Message.Should().Be($"Cannot connect to Redis at 127.0.0.1:{port}: the server accepts connections but the Redis handshake did not " +
+            "finish within the connect timeout (1000 ms): a busy machine or server (raise the timeout), or not a Redis server");
     }
 
     internal static int FreePort()

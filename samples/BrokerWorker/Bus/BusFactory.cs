@@ -12,7 +12,10 @@ namespace BrokerWorker.Bus;
 /// <summary>The real brokers' side: the connection string (checked before anything connects) and the queue objects of a run.</summary>
 public static class BusFactory
 {
-    /// <summary>The connection string from <c>--connection</c> or the bus's environment variable; null with a one-line reason when missing or malformed.</summary>
+    /// <summary>
+    /// The connection string from <c>--connection</c> or the bus's environment variable, its connect timeout replaced by
+    /// <c>--connect-timeout</c>; null with a one-line reason when missing or malformed.
+    /// </summary>
     public static string? ConnectionString(Options options, out string? error)
     {
         string variable = options.ConnectionVariable ?? throw new InvalidOperationException("The in-memory bus has no connection string.");
@@ -42,7 +45,20 @@ public static class BusFactory
         }
 
         error = null;
-        return value;
+        return WithConnectTimeout(value, options);
+    }
+
+    // --connect-timeout replaces the string's own, so that every connection of the run waits as long: the queue's, the report's.
+    private static string WithConnectTimeout(string value, Options options)
+    {
+        if (options.Bus == "redis")
+        {
+            ConfigurationOptions redis = ConfigurationOptions.Parse(value);
+            redis.ConnectTimeout = (int)options.ConnectTimeout.TotalMilliseconds;
+            return redis.ToString(includePassword: true);
+        }
+
+        return new NpgsqlConnectionStringBuilder(value) { Timeout = (int)Math.Ceiling(options.ConnectTimeout.TotalSeconds) }.ConnectionString;
     }
 
     /// <summary>A queue object on the bus of <paramref name="options"/>; <paramref name="role"/> names its connections and its leases' owner.</summary>

@@ -44,7 +44,6 @@ public sealed class RedisBroker(RedisLeaseQueue queue, string connectionString) 
     public override async Task<TimeSpan?> ServerCpuAsync()
     {
         ConfigurationOptions configuration = ConfigurationOptions.Parse(connectionString);
-        configuration.ConnectTimeout = 5000;
         configuration.AllowAdmin = true; // INFO is an admin command to StackExchange.Redis
         string info;
         try

@@ -352,6 +352,30 @@ public sealed class BrokerWorkerMemoryTests
         }
     }
 
+    [Fact]
+    public void ConnectTimeout_ReplacesTheConnectionStrings_ForEveryConnectionOfTheRun()
+    {
+        // The queue objects took --connect-timeout, the report's own connections (server CPU, durability, the plain loops) the
+        // string's own or 5 s: the whole run must wait as long as it was told.
+        CommandLine.TryParse(["--bus", "redis", "--connection", "127.0.0.1:6379,password=pw,connectTimeout=100", "--connect-timeout", "42s"],
+            out Options redis, out string? error).Should().BeTrue(error);
+        CommandLine.TryParse(["--bus", "postgres", "--connection", "Host=127.0.0.1;Database=q;Username=u;Password=pw;Timeout=1", "--connect-timeout", "42s"],
+            out Options postgres, out error).Should().BeTrue(error);
+
+        string redisString = BusFactory.ConnectionString(redis, out error)!;
+        error.Should().BeNull();
+        StackExchange.Redis.ConfigurationOptions parsed = StackExchange.Redis.ConfigurationOptions.Parse(redisString);
+        parsed.ConnectTimeout.Should().Be(42_000);
+        parsed.Password.Should().Be("pw", "the rest of the string is kept");
+        parsed.EndPoints.Should().ContainSingle().Which.ToString().Should().Be("127.0.0.1:6379");
+
+        string postgresString = BusFactory.ConnectionString(postgres, out error)!;
+        error.Should().BeNull();
+        var builder = new Npgsql.NpgsqlConnectionStringBuilder(postgresString);
+        builder.Timeout.Should().Be(42);
+        (builder.Host, builder.Database, builder.Username, builder.Password).Should().Be(("127.0.0.1", "q", "u", "pw"));
+    }
+
     [Theory]
     [InlineData(1)]
     [InlineData(2)]

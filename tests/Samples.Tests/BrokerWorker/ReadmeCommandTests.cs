@@ -21,7 +21,8 @@ namespace Samples.Tests.BrokerWorker;
 /// a tenth of the command's own (<c>--time-scale</c> and <c>--stall-after</c>; the default time scale 0.1 becomes 0.01), at most
 /// <see cref="MaxMessages"/> messages of at most <see cref="MaxSteps"/> steps, at most two worker processes (<c>--workers N</c> and
 /// <c>--workers 4</c> run with 2), <c>--scaling</c> with one count (1) at a hundredth of the time scale (its experiment is 150
-/// messages), <c>--bus-cost</c> for <see cref="BusCostDuration"/> a round. A command with <c>--virtual-time</c> runs as written:
+/// messages), <c>--bus-cost</c> for <see cref="BusCostDuration"/> a round. On a broker, the connect timeout is
+/// <see cref="ConnectTimeout"/> (a worker process that starts on a busy machine can need more than the default 5 s). A command with <c>--virtual-time</c> runs as written:
 /// it is exact and takes milliseconds. What the compression changes is how long each CPU part, I/O part and lease lasts, and so how
 /// many leases a loaded machine loses; every code path a command takes (its broker, modes, processes, hang, checkpoints, tables) is
 /// the same.
@@ -33,6 +34,8 @@ public sealed partial class ReadmeCommandTests
     private const int MaxSteps = 2;
 
     private const string BusCostDuration = "200ms";
+
+    private const string ConnectTimeout = "60s";
 
     public static readonly string[] Readmes = ["samples/BrokerWorker/README.md", "samples/MessageBus.Postgres/README.md", "samples/MessageBus.Redis/README.md"];
 
@@ -140,6 +143,11 @@ public sealed partial class ReadmeCommandTests
         if (run.Contains("--virtual-time") || run.Contains("--help") || run.Contains("--version"))
         {
             return run;
+        }
+
+        if (Value(run, "--bus") is "postgres" or "redis" && Value(run, "--connect-timeout") is null)
+        {
+            Set(run, "--connect-timeout", ConnectTimeout);
         }
 
         if (run.Contains("--bus-cost"))
