@@ -129,7 +129,8 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
     public static void ValidateConnectionString(string? connectionString) => ParseConnectionString(connectionString);
 
     /// <summary>Connects (once; later calls return at once) and checks that the server accepts the credentials.</summary>
-    /// <exception cref="RedisQueueConnectionException">The server cannot be reached, or refused the credentials, within the connect timeout.</exception>
+    /// <exception cref="RedisQueueConnectionException">The server cannot be reached or refused the credentials (not retried), or it
+    /// accepted the connection but never completed the handshake within the connect timeout (retried within the reconnect timeout).</exception>
     public async Task ConnectAsync(CancellationToken cancellationToken = default)
     {
         ConnectionMultiplexer connection = await GetConnectionAsync().WaitAsync(cancellationToken).ConfigureAwait(false);
@@ -457,37 +458,68 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
         }
     }
 
+    // Unreachable, refused or credentials rejected: at once. A handshake that used the whole connect timeout on a server that accepts
+    // connections (a busy server, or this process starting on a busy machine): retried with back-off within the reconnect budget,
+    // as a lost connection is, and not by raising the connect timeout, which also bounds each reconnection after an outage.
     private async Task<ConnectionMultiplexer> ConnectCoreAsync()
     {
-        long started = Stopwatch.GetTimestamp();
-        try
+        CancellationToken disposing = _disposing.Token;
+        long start = Stopwatch.GetTimestamp();
+        TimeSpan delay = _reconnectInitialDelay;
+        for (int attempt = 1; ; attempt++)
         {
-            ConnectionMultiplexer connection = await ConnectionMultiplexer.ConnectAsync(_configuration).ConfigureAwait(false);
-
-            // The multiplexer reconnects by itself, and commands issued meanwhile wait for it: count each restored connection,
-            // so that a caller sees the outage even when no operation had to retry.
-            connection.ConnectionRestored += (_, e) =>
+            long attemptStart = Stopwatch.GetTimestamp();
+            RedisConnectionException failure;
+            try
             {
-                if (e.ConnectionType == ConnectionType.Interactive)
+                ConnectionMultiplexer connection = await ConnectionMultiplexer.ConnectAsync(_configuration).ConfigureAwait(false);
+                if (disposing.IsCancellationRequested)
                 {
-                    Interlocked.Increment(ref _reconnects);
+                    await connection.DisposeAsync().ConfigureAwait(false); // connected after DisposeAsync: nobody else would close it
+                    throw new ObjectDisposedException(nameof(RedisLeaseQueue));
                 }
-            };
-            return connection;
-        }
-        catch (RedisConnectionException e) when (e.FailureType is not ConnectionFailureType.AuthenticationFailure)
-        {
+
+                // The multiplexer reconnects by itself, and commands issued meanwhile wait for it: count each restored connection,
+                // so that a caller sees the outage even when no operation had to retry.
+                connection.ConnectionRestored += (_, e) =>
+                {
+                    if (e.ConnectionType == ConnectionType.Interactive)
+                    {
+                        Interlocked.Increment(ref _reconnects);
+                    }
+                };
+                return connection;
+            }
+            catch (RedisConnectionException e)
+            {
+                failure = e;
+            }
+
+            if (failure.FailureType is ConnectionFailureType.AuthenticationFailure)
+            {
+                throw new RedisQueueConnectionException(_endpoint, Reason(failure), failure);
+            }
+
             // StackExchange.Redis says only that it could not connect: ask the network why (refused, unknown host, no answer).
-            TimeSpan waited = Stopwatch.GetElapsedTime(started);
-            throw new RedisQueueConnectionException(_endpoint, await WhyUnreachableAsync(waited).ConfigureAwait(false) ?? Reason(e), e);
-        }
-        catch (RedisConnectionException e)
-        {
-            throw new RedisQueueConnectionException(_endpoint, Reason(e), e);
+            (string? why, bool busy) = await WhyNotConnectedAsync(Stopwatch.GetElapsedTime(attemptStart)).ConfigureAwait(false);
+            TimeSpan elapsed = Stopwatch.GetElapsedTime(start);
+            if (!busy || elapsed + delay > _reconnectTimeout)
+            {
+                string reason = (why ?? Reason(failure)) + (attempt > 1 ? $" (still failing after retrying for {elapsed.TotalSeconds:0.#} s)" : "");
+                throw new RedisQueueConnectionException(_endpoint, reason, failure);
+            }
+
+            Interlocked.Increment(ref _reconnects);
+            double jitter = 1.0 + (Random.Shared.NextDouble() * 0.5);
+            await Task.Delay(delay * jitter, disposing).ConfigureAwait(false);
+            delay = delay * 2 < _reconnectMaxDelay ? delay * 2 : _reconnectMaxDelay;
         }
     }
 
-    private async Task<string?> WhyUnreachableAsync(TimeSpan waited)
+    /// <summary>Why a connection attempt that took <paramref name="waited"/> failed, as the network tells (null: StackExchange.Redis's
+    /// own reason stands), and whether the server is busy rather than away: it accepts connections, but the handshake took the
+    /// whole connect timeout.</summary>
+    private async Task<(string? Why, bool Busy)> WhyNotConnectedAsync(TimeSpan waited)
     {
         (string host, int port) = _configuration.EndPoints[0] switch
         {
@@ -497,7 +529,7 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
         };
         if (port == 0)
         {
-            return null;
+            return (null, false);
         }
 
         using var timeout = new CancellationTokenSource(TimeSpan.FromMilliseconds(_configuration.ConnectTimeout));
@@ -505,21 +537,19 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
         {
             using var client = new System.Net.Sockets.TcpClient();
             await client.ConnectAsync(host, port, timeout.Token).ConfigureAwait(false);
-
-            // It accepts connections: a handshake that used the whole timeout is a busy machine or server, or a server that is
-            // not Redis. A quicker failure keeps StackExchange.Redis's own reason.
-            return waited >= TimeSpan.FromMilliseconds(_configuration.ConnectTimeout * 0.9)
-                ? $"the server accepts connections but the Redis handshake did not finish within the connect timeout ({_configuration.ConnectTimeout} ms): a busy machine or server (raise the timeout), or not a Redis server"
-                : null;
         }
         catch (System.Net.Sockets.SocketException e)
         {
-            return $"no connection: {e.Message}";
+            return ($"no connection: {e.Message}", false);
         }
         catch (OperationCanceledException)
         {
-            return $"no answer within the connect timeout ({_configuration.ConnectTimeout} ms)";
+            return ($"no answer within the connect timeout ({_configuration.ConnectTimeout} ms)", false);
         }
+
+        return waited >= TimeSpan.FromMilliseconds(_configuration.ConnectTimeout * 0.9)
+            ? ($"the server accepts connections but the Redis handshake did not finish within the connect timeout ({_configuration.ConnectTimeout} ms): a busy machine or server, or not a Redis server", true)
+            : (null, false);
     }
 
     private static bool IsConnectionLoss(Exception e) => e switch

@@ -213,7 +213,7 @@ public sealed class BrokerWorkerProcessTests
             // The workers find the mode's queue from the prefix, as the coordinator's do.
             string prefix = "t_" + Guid.NewGuid().ToString("N")[..16];
             CommandLine.TryParse(
-                [.. args, .. TestServer.ConnectTimeoutOption, "--bus", "redis", "--queue", prefix, "--workers", workers.ToString(System.Globalization.CultureInfo.InvariantCulture),
+                [.. args, "--bus", "redis", "--queue", prefix, "--workers", workers.ToString(System.Globalization.CultureInfo.InvariantCulture),
                  "--messages", messages.ToString(System.Globalization.CultureInfo.InvariantCulture)], out Options options, out string? error)
                 .Should().BeTrue(error);
             RedisLeaseQueue queue = await TestServer.CreateQueueAsync(TestServer.NewOptions(BusFactory.Table(options, mode)));

@@ -391,7 +391,7 @@ public sealed class RedisLeaseQueueTests : IAsyncLifetime
     }
 
     [Fact]
-    public async Task ConnectAsync_ServerNeverAnswers_FailsAfterTheConnectTimeout()
+    public async Task ConnectAsync_ServerNeverAnswers_NoRetrying_FailsAfterTheConnectTimeoutSayingWhy()
     {
         // A port that accepts connections and never says a word: only the connect timeout can end the attempt.
         using System.Net.Sockets.TcpListener silent = new(System.Net.IPAddress.Loopback, 0);
@@ -401,13 +401,137 @@ public sealed class RedisLeaseQueueTests : IAsyncLifetime
         {
             ConnectionString = $"127.0.0.1:{port},password=hunter2secret",
             ConnectTimeout = TimeSpan.FromSeconds(1),
+            ReconnectTimeout = TimeSpan.Zero,
         });
 
         RedisQueueConnectionException e = (await FluentActions.Awaiting(() => queue.ConnectAsync()).Should()
             .ThrowAsync<RedisQueueConnectionException>().WaitAsync(TestServer.Patience)).Which;
 
         e.Message.Should().Be($"Cannot connect to Redis at 127.0.0.1:{port}: the server accepts connections but the Redis handshake did not " +
-            "finish within the connect timeout (1000 ms): a busy machine or server (raise the timeout), or not a Redis server");
+            "finish within the connect timeout (1000 ms): a busy machine or server, or not a Redis server");
+        queue.Reconnects.Should().Be(0);
+    }
+
+    [Fact]
+    public async Task ConnectAsync_ServerNeverAnswers_RetriesWithinTheReconnectTimeoutThenSaysSo()
+    {
+        using System.Net.Sockets.TcpListener silent = new(System.Net.IPAddress.Loopback, 0);
+        silent.Start();
+        int port = ((System.Net.IPEndPoint)silent.LocalEndpoint).Port;
+        await using RedisLeaseQueue queue = new(new RedisLeaseQueueOptions
+        {
+            ConnectionString = $"127.0.0.1:{port},password=hunter2secret",
+            ConnectTimeout = TimeSpan.FromMilliseconds(500),
+            ReconnectTimeout = TimeSpan.FromSeconds(2),
+        });
+
+        RedisQueueConnectionException e = (await FluentActions.Awaiting(() => queue.ConnectAsync()).Should()
+            .ThrowAsync<RedisQueueConnectionException>().WaitAsync(TestServer.Patience)).Which;
+
+        e.Message.Should().MatchRegex(
+            $@"^Cannot connect to Redis at 127\.0\.0\.1:{port}: the server accepts connections but the Redis handshake did not finish within " +
+            @"the connect timeout \(500 ms\): a busy machine or server, or not a Redis server \(still failing after retrying for [0-9.]+ s\)$");
+        queue.Reconnects.Should().BeGreaterThan(0, "a busy handshake is retried, as a lost connection is");
+    }
+
+    [RedisFact]
+    public async Task ConnectAsync_FirstHandshakeNeverAnswered_RetriesAndConnects()
+    {
+        // The first connections land on a silent listener, as on a server (or a process starting on a machine) too busy to answer in
+        // time; once the queue has scheduled a retry, connections reach the real server. The retry connects, and the queue works.
+        await using var proxy = new SilentThenForwardingProxy(TestServer.HostAndPort);
+        string password = ConfigurationOptions.Parse(TestServer.ConnectionString).Password ?? "";
+        RedisLeaseQueueOptions options = TestServer.NewOptions();
+        options.ConnectionString = $"127.0.0.1:{proxy.Port}{(password.Length > 0 ? $",password={password}" : "")}";
+        options.ConnectTimeout = TimeSpan.FromMilliseconds(500);
+        await using RedisLeaseQueue queue = new(options); // disposed before the proxy it talks through
+
+        Task connect = queue.ConnectAsync();
+        using (var timeout = new CancellationTokenSource(TestServer.Patience))
+        {
+            while (queue.Reconnects == 0 && !connect.IsCompleted)
+            {
+                await Task.Delay(10, timeout.Token);
+            }
+        }
+
+        proxy.Forward();
+        await connect.WaitAsync(TestServer.Patience);
+
+        queue.Reconnects.Should().BeGreaterThan(0);
+        proxy.HeldSilent.Should().BeGreaterThan(0, "the first attempt met the silent listener");
+        (await queue.EnqueueAsync(["a"])).Should().Be(1);
+        (await queue.GetCountsAsync()).Enqueued.Should().Be(1);
+        await queue.DropAsync();
+    }
+
+    /// <summary>A loopback listener that holds every connection silent until <see cref="Forward"/>, then relays new ones to the server.</summary>
+    private sealed class SilentThenForwardingProxy : IAsyncDisposable
+    {
+        private readonly System.Net.Sockets.TcpListener _listener = new(System.Net.IPAddress.Loopback, 0);
+        private readonly (string Host, int Port) _server;
+        private readonly List<System.Net.Sockets.TcpClient> _clients = [];
+        private readonly CancellationTokenSource _stop = new();
+        private readonly Task _accepting;
+        private volatile bool _forward;
+        private int _heldSilent;
+
+        public SilentThenForwardingProxy((string Host, int Port) server)
+        {
+            _server = server;
+            _listener.Start();
+            _accepting = AcceptAsync();
+        }
+
+        public int Port => ((System.Net.IPEndPoint)_listener.LocalEndpoint).Port;
+
+        public int HeldSilent => Volatile.Read(ref _heldSilent);
+
+        public void Forward() => _forward = true;
+
+        public async ValueTask DisposeAsync()
+        {
+            await _stop.CancelAsync();
+            _listener.Stop();
+            await _accepting.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            lock (_clients)
+            {
+                foreach (System.Net.Sockets.TcpClient client in _clients)
+                {
+                    client.Dispose();
+                }
+            }
+
+            _stop.Dispose();
+        }
+
+        private async Task AcceptAsync()
+        {
+            while (!_stop.IsCancellationRequested)
+            {
+                System.Net.Sockets.TcpClient client = await _listener.AcceptTcpClientAsync(_stop.Token);
+                lock (_clients)
+                {
+                    _clients.Add(client);
+                }
+
+                if (!_forward)
+                {
+                    Interlocked.Increment(ref _heldSilent);
+                    continue;
+                }
+
+                var upstream = new System.Net.Sockets.TcpClient();
+                lock (_clients)
+                {
+                    _clients.Add(upstream);
+                }
+
+                await upstream.ConnectAsync(_server.Host, _server.Port, _stop.Token);
+                _ = client.GetStream().CopyToAsync(upstream.GetStream(), _stop.Token);
+                _ = upstream.GetStream().CopyToAsync(client.GetStream(), _stop.Token);
+            }
+        }
     }
 
     internal static int FreePort()

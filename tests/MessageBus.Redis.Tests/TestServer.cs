@@ -15,15 +15,6 @@ internal static class TestServer
     /// <summary>Every wait on the server is bounded by this, and fails loudly when it runs out.</summary>
     public static readonly TimeSpan Patience = TimeSpan.FromSeconds(60);
 
-    /// <summary>
-    /// The connect timeout of every connection a test opens or starts a worker process with: a fresh process on a busy machine
-    /// (CI runs the suite beside CPU-bound processes) can take more than the default 5 s to finish the handshake.
-    /// </summary>
-    public static readonly TimeSpan ConnectTimeout = Patience;
-
-    /// <summary><see cref="ConnectTimeout"/> as a BrokerWorker option.</summary>
-    public static readonly string[] ConnectTimeoutOption = ["--connect-timeout", $"{(int)ConnectTimeout.TotalSeconds}s"];
-
     public static bool IsCi => string.Equals(Environment.GetEnvironmentVariable("CI"), "true", StringComparison.OrdinalIgnoreCase);
 
     /// <summary>Why no server can be used, or null when one answers on its port.</summary>
@@ -88,7 +79,6 @@ internal static class TestServer
         QueueName = queueName ?? "t_" + Guid.NewGuid().ToString("N")[..20],
         Owner = owner,
         ReconnectTimeout = TimeSpan.FromSeconds(30),
-        ConnectTimeout = ConnectTimeout,
         StalledCheckInterval = stalledCheckInterval,
     };
 
@@ -105,7 +95,6 @@ internal static class TestServer
         ConfigurationOptions options = ConfigurationOptions.Parse(ConnectionString);
         options.ClientName = "messagebus-tests-admin";
         options.AllowAdmin = true;
-        options.ConnectTimeout = (int)ConnectTimeout.TotalMilliseconds;
         return await ConnectionMultiplexer.ConnectAsync(options);
     }
 
