@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Runtime.CompilerServices;
 using System.Runtime.ExceptionServices;
 using System.Threading;
@@ -31,10 +32,11 @@ public sealed partial class PriorityContext
     /// <param name="options">The settings, or <see langword="null"/> for the defaults. The drain's budget is measured on
     /// <see cref="PrioritySchedulerOptions.TimeProvider"/>'s clock.</param>
     /// <param name="workAvailable">Called when work is queued (or a loop timer comes due, or the context can end) while the host is not
-    /// draining and was not told yet: at most once per idle period, from the thread that queued the work (the thread pool for a timer),
-    /// so that a host that waits for its own events (a UI message loop) can schedule a drain, for example by posting itself a message.
-    /// It must be short, must not block and must not throw (an exception propagates to the thread that queued the work). A frame loop
-    /// that drains every frame needs none: <see langword="null"/>.</param>
+    /// draining and was not told yet: at most once per idle period, from the thread that queued the work (for a timer, a thread the
+    /// library keeps for these calls, never the thread pool: a starved pool does not delay it), so that a host that waits for its own
+    /// events (a UI message loop) can schedule a drain, for example by posting itself a message. It must be short, must not block and
+    /// must not throw (an exception propagates to the thread that queued the work; on the library's thread, it ends the process). A
+    /// frame loop that drains every frame needs none: <see langword="null"/>.</param>
     /// <returns>The driver: the host's handle to drain, complete and dispose the context, on this thread.</returns>
     /// <exception cref="ArgumentOutOfRangeException">An option is outside its allowed range.</exception>
     /// <exception cref="InvalidOperationException">The calling thread already runs or drives a priority scheduler.</exception>
@@ -241,7 +243,7 @@ public sealed partial class PriorityContext
     }
 
     /// <summary>[H-WAKE]: a timer's wake-up comes under the timer lock or the alarm's, where no user code may run: the host's callback
-    /// is handed to the thread pool.</summary>
+    /// is handed to the host wake thread.</summary>
     private protected override void WakeForTimers()
     {
         if (_hostWake is not { } host)
@@ -257,20 +259,62 @@ public sealed partial class PriorityContext
         }
     }
 
-    /// <summary>The host's callback ([H-WAKE]); a thread-pool work item for the wake-ups that come under a lock.</summary>
-    private sealed class HostWake(Action? callback) : IThreadPoolWorkItem
+    /// <summary>
+    /// The host's callback ([H-WAKE]). A wake-up that comes under a lock is told from one process-wide thread of its own: not the
+    /// thread pool, which a starved pool would delay, and not the alarm thread, which a slow callback would hold up for every
+    /// scheduler's timers.
+    /// </summary>
+    private sealed class HostWake(Action? callback)
     {
+        private static readonly object s_lock = new();
+        private static readonly Queue<HostWake> s_pending = new();
+        private static Thread? s_thread;
+
         public void Tell() => callback?.Invoke();
 
+        /// <summary>Called under the timer lock or the alarm's: takes only its own lock, which is taken under no other.</summary>
         public void TellLater()
         {
-            if (callback is not null)
+            if (callback is null)
             {
-                ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+                return;
+            }
+
+            lock (s_lock)
+            {
+                s_pending.Enqueue(this);
+                if (s_thread is null)
+                {
+                    using (ExecutionContext.SuppressFlow()) // not captured: the thread outlives whatever code first needed it
+                    {
+                        s_thread = new Thread(TellPending) { IsBackground = true, Name = "PriorityAsync host wake" };
+                        s_thread.Start();
+                    }
+                }
+
+                Monitor.Pulse(s_lock);
             }
         }
 
-        void IThreadPoolWorkItem.Execute() => callback!.Invoke();
+        // An exception a callback throws ends the process, as on any thread: the callback must not throw (AttachToCurrentThread).
+        private static void TellPending()
+        {
+            while (true)
+            {
+                HostWake next;
+                lock (s_lock)
+                {
+                    while (s_pending.Count == 0)
+                    {
+                        Monitor.Wait(s_lock);
+                    }
+
+                    next = s_pending.Dequeue();
+                }
+
+                next.Tell();
+            }
+        }
     }
 
     /// <summary>A host's drain ([H-BUDGET], [H-END]): before each item, an end request stops it; a budget spent leaves only the exempt

@@ -260,9 +260,10 @@ public class PriorityContextDriverTests
     }
 
     [Fact]
-    public void WorkAvailable_LoopTimerComesDueWhileTheHostIsIdle_TellsTheHostFromTheThreadPool()
+    public void WorkAvailable_LoopTimerComesDueWhileTheHostIsIdle_TellsTheHostFromTheLibrarysThreadNotThePool()
     {
         using var told = new SemaphoreSlim(0);
+        string? teller = null;
         HostThread.Run(
             host =>
             {
@@ -276,8 +277,13 @@ public class PriorityContextDriverTests
                 fired.Should().Be(0, "the timer fires in a drain, on the host's thread");
                 host.Driver.Drain().ItemsRun.Should().Be(1);
                 fired.Should().Be(1);
+                teller.Should().Be("PriorityAsync host wake", "a timer's wake-up comes under a lock: the library's own thread tells the host");
             },
-            workAvailable: () => told.Release());
+            workAvailable: () =>
+            {
+                teller = Thread.CurrentThread.IsThreadPoolThread ? "a thread-pool thread" : Thread.CurrentThread.Name;
+                told.Release();
+            });
     }
 
     // ---- Send and Wait on the host's thread ---------------------------------------------------------------------------------------
