@@ -17,16 +17,16 @@ namespace Samples.Tests.BrokerWorker;
 /// measured in the README's tables).
 /// </summary>
 /// <remarks>
-/// The runs are compressed, so that the whole class takes a few minutes beside other work (<see cref="Compressed"/>): every duration
-/// a tenth of the command's own (<c>--time-scale</c> and <c>--stall-after</c>; the default time scale 0.1 becomes 0.01), at most
-/// <see cref="MaxMessages"/> messages of at most <see cref="MaxSteps"/> steps, at most two worker processes (<c>--workers N</c> and
-/// <c>--workers 4</c> run with 2), <c>--scaling</c> with one count (1) at a hundredth of the time scale (its experiment is 150
-/// messages), <c>--bus-cost</c> for <see cref="BusCostDuration"/> a round. On PostgreSQL, the connect timeout is
-/// <see cref="PostgresConnectTimeout"/>: a worker process that starts on a busy machine can need more than the default 5 s to open
-/// its first connection, which the queue does not retry (the Redis queue retries a handshake that a busy machine slowed). A command with <c>--virtual-time</c> runs as written:
-/// it is exact and takes milliseconds. What the compression changes is how long each CPU part, I/O part and lease lasts, and so how
-/// many leases a loaded machine loses; every code path a command takes (its broker, modes, processes, hang, checkpoints, tables) is
-/// the same.
+/// The runs are compressed, so that the whole class takes a few minutes beside other work (<see cref="Compressed"/>): every
+/// duration a tenth of the command's own (<c>--time-scale</c> and <c>--stall-after</c>; the default time scale 0.1 becomes 0.01),
+/// at most <see cref="MaxMessages"/> messages of at most <see cref="MaxSteps"/> steps, at most two worker processes
+/// (<c>--workers N</c> and <c>--workers 4</c> run with 2), <c>--scaling</c> with one count (1) at a hundredth of the time scale
+/// (its experiment is 150 messages), <c>--bus-cost</c> for <see cref="BusCostDuration"/> a round. On PostgreSQL, the connect
+/// timeout is <see cref="PostgresConnectTimeout"/>: a worker process that starts on a busy machine can need more than the default
+/// 5 s to open its first connection, which the queue does not retry (the Redis queue retries a handshake that a busy machine slowed).
+/// A command with <c>--virtual-time</c> runs as written: it is exact and takes milliseconds. What the compression changes is how
+/// long each CPU part, I/O part and lease lasts, and so how many leases a loaded machine loses; every code path a command takes
+/// (its broker, modes, processes, hang, checkpoints, tables) is the same.
 /// </remarks>
 public sealed partial class ReadmeCommandTests
 {
