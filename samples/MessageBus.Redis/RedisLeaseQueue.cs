@@ -458,9 +458,9 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
         }
     }
 
-    // Unreachable, refused or credentials rejected: at once. A handshake that used the whole connect timeout on a server that accepts
-    // connections (a busy server, or this process starting on a busy machine): retried with back-off within the reconnect budget,
-    // as a lost connection is, and not by raising the connect timeout, which also bounds each reconnection after an outage.
+    // Unreachable, refused or credentials rejected: at once. Any other failure on a server that accepts connections (a busy server,
+    // this process starting on a busy machine, a server at its client limit): retried with back-off within the reconnect budget, as
+    // a lost connection is, and not by raising the connect timeout, which also bounds each reconnection after an outage.
     private async Task<ConnectionMultiplexer> ConnectCoreAsync()
     {
         CancellationToken disposing = _disposing.Token;
@@ -501,11 +501,11 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
             }
 
             // StackExchange.Redis says only that it could not connect: ask the network why (refused, unknown host, no answer).
-            (string? why, bool busy) = await WhyNotConnectedAsync(Stopwatch.GetElapsedTime(attemptStart)).ConfigureAwait(false);
+            (string why, bool accepts) = await WhyNotConnectedAsync(failure, Stopwatch.GetElapsedTime(attemptStart)).ConfigureAwait(false);
             TimeSpan elapsed = Stopwatch.GetElapsedTime(start);
-            if (!busy || elapsed + delay > _reconnectTimeout)
+            if (!accepts || elapsed + delay > _reconnectTimeout)
             {
-                string reason = (why ?? Reason(failure)) + (attempt > 1 ? $" (still failing after retrying for {elapsed.TotalSeconds:0.#} s)" : "");
+                string reason = why + (attempt > 1 ? $" (still failing after retrying for {elapsed.TotalSeconds:0.#} s)" : "");
                 throw new RedisQueueConnectionException(_endpoint, reason, failure);
             }
 
@@ -516,10 +516,11 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
         }
     }
 
-    /// <summary>Why a connection attempt that took <paramref name="waited"/> failed, as the network tells (null: StackExchange.Redis's
-    /// own reason stands), and whether the server is busy rather than away: it accepts connections, but the handshake took the
-    /// whole connect timeout.</summary>
-    private async Task<(string? Why, bool Busy)> WhyNotConnectedAsync(TimeSpan waited)
+    /// <summary>Why a connection attempt that failed with <paramref name="failure"/> after <paramref name="waited"/> failed, as the
+    /// network tells, and whether the server accepts connections (so that the failure is the handshake's: worth retrying).</summary>
+    /// <remarks>StackExchange.Redis seldom says why: a server that closes the connection, and a connection still being set up after
+    /// half the connect timeout (abandoned by its reconnect policy, as a process starting on a busy machine meets it), fail alike.</remarks>
+    private async Task<(string Why, bool Accepts)> WhyNotConnectedAsync(RedisConnectionException failure, TimeSpan waited)
     {
         (string host, int port) = _configuration.EndPoints[0] switch
         {
@@ -529,10 +530,11 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
         };
         if (port == 0)
         {
-            return (null, false);
+            return (Reason(failure), false);
         }
 
-        using var timeout = new CancellationTokenSource(TimeSpan.FromMilliseconds(_configuration.ConnectTimeout));
+        int timeoutMs = _configuration.ConnectTimeout;
+        using var timeout = new CancellationTokenSource(TimeSpan.FromMilliseconds(timeoutMs));
         try
         {
             using var client = new System.Net.Sockets.TcpClient();
@@ -544,12 +546,15 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
         }
         catch (OperationCanceledException)
         {
-            return ($"no answer within the connect timeout ({_configuration.ConnectTimeout} ms)", false);
+            return ($"no answer within the connect timeout ({timeoutMs} ms)", false);
         }
 
-        return waited >= TimeSpan.FromMilliseconds(_configuration.ConnectTimeout * 0.9)
-            ? ($"the server accepts connections but the Redis handshake did not finish within the connect timeout ({_configuration.ConnectTimeout} ms): a busy machine or server, or not a Redis server", true)
-            : (null, false);
+        string why = waited >= TimeSpan.FromMilliseconds(timeoutMs * 0.9)
+            ? $"the Redis handshake did not finish within the connect timeout ({timeoutMs} ms): a busy machine or server, or not a Redis server"
+            : $"the Redis connection failed after {waited.TotalMilliseconds:0} ms" +
+              (Innermost(failure) is { } inner && inner != failure ? $" ({FirstLine(inner.Message)})" : "") +
+              ": a busy machine, a server at its client limit, or not a Redis server";
+        return ($"the server accepts connections but {why}", true);
     }
 
     private static bool IsConnectionLoss(Exception e) => e switch

@@ -19,15 +19,15 @@ public sealed class RedisLeaseQueueOptions
 
     /// <summary>
     /// How long one connection attempt may take: the first connection's, and each of the multiplexer's reconnection attempts after
-    /// an outage. A first attempt that the server accepts but does not complete in time (a busy machine or server) is retried within
+    /// an outage. A first attempt that the server accepts but does not complete (a busy machine or server) is retried within
     /// <see cref="ReconnectTimeout"/>; raising this instead also slows the recovery from an outage, since StackExchange.Redis's
     /// reconnection waits on the attempt it started while the server was away (after a restart, about half this timeout).
     /// </summary>
     /// <value>The default value is 5 seconds.</value>
     public TimeSpan ConnectTimeout { get; set; } = TimeSpan.FromSeconds(5);
 
-    /// <summary>How long an operation keeps retrying after its connection was lost (and the first connection, while the server is busy)
-    /// before it gives up with a <see cref="RedisQueueConnectionException"/>.</summary>
+    /// <summary>How long an operation keeps retrying after its connection was lost (and the first connection, while the server
+    /// accepts connections but does not complete them) before it gives up with a <see cref="RedisQueueConnectionException"/>.</summary>
     /// <value>The default value is 30 seconds. <see cref="TimeSpan.Zero"/> turns retrying off.</value>
     public TimeSpan ReconnectTimeout { get; set; } = TimeSpan.FromSeconds(30);
 

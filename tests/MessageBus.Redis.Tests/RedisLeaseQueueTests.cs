@@ -430,12 +430,41 @@ public sealed class RedisLeaseQueueTests : IAsyncLifetime
         return (e, queue.Reconnects, port);
     }
 
-    [RedisFact]
-    public async Task ConnectAsync_FirstHandshakeNeverAnswered_RetriesAndConnects()
+    [Fact]
+    public async Task ConnectAsync_ServerClosesEachConnection_NoRetrying_FailsAtOnceSayingWhy()
     {
-        // The first connections land on a silent listener, as on a server (or a process starting on a machine) too busy to answer in
-        // time; once the queue has scheduled a retry, connections reach the real server. The retry connects, and the queue works.
-        await using var proxy = new SilentThenForwardingProxy(TestServer.HostAndPort);
+        // StackExchange.Redis reports this as it reports a connection it abandoned while a busy machine was still setting it up: with
+        // no reason. The queue names what it can see, a server that accepts connections, and retries it when allowed (next tests).
+        await using var closing = new HoldingThenForwardingProxy(server: null, closeAtOnce: true);
+        await using RedisLeaseQueue queue = new(new RedisLeaseQueueOptions
+        {
+            ConnectionString = $"127.0.0.1:{closing.Port},password=hunter2secret",
+            ReconnectTimeout = TimeSpan.Zero,
+        });
+
+        RedisQueueConnectionException e = (await FluentActions.Awaiting(() => queue.ConnectAsync()).Should()
+            .ThrowAsync<RedisQueueConnectionException>().WaitAsync(TestServer.Patience)).Which;
+
+        e.Message.Should().MatchRegex(
+            $@"^Cannot connect to Redis at 127\.0\.0\.1:{closing.Port}: the server accepts connections but the Redis connection failed after " +
+            @"[0-9]+ ms: a busy machine, a server at its client limit, or not a Redis server$");
+        e.Message.Should().NotContain("hunter2secret");
+        queue.Reconnects.Should().Be(0);
+        closing.Held.Should().BeGreaterThan(0);
+    }
+
+    [RedisFact]
+    public Task ConnectAsync_FirstHandshakesNeverAnswered_RetriesAndConnects() => FirstConnectionsNotServed_RetriesAndConnectsAsync(closeAtOnce: false);
+
+    [RedisFact]
+    public Task ConnectAsync_FirstConnectionsClosedAtOnce_RetriesAndConnects() => FirstConnectionsNotServed_RetriesAndConnectsAsync(closeAtOnce: true);
+
+    private static async Task FirstConnectionsNotServed_RetriesAndConnectsAsync(bool closeAtOnce)
+    {
+        // The first connections are held silent (a server, or a process starting on a machine, too busy to finish the handshake in
+        // time) or closed at once (a server at its client limit; or, as StackExchange.Redis reports it, a connection it gave up while
+        // still setting it up); once the queue has scheduled a retry, connections reach the real server. The retry connects.
+        await using var proxy = new HoldingThenForwardingProxy(TestServer.HostAndPort, closeAtOnce);
         string password = ConfigurationOptions.Parse(TestServer.ConnectionString).Password ?? "";
         RedisLeaseQueueOptions options = TestServer.NewOptions();
         options.ConnectionString = $"127.0.0.1:{proxy.Port}{(password.Length > 0 ? $",password={password}" : "")}";
@@ -455,33 +484,37 @@ public sealed class RedisLeaseQueueTests : IAsyncLifetime
         await connect.WaitAsync(TestServer.Patience);
 
         queue.Reconnects.Should().BeGreaterThan(0);
-        proxy.HeldSilent.Should().BeGreaterThan(0, "the first attempt met the silent listener");
+        proxy.Held.Should().BeGreaterThan(0, "the first attempt was not served");
         (await queue.EnqueueAsync(["a"])).Should().Be(1);
         (await queue.GetCountsAsync()).Enqueued.Should().Be(1);
         await queue.DropAsync();
     }
 
-    /// <summary>A loopback listener that holds every connection silent until <see cref="Forward"/>, then relays new ones to the server.</summary>
-    private sealed class SilentThenForwardingProxy : IAsyncDisposable
+    /// <summary>A loopback listener that holds every connection silent, or closes it at once, until <see cref="Forward"/>; then relays
+    /// new ones to the server.</summary>
+    private sealed class HoldingThenForwardingProxy : IAsyncDisposable
     {
         private readonly System.Net.Sockets.TcpListener _listener = new(System.Net.IPAddress.Loopback, 0);
-        private readonly (string Host, int Port) _server;
+        private readonly (string Host, int Port)? _server;
+        private readonly bool _closeAtOnce;
         private readonly List<System.Net.Sockets.TcpClient> _clients = [];
         private readonly CancellationTokenSource _stop = new();
         private readonly Task _accepting;
         private volatile bool _forward;
-        private int _heldSilent;
+        private int _held;
 
-        public SilentThenForwardingProxy((string Host, int Port) server)
+        public HoldingThenForwardingProxy((string Host, int Port)? server, bool closeAtOnce)
         {
             _server = server;
+            _closeAtOnce = closeAtOnce;
             _listener.Start();
             _accepting = AcceptAsync();
         }
 
         public int Port => ((System.Net.IPEndPoint)_listener.LocalEndpoint).Port;
 
-        public int HeldSilent => Volatile.Read(ref _heldSilent);
+        /// <summary>How many connections were held silent or closed.</summary>
+        public int Held => Volatile.Read(ref _held);
 
         public void Forward() => _forward = true;
 
@@ -506,14 +539,23 @@ public sealed class RedisLeaseQueueTests : IAsyncLifetime
             while (!_stop.IsCancellationRequested)
             {
                 System.Net.Sockets.TcpClient client = await _listener.AcceptTcpClientAsync(_stop.Token);
+                if (!_forward || _server is null)
+                {
+                    Interlocked.Increment(ref _held);
+                    if (_closeAtOnce)
+                    {
+                        client.Dispose();
+                        continue;
+                    }
+                }
+
                 lock (_clients)
                 {
                     _clients.Add(client);
                 }
 
-                if (!_forward)
+                if (!_forward || _server is not { } server)
                 {
-                    Interlocked.Increment(ref _heldSilent);
                     continue;
                 }
 
@@ -523,7 +565,7 @@ public sealed class RedisLeaseQueueTests : IAsyncLifetime
                     _clients.Add(upstream);
                 }
 
-                await upstream.ConnectAsync(_server.Host, _server.Port, _stop.Token);
+                await upstream.ConnectAsync(server.Host, server.Port, _stop.Token);
                 _ = client.GetStream().CopyToAsync(upstream.GetStream(), _stop.Token);
                 _ = upstream.GetStream().CopyToAsync(client.GetStream(), _stop.Token);
             }
