@@ -17,10 +17,12 @@ namespace MessageBus.Postgres;
 /// <para>Each operation is one statement on a pooled connection. When a connection is lost (the server terminated it, restarted,
 /// or the network failed), the operation clears the pool and retries with exponential back-off and jitter for up to
 /// <see cref="PostgresLeaseQueueOptions.ReconnectTimeout"/>, then throws <see cref="PostgresConnectionException"/>. A session the
-/// server refuses (wrong credentials, a missing database, a rejected startup parameter) is not retried. A retried statement may
-/// already have been applied: complete and abandon recognise their own token and report success again; a retried receive whose
-/// first attempt was applied leaves that lease to expire (a redelivery, counted); a retried renewal extends the lease once more.
-/// <see cref="EnqueueAsync"/> is retried only when the connection could not be opened, so it never inserts a batch twice.</para>
+/// server refuses (wrong credentials, a missing database, a rejected startup parameter) is not retried; nor is a first connection
+/// that nothing accepts (refused, unknown host, no answer), while one the server accepts but does not start in time (a busy
+/// machine or server) is, within the same budget. A retried statement may already have been applied: complete and abandon
+/// recognise their own token and report success again; a retried receive whose first attempt was applied leaves that lease to
+/// expire (a redelivery, counted); a retried renewal extends the lease once more. <see cref="EnqueueAsync"/> is retried only when
+/// the connection could not be opened, so it never inserts a batch twice.</para>
 /// <para>Thread safety: every member may be called from any thread, concurrently.</para>
 /// </remarks>
 public sealed partial class PostgresLeaseQueue : IAsyncDisposable
@@ -103,7 +105,8 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
     public static void ValidateConnectionString(string? connectionString) => CreateDataSource(ParseConnectionString(connectionString)).Dispose();
 
     /// <summary>Creates the queue's table, index and token sequence if they do not exist. Safe to call from several processes at once.</summary>
-    /// <exception cref="PostgresConnectionException">The database cannot be reached, or refused the session (credentials, database), within the connect timeout.</exception>
+    /// <exception cref="PostgresConnectionException">The database cannot be reached, or refused the session (credentials, database), within
+    /// the connect timeout; or it accepts connections but started no session within <see cref="PostgresLeaseQueueOptions.ReconnectTimeout"/>.</exception>
     /// <exception cref="PostgresException">The database refused the statement (for example, the user may not create a table there).</exception>
     public Task EnsureSchemaAsync(CancellationToken cancellationToken = default) =>
         ExecuteAsync(
@@ -116,7 +119,7 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
                 return true;
             },
             retryAfterSend: true,
-            reconnect: false,
+            firstConnection: true,
             cancellationToken);
 
     /// <summary>Enqueues messages in one statement, in order.</summary>
@@ -143,7 +146,7 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
                 return await command.ExecuteNonQueryAsync(ct).ConfigureAwait(false);
             },
             retryAfterSend: false,
-            reconnect: true,
+            firstConnection: false,
             cancellationToken);
     }
 
@@ -179,7 +182,7 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
                     reader.GetInt32(5));
             },
             retryAfterSend: true,
-            reconnect: true,
+            firstConnection: false,
             cancellationToken);
     }
 
@@ -255,7 +258,7 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
                 return result;
             },
             retryAfterSend: true,
-            reconnect: true,
+            firstConnection: false,
             cancellationToken);
     }
 
@@ -319,7 +322,7 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
                     reader.GetInt64(9));
             },
             retryAfterSend: true,
-            reconnect: true,
+            firstConnection: false,
             cancellationToken);
 
     /// <summary>Deletes every message (counts start again from zero). The token sequence goes on, so old tokens stay stale.</summary>
@@ -339,7 +342,7 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
                 return await command.ExecuteNonQueryAsync(ct).ConfigureAwait(false);
             },
             retryAfterSend: true,
-            reconnect: true,
+            firstConnection: false,
             cancellationToken);
 
     private Task<bool> RenewCoreAsync(long messageId, long token, TimeSpan leaseDuration, PostgresLease? lease, CancellationToken cancellationToken)
@@ -366,7 +369,7 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
                 return true;
             },
             retryAfterSend: true,
-            reconnect: true,
+            firstConnection: false,
             cancellationToken);
     }
 
@@ -381,17 +384,18 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
                 return result is true;
             },
             retryAfterSend: true,
-            reconnect: true,
+            firstConnection: false,
             cancellationToken);
 
     /// <summary>
-    /// Runs one operation on a pooled connection. A lost connection is retried with back-off while <paramref name="reconnect"/> and
-    /// the reconnect budget allow; a failure after the statement was sent is retried only if <paramref name="retryAfterSend"/>.
+    /// Runs one operation on a pooled connection. A lost connection is retried with back-off while the reconnect budget allows; a
+    /// failure after the statement was sent is retried only if <paramref name="retryAfterSend"/>. On the <paramref name="firstConnection"/>,
+    /// a failure to open is retried only on a server that accepts connections: a refusal, unknown host or no answer is for good.
     /// </summary>
     private async Task<T> ExecuteAsync<T>(
         Func<NpgsqlConnection, CancellationToken, Task<T>> operation,
         bool retryAfterSend,
-        bool reconnect,
+        bool firstConnection,
         CancellationToken cancellationToken)
     {
         long start = Stopwatch.GetTimestamp();
@@ -417,7 +421,8 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
             // The server may have terminated every pooled connection at once (a restart, pg_terminate_backend of a role's backends):
             // drop the idle ones rather than fail once on each.
             _dataSource.Clear();
-            bool mayRetry = reconnect && (retryAfterSend || !sent);
+            string? busy = firstConnection && !sent ? await WhySessionNotStartedAsync(failure).ConfigureAwait(false) : null;
+            bool mayRetry = sent ? retryAfterSend : !firstConnection || busy is not null;
             TimeSpan elapsed = Stopwatch.GetElapsedTime(start);
             if (!mayRetry || elapsed + delay > _reconnectTimeout)
             {
@@ -427,9 +432,9 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
                         _host, _port, _database, _user, $"the connection was lost during a statement that is not retried ({failure.Message})", failure);
                 }
 
-                string reason = reconnect && _reconnectTimeout > TimeSpan.Zero
-                    ? $"{Describe(failure)} (still failing after reconnecting for {elapsed.TotalSeconds:0.#} s)"
-                    : Describe(failure);
+                string reason = mayRetry && _reconnectTimeout > TimeSpan.Zero
+                    ? $"{busy ?? Describe(failure)} (still failing after {(busy is null ? "reconnecting" : "retrying")} for {elapsed.TotalSeconds:0.#} s)"
+                    : busy ?? Describe(failure);
                 throw new PostgresConnectionException(_host, _port, _database, _user, reason, failure);
             }
 
@@ -458,6 +463,28 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
             // authentication method or TLS setting the two sides do not share. Retrying cannot help either.
             throw new PostgresConnectionException(_host, _port, _database, _user, Describe(e), e);
         }
+    }
+
+    /// <summary>Why the first connection's session did not start, when the server is there (busy, starting up, or not PostgreSQL:
+    /// worth retrying); <see langword="null"/> when nothing accepts connections at the address (refused, unknown host, no answer),
+    /// or there is no one address to ask (several hosts, a Unix socket).</summary>
+    private async Task<string?> WhySessionNotStartedAsync(Exception failure)
+    {
+        if (failure is PostgresException)
+        {
+            return Describe(failure); // the server answered: starting up, shutting down
+        }
+
+        if (_host.Contains(',', StringComparison.Ordinal) || _host.StartsWith('/')
+            || await ServerProbe.TryConnectAsync(_host, _port, TimeSpan.FromSeconds(_connectTimeoutSeconds)).ConfigureAwait(false) is not null)
+        {
+            return null;
+        }
+
+        string what = failure is TimeoutException or NpgsqlException { InnerException: TimeoutException }
+            ? $"within the connect timeout ({_connectTimeoutSeconds} s)"
+            : $"({Describe(failure)})";
+        return $"the server accepts connections but the session did not start {what}: a busy machine or server, or not a PostgreSQL server";
     }
 
     private static bool IsConnectionLoss(Exception e) => e switch

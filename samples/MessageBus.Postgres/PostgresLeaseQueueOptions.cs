@@ -21,7 +21,8 @@ public sealed class PostgresLeaseQueueOptions
     /// <value>The default value is 5 seconds.</value>
     public TimeSpan ConnectTimeout { get; set; } = TimeSpan.FromSeconds(5);
 
-    /// <summary>How long an operation keeps reconnecting after its connection was lost before it gives up with a <see cref="PostgresConnectionException"/>.</summary>
+    /// <summary>How long an operation keeps reconnecting after its connection was lost (and the first connection, while the server
+    /// accepts connections but does not start the session) before it gives up with a <see cref="PostgresConnectionException"/>.</summary>
     /// <value>The default value is 30 seconds. <see cref="TimeSpan.Zero"/> turns reconnection off.</value>
     public TimeSpan ReconnectTimeout { get; set; } = TimeSpan.FromSeconds(30);
 

@@ -534,19 +534,12 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
         }
 
         int timeoutMs = _configuration.ConnectTimeout;
-        using var timeout = new CancellationTokenSource(TimeSpan.FromMilliseconds(timeoutMs));
-        try
+        switch (await ServerProbe.TryConnectAsync(host, port, TimeSpan.FromMilliseconds(timeoutMs)).ConfigureAwait(false))
         {
-            using var client = new System.Net.Sockets.TcpClient();
-            await client.ConnectAsync(host, port, timeout.Token).ConfigureAwait(false);
-        }
-        catch (System.Net.Sockets.SocketException e)
-        {
-            return ($"no connection: {e.Message}", false);
-        }
-        catch (OperationCanceledException)
-        {
-            return ($"no answer within the connect timeout ({timeoutMs} ms)", false);
+            case System.Net.Sockets.SocketException e:
+                return ($"no connection: {e.Message}", false);
+            case TimeoutException:
+                return ($"no answer within the connect timeout ({timeoutMs} ms)", false);
         }
 
         string why = waited >= TimeSpan.FromMilliseconds(timeoutMs * 0.9)

@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using Npgsql;
+using TestSupport;
 
 namespace MessageBus.Postgres.Tests;
 
@@ -494,23 +495,71 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
     }
 
     [Fact]
-    public async Task EnsureSchemaAsync_ServerNeverAnswers_FailsAfterTheConnectTimeout()
+    public async Task EnsureSchemaAsync_ServerNeverAnswers_NoRetrying_FailsAfterTheConnectTimeoutSayingWhy()
     {
         // A port that accepts connections and never says a word: only the connect timeout can end the attempt.
-        using System.Net.Sockets.TcpListener silent = new(System.Net.IPAddress.Loopback, 0);
-        silent.Start();
-        int port = ((System.Net.IPEndPoint)silent.LocalEndpoint).Port;
+        (PostgresConnectionException e, long reconnects, int port) = await EnsureSchemaOnSilentListenerAsync(TimeSpan.Zero);
+
+        e.Message.Should().Be($"Cannot connect to PostgreSQL at 127.0.0.1:{port}, database 'somedb', user 'someone': the server accepts " +
+            "connections but the session did not start within the connect timeout (1 s): a busy machine or server, or not a PostgreSQL server");
+        reconnects.Should().Be(0);
+    }
+
+    [Fact]
+    public async Task EnsureSchemaAsync_ServerNeverAnswers_RetriesWithinTheReconnectTimeoutThenSaysSo()
+    {
+        (PostgresConnectionException e, long reconnects, int port) = await EnsureSchemaOnSilentListenerAsync(TimeSpan.FromSeconds(2.5));
+
+        e.Message.Should().MatchRegex(
+            $@"^Cannot connect to PostgreSQL at 127\.0\.0\.1:{port}, database 'somedb', user 'someone': the server accepts connections but " +
+            @"the session did not start within the connect timeout \(1 s\): a busy machine or server, or not a PostgreSQL server " +
+            @"\(still failing after retrying for [0-9.]+ s\)$");
+        reconnects.Should().BeGreaterThan(0, "a server that accepts connections is retried, as a lost connection is");
+    }
+
+    private static async Task<(PostgresConnectionException Error, long Reconnects, int Port)> EnsureSchemaOnSilentListenerAsync(TimeSpan reconnectTimeout)
+    {
+        await using HoldingThenForwardingProxy silent = new(server: null, closeAtOnce: false);
         await using PostgresLeaseQueue queue = new(new PostgresLeaseQueueOptions
         {
-            ConnectionString = $"Host=127.0.0.1;Port={port};Database=somedb;Username=someone;Password=hunter2secret",
+            ConnectionString = $"Host=127.0.0.1;Port={silent.Port};Database=somedb;Username=someone;Password=hunter2secret",
             ConnectTimeout = TimeSpan.FromSeconds(1),
+            ReconnectTimeout = reconnectTimeout,
         });
 
         PostgresConnectionException e = (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should()
             .ThrowAsync<PostgresConnectionException>().WaitAsync(TestDatabase.Patience)).Which;
-
-        e.Message.Should().Contain($"127.0.0.1:{port}, database 'somedb'").And.NotContain("hunter2secret");
+        e.Message.Should().NotContain("hunter2secret");
         e.ToString().Should().NotContain("hunter2secret");
+        return (e, queue.Reconnects, silent.Port);
+    }
+
+    [PostgresFact]
+    public Task EnsureSchemaAsync_FirstSessionsNeverAnswered_RetriesAndConnects() => FirstSessionsNotServed_RetriesAndConnectsAsync(closeAtOnce: false);
+
+    [PostgresFact]
+    public Task EnsureSchemaAsync_FirstConnectionsClosedAtOnce_RetriesAndConnects() => FirstSessionsNotServed_RetriesAndConnectsAsync(closeAtOnce: true);
+
+    private static async Task FirstSessionsNotServed_RetriesAndConnectsAsync(bool closeAtOnce)
+    {
+        // The first connections are held silent (a server, or a process starting on a machine, too busy to start the session in
+        // time) or closed at once; once the queue has scheduled a retry, connections reach the real server. The retry connects.
+        NpgsqlConnectionStringBuilder real = new(TestDatabase.ConnectionString);
+        await using HoldingThenForwardingProxy proxy = new((real.Host!, real.Port), closeAtOnce);
+        PostgresLeaseQueueOptions options = TestDatabase.NewOptions();
+        options.ConnectionString = new NpgsqlConnectionStringBuilder(TestDatabase.ConnectionString) { Host = "127.0.0.1", Port = proxy.Port }.ConnectionString;
+        options.ConnectTimeout = TimeSpan.FromSeconds(1);
+        await using PostgresLeaseQueue queue = new(options); // disposed before the proxy it talks through
+
+        Task connect = queue.EnsureSchemaAsync();
+        await proxy.ForwardOnceRetriedAsync(() => queue.Reconnects > 0, connect, TestDatabase.Patience);
+        await connect.WaitAsync(TestDatabase.Patience);
+
+        queue.Reconnects.Should().BeGreaterThan(0);
+        proxy.Held.Should().BeGreaterThan(0, "the first attempt was not served");
+        (await queue.EnqueueAsync(["a"])).Should().Be(1);
+        (await queue.GetCountsAsync()).Enqueued.Should().Be(1);
+        await queue.DropAsync();
     }
 
     [Fact]

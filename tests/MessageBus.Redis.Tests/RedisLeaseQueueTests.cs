@@ -1,5 +1,6 @@
 using System.Collections.Concurrent;
 using StackExchange.Redis;
+using TestSupport;
 
 namespace MessageBus.Redis.Tests;
 
@@ -472,15 +473,7 @@ public sealed class RedisLeaseQueueTests : IAsyncLifetime
         await using RedisLeaseQueue queue = new(options); // disposed before the proxy it talks through
 
         Task connect = queue.ConnectAsync();
-        using (var timeout = new CancellationTokenSource(TestServer.Patience))
-        {
-            while (queue.Reconnects == 0 && !connect.IsCompleted)
-            {
-                await Task.Delay(10, timeout.Token);
-            }
-        }
-
-        proxy.Forward();
+        await proxy.ForwardOnceRetriedAsync(() => queue.Reconnects > 0, connect, TestServer.Patience);
         await connect.WaitAsync(TestServer.Patience);
 
         queue.Reconnects.Should().BeGreaterThan(0);
@@ -488,88 +481,6 @@ public sealed class RedisLeaseQueueTests : IAsyncLifetime
         (await queue.EnqueueAsync(["a"])).Should().Be(1);
         (await queue.GetCountsAsync()).Enqueued.Should().Be(1);
         await queue.DropAsync();
-    }
-
-    /// <summary>A loopback listener that holds every connection silent, or closes it at once, until <see cref="Forward"/>; then relays
-    /// new ones to the server.</summary>
-    private sealed class HoldingThenForwardingProxy : IAsyncDisposable
-    {
-        private readonly System.Net.Sockets.TcpListener _listener = new(System.Net.IPAddress.Loopback, 0);
-        private readonly (string Host, int Port)? _server;
-        private readonly bool _closeAtOnce;
-        private readonly List<System.Net.Sockets.TcpClient> _clients = [];
-        private readonly CancellationTokenSource _stop = new();
-        private readonly Task _accepting;
-        private volatile bool _forward;
-        private int _held;
-
-        public HoldingThenForwardingProxy((string Host, int Port)? server, bool closeAtOnce)
-        {
-            _server = server;
-            _closeAtOnce = closeAtOnce;
-            _listener.Start();
-            _accepting = AcceptAsync();
-        }
-
-        public int Port => ((System.Net.IPEndPoint)_listener.LocalEndpoint).Port;
-
-        /// <summary>How many connections were held silent or closed.</summary>
-        public int Held => Volatile.Read(ref _held);
-
-        public void Forward() => _forward = true;
-
-        public async ValueTask DisposeAsync()
-        {
-            await _stop.CancelAsync();
-            _listener.Stop();
-            await _accepting.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-            lock (_clients)
-            {
-                foreach (System.Net.Sockets.TcpClient client in _clients)
-                {
-                    client.Dispose();
-                }
-            }
-
-            _stop.Dispose();
-        }
-
-        private async Task AcceptAsync()
-        {
-            while (!_stop.IsCancellationRequested)
-            {
-                System.Net.Sockets.TcpClient client = await _listener.AcceptTcpClientAsync(_stop.Token);
-                if (!_forward || _server is null)
-                {
-                    Interlocked.Increment(ref _held);
-                    if (_closeAtOnce)
-                    {
-                        client.Dispose();
-                        continue;
-                    }
-                }
-
-                lock (_clients)
-                {
-                    _clients.Add(client);
-                }
-
-                if (!_forward || _server is not { } server)
-                {
-                    continue;
-                }
-
-                var upstream = new System.Net.Sockets.TcpClient();
-                lock (_clients)
-                {
-                    _clients.Add(upstream);
-                }
-
-                await upstream.ConnectAsync(server.Host, server.Port, _stop.Token);
-                _ = client.GetStream().CopyToAsync(upstream.GetStream(), _stop.Token);
-                _ = upstream.GetStream().CopyToAsync(client.GetStream(), _stop.Token);
-            }
-        }
     }
 
     internal static int FreePort()
