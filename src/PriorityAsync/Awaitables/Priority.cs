@@ -28,7 +28,11 @@ public static class Priority
     /// <see cref="PriorityThreadPool"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the scheduler's levels.</exception>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static PriorityAwaitable Prioritize(int level) => Require(nameof(Prioritize)).Scheduler.Prioritize(level);
+    public static PriorityAwaitable Prioritize(int level)
+    {
+        PrioritySynchronizationContext current = Require(nameof(Prioritize));
+        return new(current.ContextAt(current.Scheduler.ValidateLevel(level)), alwaysQueue: false);
+    }
 
     /// <summary>Queues the rest of the calling method at the back of its current level of the scheduler it runs on (a
     /// <see cref="PriorityContext"/> or a <see cref="PriorityThreadPool"/>), letting everything already queued at that level or above
@@ -39,7 +43,7 @@ public static class Priority
     public static PriorityAwaitable Yield()
     {
         PrioritySynchronizationContext current = Require(nameof(Yield));
-        return current.Scheduler.Yield(current.Level);
+        return new(current.ContextAt(current.Level), alwaysQueue: true);
     }
 
     /// <summary>
@@ -94,7 +98,7 @@ public static class Priority
         get
         {
             PrioritySynchronizationContext current = Require(nameof(ShouldYield));
-            return current.Scheduler.ShouldYieldAt(current.Level);
+            return current.Scheduler.ShouldYieldAt(current.EffectiveLevel);
         }
     }
 
@@ -126,6 +130,37 @@ public static class Priority
     /// <exception cref="InvalidOperationException">The caller is not running on a thread of a <see cref="PriorityContext"/> or a
     /// <see cref="PriorityThreadPool"/>, or the scheduler has finished.</exception>
     public static void Start(Func<CancellationToken, Task> child, int level) => Require(nameof(Start)).Scheduler.Scope.Start(child, level);
+
+    /// <summary>
+    /// Waits for <paramref name="task"/> as for the <see cref="PriorityTask"/> it came from: if a priority scheduler started the work
+    /// (<see cref="PriorityScheduler.InvokeAsync(Func{Task}, int)"/>, a scope's child, a controller's <c>Run</c>) and the calling code runs
+    /// on the same scheduler at a higher level, the work runs at that level until it completes. For a task kept as a plain
+    /// <see cref="Task"/>, which raises nothing when awaited directly.
+    /// </summary>
+    /// <param name="task">The task to wait for.</param>
+    /// <returns>An awaitable for <paramref name="task"/>.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="task"/> is <see langword="null"/>.</exception>
+    /// <remarks>A task no priority scheduler started (a <see cref="TaskCompletionSource"/>'s, an I/O call's, a
+    /// <see cref="PriorityScheduler.GetTaskFactory(int)"/> task's) names no work the library can raise: it is awaited as is. Start the
+    /// code that completes it with <c>InvokeAsync</c>, or guard what it shares with a <see cref="PriorityLock"/>
+    /// (docs/concepts.md, "Priority inversion").</remarks>
+    public static PriorityTask Join(Task task)
+    {
+        ArgumentNullException.ThrowIfNull(task);
+        return new(task);
+    }
+
+    /// <summary>Waits for <paramref name="task"/> and its result as for the <see cref="PriorityTask{TResult}"/> it came from; see
+    /// <see cref="Join(Task)"/>.</summary>
+    /// <typeparam name="TResult">The result type.</typeparam>
+    /// <param name="task">The task to wait for.</param>
+    /// <returns>An awaitable for <paramref name="task"/>.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="task"/> is <see langword="null"/>.</exception>
+    public static PriorityTask<TResult> Join<TResult>(Task<TResult> task)
+    {
+        ArgumentNullException.ThrowIfNull(task);
+        return new(task);
+    }
 
     /// <summary>Gets the scheduler the calling code runs in (a <see cref="PriorityContext"/> or a <see cref="PriorityThreadPool"/>), or
     /// <see langword="null"/> outside both.</summary>

@@ -9,36 +9,33 @@ namespace PriorityAsync;
 /// <see cref="Priority.Prioritize(int)"/> and <see cref="Priority.Yield"/>: awaiting it moves the rest of the method to a level.
 /// </summary>
 /// <remarks>Modelled on <see cref="System.Runtime.CompilerServices.YieldAwaitable"/>. Awaiting it allocates nothing beyond the async
-/// method's own state machine box. The awaiter holds the scheduler it hops to and the level.</remarks>
+/// method's own state machine box. The awaiter holds the context the method goes on in: the level's own, or, for code that runs in a
+/// flow of work the scheduler can raise, that flow's context at the level (docs/concepts.md, "Priority inversion").</remarks>
 public readonly struct PriorityAwaitable
 {
-    private readonly PriorityScheduler _scheduler;
-    private readonly int _level;
+    private readonly PrioritySynchronizationContext _target;
     private readonly bool _alwaysQueue;
 
-    internal PriorityAwaitable(PriorityScheduler scheduler, int level, bool alwaysQueue)
+    internal PriorityAwaitable(PrioritySynchronizationContext target, bool alwaysQueue)
     {
-        _scheduler = scheduler;
-        _level = level;
+        _target = target;
         _alwaysQueue = alwaysQueue;
     }
 
     /// <summary>Gets the awaiter.</summary>
     /// <returns>The awaiter.</returns>
-    public Awaiter GetAwaiter() => new(_scheduler, _level, _alwaysQueue);
+    public Awaiter GetAwaiter() => new(_target, _alwaysQueue);
 
     /// <summary>The awaiter of <see cref="PriorityAwaitable"/>. Used by the compiler; not meant to be called directly.</summary>
     [EditorBrowsable(EditorBrowsableState.Never)]
     public readonly struct Awaiter : ICriticalNotifyCompletion
     {
-        private readonly PriorityScheduler _scheduler;
-        private readonly int _level;
+        private readonly PrioritySynchronizationContext _target;
         private readonly bool _alwaysQueue;
 
-        internal Awaiter(PriorityScheduler scheduler, int level, bool alwaysQueue)
+        internal Awaiter(PrioritySynchronizationContext target, bool alwaysQueue)
         {
-            _scheduler = scheduler;
-            _level = level;
+            _target = target;
             _alwaysQueue = alwaysQueue;
         }
 
@@ -48,19 +45,19 @@ public readonly struct PriorityAwaitable
         /// once). A faulted or finished scheduler also completes at once, and <see cref="GetResult"/> then throws.
         /// </summary>
         /// <remarks>When it returns <see langword="true"/> on the scheduler's thread, the target level is already current.</remarks>
-        public bool IsCompleted => (!_alwaysQueue && _scheduler.TryContinueInlineAt(_level)) || _scheduler.HasStopped;
+        public bool IsCompleted => (!_alwaysQueue && _target.Scheduler.TryContinueInlineAt(_target)) || _target.Scheduler.HasStopped;
 
         /// <summary>Queues the continuation at the target level, flowing the current <see cref="System.Threading.ExecutionContext"/>.</summary>
         /// <param name="continuation">The continuation.</param>
-        public void OnCompleted(Action continuation) => _scheduler.QueueContinuation(_level, continuation, flowExecutionContext: true);
+        public void OnCompleted(Action continuation) => _target.QueueContinuation(continuation, flowExecutionContext: true);
 
         /// <summary>Queues the continuation at the target level without flowing the <see cref="System.Threading.ExecutionContext"/>.</summary>
         /// <param name="continuation">The continuation (the async state machine's cached delegate, queued as is).</param>
-        public void UnsafeOnCompleted(Action continuation) => _scheduler.QueueContinuation(_level, continuation, flowExecutionContext: false);
+        public void UnsafeOnCompleted(Action continuation) => _target.QueueContinuation(continuation, flowExecutionContext: false);
 
         /// <summary>Ends the await (the target level is current: made so by <see cref="IsCompleted"/>, or by the scheduler that ran the
         /// queued continuation). Throws <see cref="ObjectDisposedException"/> if the scheduler faulted or finished before the method
         /// could resume.</summary>
-        public void GetResult() => _scheduler.ThrowIfResumedAfterFinish(_level);
+        public void GetResult() => _target.Scheduler.ThrowIfResumedAfterFinish(_target.Level);
     }
 }

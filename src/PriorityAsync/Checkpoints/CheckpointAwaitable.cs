@@ -32,7 +32,7 @@ public readonly struct CheckpointAwaitable
         /// <summary>Gets whether the method can go on at once: on a thread of the scheduler, with nothing to yield to (see
         /// <see cref="Priority.ShouldYield"/>). A faulted or finished scheduler also completes at once, and <see cref="GetResult"/> then
         /// throws.</summary>
-        public bool IsCompleted => !_level.Scheduler.ShouldYieldAt(_level.Level);
+        public bool IsCompleted => !_level.Scheduler.ShouldYieldAt(_level.EffectiveLevel);
 
         /// <summary>Queues the continuation at the back of the caller's level, flowing the current <see cref="System.Threading.ExecutionContext"/>.</summary>
         /// <param name="continuation">The continuation.</param>

@@ -23,6 +23,9 @@ internal static class ExecutionContextFlow
         return ReferenceEquals(captured, Default) ? null : captured;
     }
 
+    /// <summary>A captured context as an item carries it: <see langword="null"/> for the default one.</summary>
+    public static ExecutionContext? Of(ExecutionContext? captured) => ReferenceEquals(captured, Default) ? null : captured;
+
     /// <summary>Makes <paramref name="executionContext"/> (the default context when <see langword="null"/>) the calling thread's
     /// context: a compare when it already is.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

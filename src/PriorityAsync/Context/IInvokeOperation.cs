@@ -2,7 +2,8 @@ using System.Threading;
 
 namespace PriorityAsync.Internal;
 
-/// <summary>A delegate queued by <see cref="PriorityScheduler.InvokeAsync(System.Func{System.Threading.Tasks.Task}, int)"/>.</summary>
+/// <summary>A delegate queued by <see cref="PriorityScheduler.InvokeAsync(System.Func{System.Threading.Tasks.Task}, int)"/> or as a
+/// scope's child.</summary>
 internal interface IInvokeOperation
 {
     /// <summary>The queued callback; recognisable by reference, so a dropped operation can fault its task instead of leaving it pending.</summary>

@@ -13,12 +13,19 @@ internal sealed class InvokeOperation<TResult> : WorkOperation<TResult>, IInvoke
     private readonly PriorityScheduler _scheduler;
     private readonly int _level;
 
-    public InvokeOperation(PriorityScheduler scheduler, int level, Delegate work, bool hasResult)
-        : base(work, hasResult)
+    private readonly WorkFlow _flow;
+
+    public InvokeOperation(WorkFlow flow, Delegate work, bool hasResult)
+        : base(flow, work, hasResult)
     {
-        _scheduler = scheduler;
-        _level = level;
+        _flow = flow;
+        _scheduler = flow.Scheduler;
+        _level = flow.OwnLevel;
+        flow.Work = this;
     }
+
+    /// <summary>Queues the work as the first item of its flow, in the caller's <see cref="System.Threading.ExecutionContext"/> ([E-FLOW]).</summary>
+    public void Start() => _flow.QueueItem(new WorkItem(IInvokeOperation.RunCallback, this, ExecutionContextFlow.Capture()));
 
     protected override string Kind => "InvokeAsync";
 
@@ -27,10 +34,13 @@ internal sealed class InvokeOperation<TResult> : WorkOperation<TResult>, IInvoke
     protected override int Level => _level;
 
     /// <summary>The scheduler finished before the operation could run: its task faults with <see cref="ObjectDisposedException"/>.</summary>
-    public void Abandon() =>
+    public void Abandon()
+    {
         TrySetException(new ObjectDisposedException(
             _scheduler.Name,
             $"{_scheduler.SubjectAtStart} finished ({_scheduler.State}) before the work passed to {Kind} at level {_level} could run; the work did not run."));
+        EndJoins();
+    }
 
     protected override void Hold() => _scheduler.OperationStarted();
 

@@ -1,4 +1,5 @@
 using System;
+using System.Threading;
 using System.Threading.Tasks;
 
 namespace PriorityAsync.Internal;
@@ -15,19 +16,26 @@ namespace PriorityAsync.Internal;
 /// <typeparam name="TResult">The result type; <see cref="object"/> (always <see langword="null"/>) for a plain <see cref="Task"/>.</typeparam>
 internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, INamedWork
 {
+    private static readonly Action<Task, object?> s_onWorkCompleted = static (_, state) => ((WorkOperation<TResult>)state!).OnWorkCompleted();
+
     private readonly bool _hasResult;
     private Delegate? _work;
     private Task? _pending;
     private Delegate? _pendingWork;
 
+    /// <param name="node">What the work runs in and is raised with ([X-JOIN]): its flow, or its controller. It is the returned task's
+    /// <see cref="Task.AsyncState"/>, so a wait on the task finds it.</param>
     /// <param name="work">The delegate; <see cref="StartWork"/> calls it.</param>
     /// <param name="hasResult">Whether the delegate's task is a <see cref="Task{TResult}"/> whose result the returned task carries.</param>
-    protected WorkOperation(Delegate work, bool hasResult)
-        : base(TaskCreationOptions.RunContinuationsAsynchronously) // the caller's continuations never run on the scheduler's thread by accident
+    protected WorkOperation(IEscalationNode node, Delegate work, bool hasResult)
+        : base(node, TaskCreationOptions.RunContinuationsAsynchronously) // the caller's continuations never run on the scheduler's thread by accident
     {
         _work = work;
         _hasResult = hasResult;
     }
+
+    /// <summary>Whether the delegate's task is a <see cref="Task{TResult}"/> whose result the returned task carries.</summary>
+    protected bool HasResult => _hasResult;
 
     /// <summary>What a fault report calls the work: <c>"InvokeAsync"</c>, <c>"PriorityTaskController.Run"</c>, <c>"TaskScope child"</c>.</summary>
     protected abstract string Kind { get; }
@@ -83,8 +91,15 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
         Hold();
         _pending = task;
         _pendingWork = work;
-        task.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(OnWorkCompleted);
+
+        // Inline on the thread that completes the work's task (the scheduler's, usually): an awaiter's continuation (ConfigureAwait(false))
+        // would be sent to the thread pool from a thread with a SynchronizationContext, so a starved pool would hold up the work's end.
+        _ = task.ContinueWith(s_onWorkCompleted, this, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
     }
+
+    /// <summary>After the returned task was completed, whoever completed it: the waits on the work end ([X-JOIN]). Every path that
+    /// completes the task calls it (here, and the subclasses' drops and cancellations).</summary>
+    private protected void EndJoins() => Joins.Ended((IEscalationNode)Task.AsyncState!, Task);
 
     /// <summary>Calls the delegate. By default a <see cref="Func{TResult}"/> of <see cref="Task"/> or of <see cref="Task{TResult}"/>.</summary>
     protected virtual Task? StartWork(Delegate work) =>
@@ -108,6 +123,7 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
     /// <param name="workTask">The task the delegate returned, or <see langword="null"/> when it threw or returned none.</param>
     protected virtual void Finished(Delegate work, Task? workTask)
     {
+        EndJoins();
         if (Task.Exception is { } fault)
         {
             WorkFaults.Report(SchedulerName, Level, Kind, CallbackNames.DescribeWork(work, workTask), fault.InnerExceptions);

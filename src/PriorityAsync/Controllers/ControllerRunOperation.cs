@@ -31,13 +31,14 @@ internal sealed class ControllerRunOperation<TResult> : WorkOperation<TResult>, 
     {
         var operation = (ControllerRunOperation<TResult>)state!;
         operation.TrySetCanceled(operation._controller.Token);
+        operation.EndJoins();
     };
 
     private readonly PriorityTaskController _controller;
     private CancellationTokenRegistration _registration;
 
     public ControllerRunOperation(PriorityTaskController controller, Delegate work, bool hasResult)
-        : base(work, hasResult)
+        : base(controller.Node, work, hasResult)
     {
         _controller = controller;
     }
@@ -53,13 +54,16 @@ internal sealed class ControllerRunOperation<TResult> : WorkOperation<TResult>, 
         if (reason == DropReason.Cancelled)
         {
             TrySetCanceled(_controller.Token);
-            return;
+        }
+        else
+        {
+            PriorityContext context = _controller.Context;
+            TrySetException(new ObjectDisposedException(
+                context.Name,
+                $"{context.SubjectAtStart} finished ({context.State}) before the work passed to PriorityTaskController.Run could run; the work did not run."));
         }
 
-        PriorityContext context = _controller.Context;
-        TrySetException(new ObjectDisposedException(
-            context.Name,
-            $"{context.SubjectAtStart} finished ({context.State}) before the work passed to PriorityTaskController.Run could run; the work did not run."));
+        EndJoins();
     }
 
     protected override string NullTaskMessage() =>

@@ -12,7 +12,7 @@ internal sealed class ControllerSynchronizationContext : PrioritySynchronization
     private readonly PriorityTaskController _controller;
 
     public ControllerSynchronizationContext(PriorityTaskController controller, int level)
-        : base(controller.Context, level)
+        : base(controller.Context, level, controller.Node)
     {
         _controller = controller;
     }

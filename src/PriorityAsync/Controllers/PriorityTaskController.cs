@@ -44,6 +44,7 @@ public sealed class PriorityTaskController
     private ControllerActivation? _current;
     private bool _pending;
     private int _level;
+    private int _activeLevel; // where _current is queued: _level, or higher while the controller is raised ([X-GRAPH])
     private bool _closed;
     private DropReason _closeReason;
     private int _operations;
@@ -60,8 +61,9 @@ public sealed class PriorityTaskController
         context.ValidateLevel(level);
         context.ThrowIfFinished("a new PriorityTaskController", level);
         Context = context;
-        _level = level;
+        _level = _activeLevel = level;
         _current = new ControllerActivation(this);
+        Node = new ControllerNode(this);
         _syncContext = new ControllerSynchronizationContext(this, level);
         _scheduler = new ControllerTaskScheduler(this);
         Factory = new TaskFactory(
@@ -82,6 +84,9 @@ public sealed class PriorityTaskController
             }
         }
     }
+
+    /// <summary>The controller in the escalation graph: waits on its work raise it ([X-GRAPH]).</summary>
+    internal ControllerNode Node { get; }
 
     /// <summary>Gets whether <see cref="Cancel"/> was called.</summary>
     public bool IsCancelled => _cancellation.IsCancellationRequested;
@@ -147,13 +152,14 @@ public sealed class PriorityTaskController
     /// completed; faulted with <see cref="ObjectDisposedException"/> when the context finished before the work could run.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
     /// <remarks>Until the work's task completes (or the controller is cancelled), it keeps the loop alive, as
-    /// <see cref="PriorityScheduler.InvokeAsync(Func{Task}, int)"/> does.</remarks>
-    public Task Run(Func<Task> work)
+    /// <see cref="PriorityScheduler.InvokeAsync(Func{Task}, int)"/> does. Awaiting the task from code at a higher level raises the whole
+    /// controller to that level until the work completes ([X-JOIN]).</remarks>
+    public PriorityTask Run(Func<Task> work)
     {
         ArgumentNullException.ThrowIfNull(work);
         var operation = new ControllerRunOperation<object?>(this, work, hasResult: false);
         Enqueue(IControllerRun.Callback, operation, ExecutionContextFlow.Capture());
-        return operation.Task;
+        return new PriorityTask(operation.Task);
     }
 
     /// <summary>Queues <paramref name="work"/> under the controller and returns a task that completes with the result of the task it returns.</summary>
@@ -161,12 +167,12 @@ public sealed class PriorityTaskController
     /// <param name="work">The asynchronous work; it starts on the loop thread, and its awaits come back through the controller.</param>
     /// <returns>The work's own task, unwrapped; see <see cref="Run(Func{Task})"/>.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
-    public Task<TResult> Run<TResult>(Func<Task<TResult>> work)
+    public PriorityTask<TResult> Run<TResult>(Func<Task<TResult>> work)
     {
         ArgumentNullException.ThrowIfNull(work);
         var operation = new ControllerRunOperation<TResult>(this, work, hasResult: true);
         Enqueue(IControllerRun.Callback, operation, ExecutionContextFlow.Capture());
-        return operation.Task;
+        return new PriorityTask<TResult>(operation.Task);
     }
 
     /// <summary>
@@ -182,7 +188,6 @@ public sealed class PriorityTaskController
     {
         Context.ValidateLevel(level);
         Context.ThrowIfFinished($"{nameof(PriorityTaskController)}.{nameof(SetLevel)}", level);
-        ControllerActivation? activation = null;
         lock (_lock)
         {
             if (level == _level)
@@ -192,9 +197,31 @@ public sealed class PriorityTaskController
 
             _level = level;
             _syncContext.SetLevel(level);
+        }
+
+        Reactivate();
+    }
+
+    /// <summary>The controller's floor changed ([X-GRAPH]): its place moves to the raised level, or back, as for <see cref="SetLevel"/>.</summary>
+    internal void OnFloorChanged() => Reactivate();
+
+    /// <summary>Queues the controller's place at its active level (its level, or its floor if higher) when that changed: a new
+    /// generation at the new level ([C-CONTROLLER] holds again once we queue it); the old one goes stale.</summary>
+    private void Reactivate()
+    {
+        ControllerActivation? activation = null;
+        int level;
+        lock (_lock)
+        {
+            level = Math.Max(_level, Node.Floor);
+            if (level == _activeLevel)
+            {
+                return;
+            }
+
+            _activeLevel = level;
             if (_pending)
             {
-                // A new generation at the new level ([C-CONTROLLER] holds again once we queue it below); the old one goes stale.
                 activation = _current = new ControllerActivation(this);
             }
         }
@@ -253,7 +280,7 @@ public sealed class PriorityTaskController
                 }
             }
 
-            level = _level;
+            level = _activeLevel;
             reason = _closeReason;
         }
 
@@ -288,7 +315,7 @@ public sealed class PriorityTaskController
                 _pending = false;
             }
 
-            level = _level;
+            level = _activeLevel;
         }
 
         if (more)

@@ -28,6 +28,11 @@ internal static class CallbackNames
             return Describe(action);
         }
 
+        if (callback == FlowContext.RunNextCallback && state is FlowContext flow)
+        {
+            return flow.DescribeNext(); // a flow's place runs the flow's oldest item
+        }
+
         if (callback == SendWaiter.RunCallback && state is SendWaiter { Callback: { } sent } waiter)
         {
             return Describe(sent, waiter.State);

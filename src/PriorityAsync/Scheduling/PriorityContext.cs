@@ -81,7 +81,7 @@ public sealed partial class PriorityContext : PriorityScheduler
     /// once. Costs a few field reads, no clock read (one in a host's drain with a budget).
     /// </summary>
     /// <exception cref="InvalidOperationException">The caller is not running inside this context.</exception>
-    public bool ShouldYield => ShouldYieldAt(CurrentLevelContextOf(nameof(ShouldYield)).Level);
+    public bool ShouldYield => ShouldYieldAt(CurrentLevelContextOf(nameof(ShouldYield)).EffectiveLevel);
 
     /// <summary>For tests: whether the loop is parked (or about to park).</summary>
     internal bool IsParked => Volatile.Read(ref _loop.Parked) != 0;
@@ -410,14 +410,13 @@ public sealed partial class PriorityContext : PriorityScheduler
         && (Volatile.Read(ref _timersDue) == 0 || FireDueTimers()) // false: the clock threw, the context faulted
         && !_queues.HasWorkAbove(level); // the consumer's own look, and we are it
 
-    internal override bool TryContinueInlineAt(int level)
+    internal override bool TryContinueInlineAt(PrioritySynchronizationContext target)
     {
-        if (!CanRunInlineAt(level))
+        if (!CanRunInlineAt(target.EffectiveLevel))
         {
             return false;
         }
 
-        PrioritySynchronizationContext target = _syncContexts[level];
         if (!ReferenceEquals(SynchronizationContext.Current, target))
         {
             SynchronizationContext.SetSynchronizationContext(target);
@@ -427,18 +426,18 @@ public sealed partial class PriorityContext : PriorityScheduler
     }
 
     internal override bool TryRunTaskInline(int level, Func<Task, bool> tryExecuteTask, Task task) =>
-        CanRunInlineAt(level) && InlineAt.RunTask(_syncContexts[level], tryExecuteTask, task);
+        CanRunInlineAt(WaitedLevel(level)) && InlineAt.RunTask(_syncContexts[level], tryExecuteTask, task);
 
     // [S-INLINE]: on the loop thread (a host's, drain or not: [H-DRAIN]), run inline at the target level (queueing and waiting would
     // deadlock).
-    private protected override bool TrySendInline(int level, SendOrPostCallback callback, object? state)
+    private protected override bool TrySendInline(PrioritySynchronizationContext target, SendOrPostCallback callback, object? state)
     {
         if (Thread.CurrentThread != _boundThread)
         {
             return false;
         }
 
-        InlineAt.Run(_syncContexts[level], callback, state);
+        InlineAt.Run(target, callback, state);
         return true;
     }
 

@@ -109,12 +109,29 @@ public abstract partial class PriorityScheduler
     internal int CreatingLevel() =>
         SynchronizationContext.Current is PrioritySynchronizationContext current && current.Scheduler == this ? current.Level : DefaultLevel;
 
+    /// <summary>The flow the calling code runs in on this scheduler, if any: a timer it creates at its own level fires through the flow,
+    /// so a raise of the flow moves the firing too ([X-MOVE]).</summary>
+    internal FlowContext? CreatingFlow() =>
+        SynchronizationContext.Current is FlowContext current && current.Scheduler == this ? current : null;
+
     /// <summary>Queues the firing of a due timer, under the timer lock, on a thread that runs the scheduler's items (so the scheduler
     /// is running: no end to race). The loop queues as its own consumer ([Q-CONSUMER]); a pool thread as a producer, waking a parked
     /// thread.</summary>
     internal void EnqueueTimerFiring(int level, TimerEntry entry)
     {
-        var item = new WorkItem(TimerEntry.FireCallback, entry, enqueuedAt: _stampAlways != 0 ? Timestamp() : 0);
+        if (entry.Route is { } flow)
+        {
+            flow.QueueTimerFiring(entry); // into the flow's own queue: a place at its level now ([X-MOVE])
+            return;
+        }
+
+        EnqueueFromTimers(level, TimerEntry.FireCallback, entry);
+    }
+
+    /// <summary>Queues an item for the timers, under the timer lock, on a thread of the running scheduler (no end to race, so no drop).</summary>
+    internal void EnqueueFromTimers(int level, SendOrPostCallback callback, object state)
+    {
+        var item = new WorkItem(callback, state, enqueuedAt: _stampAlways != 0 ? Timestamp() : 0);
         if (_consumerThreadId == Environment.CurrentManagedThreadId)
         {
             _queues.EnqueueFromConsumer(level, item);
@@ -159,23 +176,10 @@ public abstract partial class PriorityScheduler
         Interlocked.Exchange(ref _timersDue, 1);
     }
 
-    /// <summary>Whether the calling code runs on this scheduler at <paramref name="level"/> (a delay's firing may resume inline).</summary>
-    internal bool IsRunningAt(int level) =>
-        IsOnOwnThread && SynchronizationContext.Current is PrioritySynchronizationContext current && current.Level == level;
-
-    /// <summary>Whether <paramref name="current"/> is one of this scheduler's per-level contexts (a controller's is not: a method that
-    /// captured it resumes through the controller), and its level.</summary>
-    internal bool TryGetOwnLevel(SynchronizationContext current, out int level)
-    {
-        if (current is PrioritySynchronizationContext own && own.Scheduler == this && current is not ControllerSynchronizationContext)
-        {
-            level = own.Level;
-            return true;
-        }
-
-        level = -1;
-        return false;
-    }
+    /// <summary>Whether <paramref name="current"/> is one of this scheduler's per-level or flow contexts (a controller's is not: a method
+    /// that captured it resumes through the controller).</summary>
+    internal bool IsOwnContext(SynchronizationContext current) =>
+        current is PrioritySynchronizationContext own && own.Scheduler == this && current is not ControllerSynchronizationContext;
 
     /// <summary>Counts and reports a timer dropped as the scheduler finished; a throwing WorkDropped handler's exception propagates.</summary>
     internal void OnTimerDropped(TimerEntry entry)

@@ -208,19 +208,26 @@ public abstract partial class PriorityScheduler
     /// <returns>An awaitable. Once the scheduler has faulted or finished, the <c>await</c> throws <see cref="ObjectDisposedException"/>:
     /// the method never goes on at its old level as if it had moved.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the scheduler's levels.</exception>
-    public PriorityAwaitable Prioritize(int level) => new(this, ValidateLevel(level), alwaysQueue: false);
+    public PriorityAwaitable Prioritize(int level) => new(TargetAt(ValidateLevel(level)), alwaysQueue: false);
 
     /// <summary>Queues the rest of the calling method at the back of <paramref name="level"/>, always (it never completes at once).</summary>
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
     /// <returns>An awaitable; once the scheduler has faulted or finished, the <c>await</c> throws <see cref="ObjectDisposedException"/>.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the scheduler's levels.</exception>
-    public PriorityAwaitable Yield(int level) => new(this, ValidateLevel(level), alwaysQueue: true);
+    public PriorityAwaitable Yield(int level) => new(TargetAt(ValidateLevel(level)), alwaysQueue: true);
+
+    /// <summary>Where the calling code goes on at <paramref name="level"/> of this scheduler: its own flow at that level when it runs in
+    /// one here ([X-FLOW]), else the level's own context.</summary>
+    internal PrioritySynchronizationContext TargetAt(int level) =>
+        SynchronizationContext.Current is PrioritySynchronizationContext current && current.Scheduler == this
+            ? current.ContextAt(level)
+            : _syncContexts[level];
 
     /// <summary>Queues <paramref name="work"/> at <see cref="DefaultLevel"/>; see <see cref="InvokeAsync(Func{Task}, int)"/>.</summary>
     /// <param name="work">The asynchronous work.</param>
     /// <returns>The work's own task, unwrapped.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
-    public Task InvokeAsync(Func<Task> work) => InvokeAsync(work, DefaultLevel);
+    public PriorityTask InvokeAsync(Func<Task> work) => InvokeAsync(work, DefaultLevel);
 
     /// <summary>Queues <paramref name="work"/> at <paramref name="level"/> and returns a task that completes as the task it returns does
     /// (Nito.AsyncEx's <c>AsyncContext.Factory.Run</c>, WPF's <c>Dispatcher.InvokeAsync</c>).</summary>
@@ -228,16 +235,18 @@ public abstract partial class PriorityScheduler
     /// resume at <paramref name="level"/>.</param>
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>; higher runs first.</param>
     /// <returns>The work's own task, unwrapped: its exception, cancellation or completion; faulted with
-    /// <see cref="ObjectDisposedException"/> if the scheduler finished before the work could run.</returns>
+    /// <see cref="ObjectDisposedException"/> if the scheduler finished before the work could run. Awaiting it from code at a higher level
+    /// of this scheduler runs the work at that level until it completes ([X-JOIN]).</returns>
     /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the scheduler's levels.</exception>
-    /// <remarks>The work counts as an outstanding operation until its task completes: the scheduler does not end before it.</remarks>
-    public Task InvokeAsync(Func<Task> work, int level)
+    /// <remarks>The work counts as an outstanding operation until its task completes: the scheduler does not end before it. Its code
+    /// runs in a flow of its own, which a wait on it raises ([X-FLOW]).</remarks>
+    public PriorityTask InvokeAsync(Func<Task> work, int level)
     {
         ArgumentNullException.ThrowIfNull(work);
-        var operation = new InvokeOperation<object?>(this, ValidateLevel(level), work, hasResult: false);
-        Enqueue(level, IInvokeOperation.RunCallback, operation, ExecutionContextFlow.Capture()); // the poster's context ([E-FLOW])
-        return operation.Task;
+        var operation = new InvokeOperation<object?>(new WorkFlow(this, ValidateLevel(level), "InvokeAsync"), work, hasResult: false);
+        operation.Start();
+        return new PriorityTask(operation.Task);
     }
 
     /// <summary>Queues <paramref name="work"/> at <see cref="DefaultLevel"/>; see <see cref="InvokeAsync(Func{Task}, int)"/>.</summary>
@@ -245,7 +254,7 @@ public abstract partial class PriorityScheduler
     /// <param name="work">The asynchronous work.</param>
     /// <returns>The work's own task, unwrapped.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
-    public Task<TResult> InvokeAsync<TResult>(Func<Task<TResult>> work) => InvokeAsync(work, DefaultLevel);
+    public PriorityTask<TResult> InvokeAsync<TResult>(Func<Task<TResult>> work) => InvokeAsync(work, DefaultLevel);
 
     /// <summary>Queues <paramref name="work"/> at <paramref name="level"/>; see <see cref="InvokeAsync(Func{Task}, int)"/>.</summary>
     /// <typeparam name="TResult">The result type.</typeparam>
@@ -254,12 +263,12 @@ public abstract partial class PriorityScheduler
     /// <returns>The work's own task, unwrapped.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="work"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the scheduler's levels.</exception>
-    public Task<TResult> InvokeAsync<TResult>(Func<Task<TResult>> work, int level)
+    public PriorityTask<TResult> InvokeAsync<TResult>(Func<Task<TResult>> work, int level)
     {
         ArgumentNullException.ThrowIfNull(work);
-        var operation = new InvokeOperation<TResult>(this, ValidateLevel(level), work, hasResult: true);
-        Enqueue(level, IInvokeOperation.RunCallback, operation, ExecutionContextFlow.Capture());
-        return operation.Task;
+        var operation = new InvokeOperation<TResult>(new WorkFlow(this, ValidateLevel(level), "InvokeAsync"), work, hasResult: true);
+        operation.Start();
+        return new PriorityTask<TResult>(operation.Task);
     }
 
     /// <summary>Takes a moment's snapshot of the queues and counters (run counts summed over the threads), for diagnostics.</summary>
@@ -331,13 +340,14 @@ public abstract partial class PriorityScheduler
     /// <summary>Counts a wake-up a producer had to make (slow path only).</summary>
     private protected void CountWake() => Interlocked.Increment(ref _wakeCount);
 
-    internal void Send(int level, SendOrPostCallback callback, object? state)
+    internal void Send(PrioritySynchronizationContext target, SendOrPostCallback callback, object? state)
     {
-        if (TrySendInline(level, callback, state))
+        if (TrySendInline(target, callback, state))
         {
             return;
         }
 
+        int level = target.Level;
         if (IsFinished)
         {
             throw new ObjectDisposedException(
@@ -347,13 +357,13 @@ public abstract partial class PriorityScheduler
         }
 
         SendWaiter waiter = SendWaiter.Rent(callback, state);
-        Enqueue(level, SendWaiter.RunCallback, waiter, ExecutionContextFlow.Capture()); // the callback sees the sender's context
+        target.QueueItem(new WorkItem(SendWaiter.RunCallback, waiter, ExecutionContextFlow.Capture())); // the callback sees the sender's context
         waiter.WaitAndRethrow(this);
     }
 
-    /// <summary>[S-INLINE]: on a thread of the scheduler, runs the callback at once at <paramref name="level"/> and returns true;
+    /// <summary>[S-INLINE]: on a thread of the scheduler, runs the callback at once in <paramref name="target"/> and returns true;
     /// elsewhere returns false (the caller queues it and blocks).</summary>
-    private protected abstract bool TrySendInline(int level, SendOrPostCallback callback, object? state);
+    private protected abstract bool TrySendInline(PrioritySynchronizationContext target, SendOrPostCallback callback, object? state);
 
     internal void OperationStarted() => Interlocked.Increment(ref _outstanding);
 
@@ -393,16 +403,24 @@ public abstract partial class PriorityScheduler
 
     // ---- Inline decisions (each scheduler's own: the loop needs no lock, the pool has caps) ---------------------------------------
 
-    /// <summary>The inline end of an <c>await Prioritize</c> (its <c>IsCompleted</c>): when the caller may go on at once at
-    /// <paramref name="level"/>, makes the level current there and then ([A-INLINE]).</summary>
-    internal abstract bool TryContinueInlineAt(int level);
+    /// <summary>The inline end of an <c>await Prioritize</c> (its <c>IsCompleted</c>): when the caller may go on at once in
+    /// <paramref name="target"/> (at its effective level, [X-FLOW]), makes it current there and then ([A-INLINE]).</summary>
+    internal abstract bool TryContinueInlineAt(PrioritySynchronizationContext target);
 
     /// <summary>The checkpoint decision at <paramref name="level"/>: whether the caller must queue the rest of its method ([SLICE-FLAG]).</summary>
     internal abstract bool ShouldYieldAt(int level);
 
-    /// <summary>A task inlined by <c>TaskScheduler.TryExecuteTaskInline</c> at <paramref name="level"/>: runs it and returns whether it
-    /// ran, or returns false (the task stays queued).</summary>
+    /// <summary>A task of <paramref name="level"/> inlined by <c>TaskScheduler.TryExecuteTaskInline</c> (a <c>Wait</c>): runs it and returns
+    /// whether it ran, or returns false (the task stays queued). The wait is seen, so the task runs at the waiter's level when that is
+    /// higher ([X-WAIT]).</summary>
     internal abstract bool TryRunTaskInline(int level, Func<Task, bool> tryExecuteTask, Task task);
+
+    /// <summary>The level a task of <paramref name="level"/> runs at when the calling code waits for it: the caller's effective level on
+    /// this scheduler if higher ([X-WAIT]).</summary>
+    private protected int WaitedLevel(int level) =>
+        SynchronizationContext.Current is PrioritySynchronizationContext waiter && waiter.Scheduler == this
+            ? Math.Max(level, waiter.EffectiveLevel)
+            : level;
 
     /// <summary>The most callbacks of <paramref name="level"/> that run at once (the task scheduler's MaximumConcurrencyLevel).</summary>
     internal virtual int GetMaxConcurrencyCore(int level) => _threads.Length;
@@ -518,12 +536,19 @@ public abstract partial class PriorityScheduler
     /// dropped (a blocked Send behind it must not wait forever), or null.</returns>
     private protected ExceptionDispatchInfo? DropRemaining() => _queues.DrainAll(this, DropReasonNow());
 
-    /// <summary>Counts and reports one item the scheduler will never run; a controller's activation hands the drop to its controller.</summary>
+    /// <summary>Counts and reports one item the scheduler will never run; a controller's activation hands the drop to its controller,
+    /// and a flow's place to its flow.</summary>
     internal void Drop(int level, in WorkItem item, DropReason reason)
     {
         if (item.Callback == ControllerActivation.Callback)
         {
             ((ControllerActivation)item.State!).OnDroppedByContext(reason); // the controller drops its own items, each reported
+            return;
+        }
+
+        if (item.Callback == FlowContext.RunNextCallback)
+        {
+            ((FlowContext)item.State!).DropNext(level, reason); // the flow's oldest item in its stead; a moved place drops nothing ([X-MOVE])
             return;
         }
 

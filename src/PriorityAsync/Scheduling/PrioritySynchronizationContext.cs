@@ -22,10 +22,11 @@ public class PrioritySynchronizationContext : SynchronizationContext
     // Written only by a controller's own context (SetLevel); fixed for the per-level instances.
     private int _level;
 
-    internal PrioritySynchronizationContext(PriorityScheduler scheduler, int level)
+    internal PrioritySynchronizationContext(PriorityScheduler scheduler, int level, IEscalationNode? node = null)
     {
         Scheduler = scheduler;
         _level = level;
+        Node = node;
     }
 
     /// <summary>Gets the scheduler this level belongs to.</summary>
@@ -36,6 +37,18 @@ public class PrioritySynchronizationContext : SynchronizationContext
 
     /// <summary>A controller's context follows the controller's level.</summary>
     internal void SetLevel(int level) => Volatile.Write(ref _level, level);
+
+    /// <summary>What the code running in this context belongs to and is raised with ([X-FLOW]): its flow, or its controller; null for
+    /// a level's own context, whose code is not in any flow.</summary>
+    internal IEscalationNode? Node { get; private protected set; }
+
+    /// <summary>The level work posted here runs at now: <see cref="Level"/>, or higher while its flow is raised ([X-GRAPH]).</summary>
+    internal int EffectiveLevel => Node is { } node ? Math.Max(Level, node.Floor) : Level;
+
+    /// <summary>Where code running here goes on at <paramref name="level"/> (an <c>await Prioritize(level)</c>): the same flow at that level,
+    /// or that level's own context.</summary>
+    internal PrioritySynchronizationContext ContextAt(int level) =>
+        Node is WorkFlow flow ? flow.AtLevel(level) : Scheduler.GetSynchronizationContext(level);
 
     /// <summary>Queues <paramref name="d"/> at this level; it runs in the poster's <see cref="ExecutionContext"/>. Never blocks;
     /// allocates nothing in steady state.</summary>
@@ -64,13 +77,16 @@ public class PrioritySynchronizationContext : SynchronizationContext
     public override void Send(SendOrPostCallback d, object? state)
     {
         ArgumentNullException.ThrowIfNull(d);
-        Scheduler.Send(Level, d, state);
+        Scheduler.Send(this, d, state);
     }
 
     /// <summary>Queues the continuation of an awaiting method where this context's work goes: the back of its level, or, for a
-    /// controller's context, the controller's own queue.</summary>
+    /// controller's context or a flow's, the controller's or the flow's own queue.</summary>
     internal virtual void QueueContinuation(Action continuation, bool flowExecutionContext) =>
         Scheduler.QueueContinuation(Level, continuation, flowExecutionContext);
+
+    /// <summary>Queues an item where this context's work goes (a sent callback's waiter, the start of an <c>InvokeAsync</c>).</summary>
+    internal virtual void QueueItem(in WorkItem item) => Scheduler.Enqueue(Level, item.Callback, item.State, item.ExecutionContext);
 
     /// <summary>Returns this instance: contexts are immutable and shared, and the copy keeps the level.</summary>
     /// <returns>This instance.</returns>

@@ -26,7 +26,8 @@ public sealed partial class PriorityThreadPool
     /// caps, the level has room for the task's run (a nested run); the item it is nested in keeps its slot.</summary>
     internal override bool TryRunTaskInline(int level, Func<Task, bool> tryExecuteTask, Task task)
     {
-        if (!MayGoOnAt(level, out SchedulerThread? worker))
+        int runLevel = WaitedLevel(level); // [X-WAIT]
+        if (!MayGoOnAt(runLevel, out SchedulerThread? worker))
         {
             return false;
         }
@@ -36,7 +37,7 @@ public sealed partial class PriorityThreadPool
             return InlineAt.RunTask(_syncContexts[level], tryExecuteTask, task);
         }
 
-        if (!TryEnterNested(worker, level, shareWhenFull: false, out NestedSlot outer))
+        if (!TryEnterNested(worker, runLevel, shareWhenFull: false, out NestedSlot outer))
         {
             return false;
         }
@@ -53,7 +54,7 @@ public sealed partial class PriorityThreadPool
 
     /// <summary>[S-INLINE]: on a pool thread, run inline (queueing and waiting could deadlock a pool whose threads all wait), at the
     /// target level, as a nested run: on a slot borrowed at the level if it has room, else on the caller's.</summary>
-    private protected override bool TrySendInline(int level, SendOrPostCallback callback, object? state)
+    private protected override bool TrySendInline(PrioritySynchronizationContext target, SendOrPostCallback callback, object? state)
     {
         if (SchedulerThread.Current is not { } worker || worker.Scheduler != this)
         {
@@ -62,14 +63,14 @@ public sealed partial class PriorityThreadPool
 
         if (!_capped)
         {
-            InlineAt.Run(_syncContexts[level], callback, state);
+            InlineAt.Run(target, callback, state);
             return true;
         }
 
-        TryEnterNested(worker, level, shareWhenFull: true, out NestedSlot outer);
+        TryEnterNested(worker, target.EffectiveLevel, shareWhenFull: true, out NestedSlot outer);
         try
         {
-            InlineAt.Run(_syncContexts[level], callback, state);
+            InlineAt.Run(target, callback, state);
         }
         finally
         {

@@ -598,10 +598,11 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
         return false;
     }
 
-    /// <summary>The inline end of an <c>await Prioritize</c> on a pool thread ([A-INLINE]): the method goes on at <paramref name="level"/>
-    /// for good, so its slot moves there ([K-SLOTS]). Never after a fault: GetResult then throws ([F-STOP]).</summary>
-    internal override bool TryContinueInlineAt(int level)
+    /// <summary>The inline end of an <c>await Prioritize</c> on a pool thread ([A-INLINE]): the method goes on in <paramref name="target"/>
+    /// (at its effective level) for good, so its slot moves there ([K-SLOTS]). Never after a fault: GetResult then throws ([F-STOP]).</summary>
+    internal override bool TryContinueInlineAt(PrioritySynchronizationContext target)
     {
+        int level = target.EffectiveLevel;
         if (Volatile.Read(ref _fault) is not null || !MayGoOnAt(level, out SchedulerThread? worker))
         {
             return false;
@@ -612,7 +613,6 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
             return false; // queued instead: it runs when the level has room
         }
 
-        PrioritySynchronizationContext target = _syncContexts[level];
         if (!ReferenceEquals(SynchronizationContext.Current, target))
         {
             SynchronizationContext.SetSynchronizationContext(target);

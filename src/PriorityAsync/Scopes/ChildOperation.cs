@@ -14,40 +14,39 @@ namespace PriorityAsync.Internal;
 internal sealed class ChildOperation<TResult> : WorkOperation<TResult>, IInvokeOperation
 {
     private readonly TaskScope _scope;
-    private readonly int _level;
-    private readonly bool _hasResult;
 
-    public ChildOperation(TaskScope scope, int level, Delegate child, bool hasResult)
-        : base(child, hasResult)
+    public ChildOperation(TaskScope scope, WorkFlow flow, Delegate child, bool hasResult)
+        : base(flow, child, hasResult)
     {
         _scope = scope;
-        _level = level;
-        _hasResult = hasResult;
+        flow.Work = this;
     }
 
-    public int ChildLevel => _level;
+    /// <summary>The child's own flow, a child of its scope's owner ([X-PARENT]).</summary>
+    public WorkFlow Flow => (WorkFlow)Task.AsyncState!;
 
     protected override string Kind => "TaskScope.Start";
 
     protected override string SchedulerName => _scope.Scheduler.Name;
 
-    protected override int Level => _level;
+    protected override int Level => Flow.Level;
 
     public void Abandon()
     {
         TrySetException(new ObjectDisposedException(
             _scope.Scheduler.Name,
-            $"{_scope.Scheduler.SubjectAtStart} finished ({_scope.Scheduler.State}) before the child started at level {_level} could run; the child did not run."));
-        _scope.OnChildEnded(Task);
+            $"{_scope.Scheduler.SubjectAtStart} finished ({_scope.Scheduler.State}) before the child started at level {Level} could run; the child did not run."));
+        EndJoins();
+        _scope.OnChildEnded(Task, Flow);
     }
 
     protected override Task? StartWork(Delegate work) =>
-        _hasResult
+        HasResult
             ? ((Func<CancellationToken, Task<TResult>>)work)(_scope.CancellationToken)
             : ((Func<CancellationToken, Task>)work)(_scope.CancellationToken);
 
     protected override string NullTaskMessage() =>
-        $"The child started in a TaskScope of {_scope.Scheduler.Subject} (level {_level}) returned null instead of a Task.";
+        $"The child started in a TaskScope of {_scope.Scheduler.Subject} (level {Level}) returned null instead of a Task.";
 
     // The hold was taken by TaskScope.Start, for the queued item and the pending task alike ([K-SCOPE]).
     protected override void Hold()
@@ -61,6 +60,6 @@ internal sealed class ChildOperation<TResult> : WorkOperation<TResult>, IInvokeO
     protected override void Finished(Delegate work, Task? workTask)
     {
         base.Finished(work, workTask); // the fault report
-        _scope.OnChildEnded(Task); // [K-SCOPE], then the hold is released
+        _scope.OnChildEnded(Task, Flow); // [K-SCOPE], then the hold is released
     }
 }

@@ -42,6 +42,7 @@ public sealed class TaskScope
     private readonly Lock _lock = new();
     private readonly CancellationTokenSource _cancellation = new();
     private readonly ScopeCompletion? _completion; // null: the root scope of a scheduler
+    private readonly IEscalationNode? _owner; // what the body runs in: its children are raised with it ([X-PARENT]); null: none, or the root scope
     private CancellationTokenRegistration _outer;
     private List<Exception>? _failures;
     private int _running;
@@ -51,10 +52,11 @@ public sealed class TaskScope
     private bool _completed;
     private Exception[]? _rootFailures;
 
-    private TaskScope(PriorityScheduler scheduler, ScopeCompletion? completion, CancellationToken outer)
+    private TaskScope(PriorityScheduler scheduler, ScopeCompletion? completion, IEscalationNode? owner, CancellationToken outer)
     {
         Scheduler = scheduler;
         _completion = completion;
+        _owner = owner;
         if (outer.CanBeCanceled)
         {
             _outer = outer.UnsafeRegister(static state => ((TaskScope)state!).CancelChildren(rethrowWhenCompleted: false), this);
@@ -152,7 +154,7 @@ public sealed class TaskScope
     /// <returns>The child's own task, unwrapped.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="child"/> is <see langword="null"/>.</exception>
     /// <exception cref="InvalidOperationException">Not called on a thread of <see cref="Scheduler"/>, or the scope has completed.</exception>
-    public Task StartAsync(Func<CancellationToken, Task> child) => StartAsync(child, CallerLevel(nameof(StartAsync)));
+    public PriorityTask StartAsync(Func<CancellationToken, Task> child) => StartAsync(child, CallerLevel(nameof(StartAsync)));
 
     /// <summary>Starts <paramref name="child"/> in this scope at <paramref name="level"/> (as <see cref="Start(Func{CancellationToken, Task}, int)"/>)
     /// and returns its task, for a caller that awaits this child's own outcome. The scope owns the child all the same: its failure
@@ -163,12 +165,12 @@ public sealed class TaskScope
     /// <exception cref="ArgumentNullException"><paramref name="child"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the scheduler's levels.</exception>
     /// <exception cref="InvalidOperationException">Not called on a thread of <see cref="Scheduler"/>, or the scope has completed.</exception>
-    public Task StartAsync(Func<CancellationToken, Task> child, int level)
+    public PriorityTask StartAsync(Func<CancellationToken, Task> child, int level)
     {
         ArgumentNullException.ThrowIfNull(child);
-        var operation = new ChildOperation<object?>(this, Scheduler.ValidateLevel(level), child, hasResult: false);
-        StartCore(operation, operation.ChildLevel);
-        return operation.Task;
+        var operation = new ChildOperation<object?>(this, NewChildFlow(level), child, hasResult: false);
+        StartCore(operation, operation.Flow);
+        return new PriorityTask(operation.Task);
     }
 
     /// <summary>Starts <paramref name="child"/> in this scope at the caller's level and returns its result; see
@@ -178,7 +180,7 @@ public sealed class TaskScope
     /// <returns>The child's own task, unwrapped.</returns>
     /// <exception cref="ArgumentNullException"><paramref name="child"/> is <see langword="null"/>.</exception>
     /// <exception cref="InvalidOperationException">Not called on a thread of <see cref="Scheduler"/>, or the scope has completed.</exception>
-    public Task<TResult> StartAsync<TResult>(Func<CancellationToken, Task<TResult>> child) => StartAsync(child, CallerLevel(nameof(StartAsync)));
+    public PriorityTask<TResult> StartAsync<TResult>(Func<CancellationToken, Task<TResult>> child) => StartAsync(child, CallerLevel(nameof(StartAsync)));
 
     /// <summary>Starts <paramref name="child"/> in this scope at <paramref name="level"/> and returns its result; the scope owns it as
     /// any other child (see <see cref="StartAsync(Func{CancellationToken, Task}, int)"/>).</summary>
@@ -189,12 +191,12 @@ public sealed class TaskScope
     /// <exception cref="ArgumentNullException"><paramref name="child"/> is <see langword="null"/>.</exception>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the scheduler's levels.</exception>
     /// <exception cref="InvalidOperationException">Not called on a thread of <see cref="Scheduler"/>, or the scope has completed.</exception>
-    public Task<TResult> StartAsync<TResult>(Func<CancellationToken, Task<TResult>> child, int level)
+    public PriorityTask<TResult> StartAsync<TResult>(Func<CancellationToken, Task<TResult>> child, int level)
     {
         ArgumentNullException.ThrowIfNull(child);
-        var operation = new ChildOperation<TResult>(this, Scheduler.ValidateLevel(level), child, hasResult: true);
-        StartCore(operation, operation.ChildLevel);
-        return operation.Task;
+        var operation = new ChildOperation<TResult>(this, NewChildFlow(level), child, hasResult: true);
+        StartCore(operation, operation.Flow);
+        return new PriorityTask<TResult>(operation.Task);
     }
 
     /// <summary>Cancels <see cref="CancellationToken"/>: every child is asked to stop (for example a lease keeper, once the work it
@@ -227,7 +229,7 @@ public sealed class TaskScope
 
     // ---- The root scope (PriorityScheduler.Scope) -----------------------------------------------------------------------------
 
-    internal static TaskScope CreateRoot(PriorityScheduler scheduler) => new(scheduler, completion: null, outer: default);
+    internal static TaskScope CreateRoot(PriorityScheduler scheduler) => new(scheduler, completion: null, owner: null, outer: default);
 
     /// <summary>Root scope: the owner's body (Run's entry, a hosted worker's ExecuteAsync) ended; a fault or a cancellation of it
     /// cancels the children (leaving the scope early). Any thread.</summary>
@@ -282,7 +284,9 @@ public sealed class TaskScope
 
     // ---- Children ----------------------------------------------------------------------------------------------------------
 
-    private void StartCore(IInvokeOperation operation, int level)
+    private WorkFlow NewChildFlow(int level) => new(Scheduler, Scheduler.ValidateLevel(level), "TaskScope child");
+
+    private void StartCore(IInvokeOperation operation, WorkFlow flow)
     {
         if (!Scheduler.IsOnOwnThread)
         {
@@ -305,14 +309,28 @@ public sealed class TaskScope
         }
 
         Scheduler.OperationStarted(); // [K-SCOPE]: released by the child's end, after the scope counted it
-        Scheduler.Enqueue(level, IInvokeOperation.RunCallback, operation, ExecutionContextFlow.Capture());
+        if (_owner is not null)
+        {
+            var batch = default(EscalationBatch);
+            EscalationGraph.Attach(flow, _owner, ref batch); // before its first item is queued, so a raised owner raises it from the start ([X-PARENT])
+            batch.Run();
+        }
+
+        flow.QueueItem(new WorkItem(IInvokeOperation.RunCallback, operation, ExecutionContextFlow.Capture()));
     }
 
     /// <summary>A child ended (any thread); <paramref name="child"/> has completed. Then releases the child's hold ([K-SCOPE]).</summary>
-    internal void OnChildEnded(Task child)
+    internal void OnChildEnded(Task child, WorkFlow flow)
     {
         try
         {
+            if (_owner is not null)
+            {
+                var batch = default(EscalationBatch);
+                EscalationGraph.Detach(flow, _owner, ref batch); // its owner's raise no longer reaches it ([X-PARENT])
+                batch.Run();
+            }
+
             bool firstFailure = false;
             lock (_lock)
             {
@@ -389,7 +407,8 @@ public sealed class TaskScope
                 "SynchronizationContext is current here, but its threads are elsewhere). Hop onto it first with await scheduler.Prioritize(level).");
         }
 
-        var scope = new TaskScope(scheduler, completion, cancellationToken);
+        // The body runs in the caller's flow (or controller): the scope's children are raised with it ([X-PARENT]).
+        var scope = new TaskScope(scheduler, completion, ((PrioritySynchronizationContext)SynchronizationContext.Current!).Node, cancellationToken);
         Task? task;
         try
         {
@@ -407,7 +426,9 @@ public sealed class TaskScope
         }
         else
         {
-            task.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(() => scope.OnBodyEnded(task));
+            // Inline where the body ends (the scheduler's thread, usually), as a child's end: not through the thread pool.
+            _ = task.ContinueWith(
+                static (body, state) => ((TaskScope)state!).OnBodyEnded(body), scope, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
         }
     }
 

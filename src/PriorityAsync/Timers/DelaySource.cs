@@ -24,7 +24,7 @@ internal sealed class DelaySource : TimerEntry, IValueTaskSource, IThreadPoolWor
     private object? _continuationState;
     private ExecutionContext? _executionContext;
     private SynchronizationContext? _capturedContext;
-    private int _resumeLevel = -1;
+    private PrioritySynchronizationContext? _resumeContext;
     private volatile bool _completed;
     private volatile bool _abandoned;
     private Exception? _error;
@@ -41,9 +41,10 @@ internal sealed class DelaySource : TimerEntry, IValueTaskSource, IThreadPoolWor
     /// <summary>Guarded by the timer lock: set when a cancellation took the entry out of the heap.</summary>
     internal bool Canceled { get; set; }
 
-    internal void Prepare(int level)
+    internal void Prepare(int level, FlowContext? route)
     {
         Level = level;
+        Route = route;
         Period = 0;
         Canceled = false;
     }
@@ -98,15 +99,15 @@ internal sealed class DelaySource : TimerEntry, IValueTaskSource, IThreadPoolWor
         {
             ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
         }
-        else if (_resumeLevel >= 0)
+        else if (_resumeContext is { } resume)
         {
-            if (mayRunInline && Host.IsRunningAt(_resumeLevel))
+            if (mayRunInline && Host.IsOnOwnThread && ReferenceEquals(SynchronizationContext.Current, resume))
             {
-                InvokeContinuation(); // the usual case: the firing runs at the awaiting method's level
+                InvokeContinuation(); // the usual case: the firing runs where the awaiting method does (its level, or its flow)
             }
             else
             {
-                Host.Enqueue(_resumeLevel, s_resume, this, executionContext: null);
+                resume.QueueItem(new WorkItem(s_resume, this));
             }
         }
         else if (_capturedContext is not null)
@@ -161,9 +162,9 @@ internal sealed class DelaySource : TimerEntry, IValueTaskSource, IThreadPoolWor
         {
             SynchronizationContext? current = SynchronizationContext.Current;
             // A controller's context is captured as any other context is, so the method resumes through the controller (its level then).
-            if (current is not null && Host.TryGetOwnLevel(current, out int level))
+            if (current is not null && Host.IsOwnContext(current))
             {
-                _resumeLevel = level;
+                _resumeContext = (PrioritySynchronizationContext)current;
             }
             else if (current is not null && current.GetType() != typeof(SynchronizationContext))
             {
@@ -210,7 +211,8 @@ internal sealed class DelaySource : TimerEntry, IValueTaskSource, IThreadPoolWor
         _continuationState = null;
         _executionContext = null;
         _capturedContext = null;
-        _resumeLevel = -1;
+        _resumeContext = null;
+        Route = null;
         _error = null;
         _token = default;
         _registration = default;

@@ -49,7 +49,7 @@ internal class LoopTimeProvider : TimeProvider
         long due = ValidateAndConvert(dueTime, nameof(dueTime), _timers);
         long periodTicks = ValidateAndConvert(period, nameof(period), _timers);
         int level = _level >= 0 ? _level : _timers.Host.CreatingLevel();
-        var timer = new LoopTimer(_timers, level, callback, state);
+        var timer = new LoopTimer(_timers, level, callback, state, _level >= 0 ? null : _timers.Host.CreatingFlow());
         if (!_timers.ArmTimer(timer, due, periodTicks, disposing: false))
         {
             throw _timers.ClosedException();

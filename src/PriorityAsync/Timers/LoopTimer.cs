@@ -18,10 +18,11 @@ internal sealed class LoopTimer : TimerEntry, ITimer
     private readonly ExecutionContext? _executionContext;
     private bool _disposed;
 
-    public LoopTimer(LoopTimers timers, int level, TimerCallback callback, object? state)
+    public LoopTimer(LoopTimers timers, int level, TimerCallback callback, object? state, FlowContext? route)
         : base(timers)
     {
         Level = level;
+        Route = route;
         _callback = callback;
         _state = state;
         _executionContext = ExecutionContext.Capture(); // null when flow is suppressed, as for the system timers

@@ -154,6 +154,7 @@ internal sealed class LoopTimers : IAlarmTarget
         }
 
         int level = Host.CreatingLevel();
+        FlowContext? route = Host.CreatingFlow();
         DelaySource source;
         lock (_lock)
         {
@@ -163,7 +164,7 @@ internal sealed class LoopTimers : IAlarmTarget
             }
 
             source = _delayPool.Count > 0 ? _delayPool.Pop() : new DelaySource(this);
-            source.Prepare(level);
+            source.Prepare(level, route);
 
             // An infinite delay is armed too, at the end of time: it never comes due, but it is dropped (and its awaiter released
             // with ObjectDisposedException) when the scheduler finishes, instead of hanging for ever.

@@ -27,6 +27,10 @@ internal abstract class TimerEntry
     /// <summary>The level the firing is queued at.</summary>
     public int Level { get; protected set; }
 
+    /// <summary>The flow the firing goes through instead, when the entry was made by a flow's code at its own level: a raise of the flow
+    /// then moves the firing too ([X-MOVE]). Null otherwise.</summary>
+    public FlowContext? Route { get; protected set; }
+
     /// <summary>Stopwatch timestamp at which the entry is due (meaningful while <see cref="HeapIndex"/> &gt;= 0).</summary>
     public long Due { get; set; }
 

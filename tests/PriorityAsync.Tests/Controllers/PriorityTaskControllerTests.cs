@@ -274,7 +274,7 @@ public sealed class PriorityTaskControllerTests
                 {
                     await Task.Yield();
                     return 21;
-                }).ContinueWith(t => result = t.Result * 2, TaskScheduler.Default);
+                }).Task.ContinueWith(t => result = t.Result * 2, TaskScheduler.Default);
             });
         }, Options()), "PriorityContext.Run");
 
@@ -353,7 +353,7 @@ public sealed class PriorityTaskControllerTests
         finished.Invoking(c => c.CreateController(0)).Should().Throw<ObjectDisposedException>().Which.ObjectName.Should().Be("ctl");
         FluentActions.Invoking(() => new PriorityTaskController(finished, 0)).Should().Throw<ObjectDisposedException>();
         controller.Invoking(c => c.SynchronizationContext.Send(_ => { }, null)).Should().Throw<ObjectDisposedException>();
-        controller.Run(() => Task.CompletedTask).Exception!.InnerException.Should().BeOfType<ObjectDisposedException>();
+        controller.Run(() => Task.CompletedTask).Task.Exception!.InnerException.Should().BeOfType<ObjectDisposedException>();
         FluentActions.Invoking(() => { controller.Factory.StartNew(() => { }); }).Should().Throw<TaskSchedulerException>()
             .WithInnerException<ObjectDisposedException>();
         controller.Cancel(); // nothing queued: does nothing, does not throw

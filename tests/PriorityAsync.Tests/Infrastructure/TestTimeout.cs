@@ -25,6 +25,12 @@ public static class TestTimeout
         return await task.ConfigureAwait(false);
     }
 
+    /// <summary>The bounded wait for a <see cref="PriorityTask"/>'s task (no join: the test's waiting code runs off the scheduler).</summary>
+    public static Task WithTimeout(this PriorityTask task, string what) => task.Task.WithTimeout(what);
+
+    /// <summary>The bounded wait for a <see cref="PriorityTask{TResult}"/>'s task.</summary>
+    public static Task<T> WithTimeout<T>(this PriorityTask<T> task, string what) => task.Task.WithTimeout(what);
+
     public static void WaitOrFail(this ManualResetEventSlim e, string what)
     {
         if (!e.Wait(Unexpected))

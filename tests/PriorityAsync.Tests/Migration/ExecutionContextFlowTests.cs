@@ -239,13 +239,13 @@ public class ExecutionContextFlowTests
                 int value = s_value.Value;
                 s_value.Value = 32; // a synchronous part that sets a value
                 return Task.FromResult(value);
-            });
+            }).Task;
         }).WithTimeout("InvokeAsync");
         int seenAfter = await Task.Run(() =>
         {
             using (ExecutionContext.SuppressFlow())
             {
-                return thread.Context.InvokeAsync(() => Task.FromResult(s_value.Value));
+                return thread.Context.InvokeAsync(() => Task.FromResult(s_value.Value)).Task;
             }
         }).WithTimeout("the next InvokeAsync");
 
@@ -271,13 +271,13 @@ public class ExecutionContextFlowTests
                 s_value.Value = 43; // left behind: must not reach the next item
             });
             controller.SynchronizationContext.Post(_ => seenBySyncContextPost.SetResult(s_value.Value), null);
-            return controller.Run(() => Task.FromResult(s_value.Value));
+            return controller.Run(() => Task.FromResult(s_value.Value)).Task;
         }).WithTimeout("the controller's Run");
         int seenUnflowed = await Task.Run(() =>
         {
             using (ExecutionContext.SuppressFlow())
             {
-                return controller.Run(() => Task.FromResult(s_value.Value));
+                return controller.Run(() => Task.FromResult(s_value.Value)).Task;
             }
         }).WithTimeout("an unflowed Run");
 
@@ -326,7 +326,7 @@ public class ExecutionContextFlowTests
                         await Priority.Yield(); // queued behind the callback
                         return s_value.Value;
                     },
-                    0);
+                    0).Task;
             }
         }).WithTimeout("the awaiting method");
 

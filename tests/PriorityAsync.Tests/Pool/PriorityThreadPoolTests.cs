@@ -408,7 +408,7 @@ public class PriorityThreadPoolTests
     {
         var pool = new PriorityThreadPool(Options(threads: 3));
         await using var disposePool = pool.BoundedDisposal();
-        await Task.WhenAll(Enumerable.Range(0, 30).Select(i => pool.InvokeAsync(() => Task.CompletedTask, i % 3))).WithTimeout("the items");
+        await Task.WhenAll(Enumerable.Range(0, 30).Select(i => pool.InvokeAsync(() => Task.CompletedTask, i % 3).Task)).WithTimeout("the items");
         PrioritySchedulerSnapshot snapshot = pool.GetSnapshot();
         snapshot.RunPerLevel.Should().Equal(10, 10, 10);
         snapshot.State.Should().Be(PrioritySchedulerState.Running);
@@ -439,7 +439,7 @@ public class PriorityThreadPoolTests
             {
                 Interlocked.Increment(ref ran);
                 return Task.CompletedTask;
-            }, i % 3))).WithTimeout($"the items under {policy}");
+            }, i % 3).Task)).WithTimeout($"the items under {policy}");
             ran.Should().Be(300);
         }
     }

@@ -1,0 +1,738 @@
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Threading;
+using System.Threading.Tasks;
+using PriorityAsync.Internal;
+
+namespace PriorityAsync;
+
+/// <summary>
+/// An async semaphore that knows priority levels, shaped like <see cref="SemaphoreSlim.WaitAsync()"/>: waiters are granted the highest
+/// level first (FIFO within a level), and while code at a level waits, the code holding the semaphore on the same scheduler runs at
+/// least at that level until it releases (priority inheritance), so urgent code waits for the holder's critical section only, not for
+/// everything queued between the two levels.
+/// </summary>
+/// <remarks>
+/// <para>Code that takes it on a priority scheduler runs its held region in a flow of its own, until it releases: the work the region
+/// has queued, and what it queues, is raised while a more urgent waiter waits. Code off every priority scheduler may take it too, but is
+/// not raised (nothing schedules it); a waiter off every scheduler ranks at level 0. Across two schedulers the levels are not comparable:
+/// waiters are still ranked by their level numbers, but a holder is raised only by waiters of its own scheduler.</para>
+/// <para>Uncontended, <see cref="WaitAsync(CancellationToken)"/> and <see cref="Release()"/> allocate nothing. Thread safety: every member
+/// may be called from any thread. See docs/concepts.md, "Priority inversion".</para>
+/// </remarks>
+public sealed class PrioritySemaphore
+{
+    // [X-LOCK]: _count, _waiters, _holdings and the sites under _lock. No user code and no queueing under it; the graph's lock may be
+    // taken under it (lock order: this, the graph's, a node's spin lock).
+    private readonly Lock _lock = new();
+    private readonly int _maxCount;
+    private readonly string _kind;
+    private readonly List<Holding> _holdings = new(1);
+    private int _count;
+    private List<LockWaiter>? _waiters;
+    private long _sequence;
+    private long _generation;
+    private PriorityScheduler? _siteScheduler;
+    private HoldSite?[]? _sites;
+    private List<(PriorityScheduler Scheduler, HoldSite?[] Sites)>? _otherSites;
+
+    /// <summary>Creates a semaphore with <paramref name="initialCount"/> free permits and no maximum.</summary>
+    /// <param name="initialCount">The permits free at first, zero or more.</param>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="initialCount"/> is negative.</exception>
+    public PrioritySemaphore(int initialCount)
+        : this(initialCount, int.MaxValue)
+    {
+    }
+
+    /// <summary>Creates a semaphore with <paramref name="initialCount"/> free permits and at most <paramref name="maxCount"/>.</summary>
+    /// <param name="initialCount">The permits free at first, from 0 to <paramref name="maxCount"/>.</param>
+    /// <param name="maxCount">The most permits, 1 or more.</param>
+    /// <exception cref="ArgumentOutOfRangeException">A count is out of range.</exception>
+    public PrioritySemaphore(int initialCount, int maxCount)
+        : this(initialCount, maxCount, nameof(PrioritySemaphore))
+    {
+    }
+
+    internal PrioritySemaphore(int initialCount, int maxCount, string kind)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(maxCount, 1);
+        if (initialCount < 0 || initialCount > maxCount)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(initialCount), initialCount, $"The initial count must be between 0 and the maximum count ({maxCount}).");
+        }
+
+        _count = initialCount;
+        _maxCount = maxCount;
+        _kind = kind;
+    }
+
+    /// <summary>Gets or sets the name used in messages, diagnostics and the inspector.</summary>
+    /// <value>The default value is <see langword="null"/>.</value>
+    public string? Name { get; init; }
+
+    /// <summary>Gets the number of free permits (a moment's snapshot).</summary>
+    public int CurrentCount => Volatile.Read(ref _count);
+
+    /// <summary>Gets the number of waiters (a moment's snapshot).</summary>
+    public int WaitingCount
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _waiters?.Count ?? 0;
+            }
+        }
+    }
+
+    /// <summary>"the PrioritySemaphore 'db'", for messages.</summary>
+    internal string Subject => Name is null ? $"the {_kind}" : $"the {_kind} '{Name}'";
+
+    private string SubjectAtStart => Name is null ? $"The {_kind}" : $"The {_kind} '{Name}'";
+
+    /// <summary>Waits for a permit: at once if one is free and nobody waits; otherwise behind the waiters of higher levels and the earlier
+    /// ones of its own level, while the holders on the caller's scheduler run at least at the caller's level.</summary>
+    /// <returns>A <see cref="ValueTask"/> to await once.</returns>
+    /// <exception cref="InvalidOperationException">A semaphore with a maximum count of 1 is waited for by the code that holds it (the
+    /// wait would never end).</exception>
+    public ValueTask WaitAsync() => WaitAsync(CancellationToken.None);
+
+    /// <summary>Waits for a permit; see <see cref="WaitAsync()"/>.</summary>
+    /// <param name="cancellationToken">Cancels the wait; the await then throws <see cref="OperationCanceledException"/>.</param>
+    /// <returns>A <see cref="ValueTask"/> to await once.</returns>
+    /// <exception cref="InvalidOperationException">A semaphore with a maximum count of 1 is waited for by the code that holds it.</exception>
+    public ValueTask WaitAsync(CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled(cancellationToken);
+        }
+
+        LockWaiter? waiter = Acquire(Timeout.InfiniteTimeSpan, cancellationToken, out _, out _);
+        return waiter is null ? default : new ValueTask(waiter, 0);
+    }
+
+    /// <summary>Waits for a permit for at most <paramref name="timeout"/>; see <see cref="WaitAsync()"/>.</summary>
+    /// <param name="timeout">How long to wait, or <see cref="Timeout.InfiniteTimeSpan"/>; on a priority scheduler it runs on the
+    /// scheduler's own clock (<see cref="PriorityScheduler.TimeProvider"/>).</param>
+    /// <returns>Whether a permit was taken.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="timeout"/> is negative (other than infinite) or too large.</exception>
+    public ValueTask<bool> WaitAsync(TimeSpan timeout) => WaitAsync(timeout, CancellationToken.None);
+
+    /// <summary>Waits for a permit for at most <paramref name="timeout"/>; see <see cref="WaitAsync(TimeSpan)"/>.</summary>
+    /// <param name="timeout">How long to wait, or <see cref="Timeout.InfiniteTimeSpan"/>.</param>
+    /// <param name="cancellationToken">Cancels the wait.</param>
+    /// <returns>Whether a permit was taken.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="timeout"/> is negative (other than infinite) or too large.</exception>
+    public ValueTask<bool> WaitAsync(TimeSpan timeout, CancellationToken cancellationToken)
+    {
+        long milliseconds = (long)timeout.TotalMilliseconds;
+        if (milliseconds is < -1 or > int.MaxValue)
+        {
+            throw new ArgumentOutOfRangeException(nameof(timeout), timeout, "The timeout must be between 0 and Int32.MaxValue milliseconds, or Timeout.InfiniteTimeSpan.");
+        }
+
+        if (cancellationToken.IsCancellationRequested)
+        {
+            return ValueTask.FromCanceled<bool>(cancellationToken);
+        }
+
+        LockWaiter? waiter = Acquire(timeout, cancellationToken, out bool acquired, out _);
+        return waiter is null ? new ValueTask<bool>(acquired) : new ValueTask<bool>(waiter, 0);
+    }
+
+    /// <summary>Waits for a permit for at most <paramref name="millisecondsTimeout"/> milliseconds (-1: for ever); see
+    /// <see cref="WaitAsync(TimeSpan)"/>.</summary>
+    /// <param name="millisecondsTimeout">How long to wait, in milliseconds, or -1.</param>
+    /// <returns>Whether a permit was taken.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="millisecondsTimeout"/> is less than -1.</exception>
+    public ValueTask<bool> WaitAsync(int millisecondsTimeout) => WaitAsync(millisecondsTimeout, CancellationToken.None);
+
+    /// <summary>Waits for a permit for at most <paramref name="millisecondsTimeout"/> milliseconds (-1: for ever); see
+    /// <see cref="WaitAsync(TimeSpan)"/>.</summary>
+    /// <param name="millisecondsTimeout">How long to wait, in milliseconds, or -1.</param>
+    /// <param name="cancellationToken">Cancels the wait.</param>
+    /// <returns>Whether a permit was taken.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="millisecondsTimeout"/> is less than -1.</exception>
+    public ValueTask<bool> WaitAsync(int millisecondsTimeout, CancellationToken cancellationToken)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(millisecondsTimeout, -1);
+        return WaitAsync(TimeSpan.FromMilliseconds(millisecondsTimeout), cancellationToken);
+    }
+
+    /// <summary>Releases one permit: the holding of the calling code's region if it holds one, else the oldest; the next waiter
+    /// (highest level first) is granted it.</summary>
+    /// <returns>The count of free permits before the call.</returns>
+    /// <exception cref="SemaphoreFullException">The count would exceed the maximum (more releases than waits).</exception>
+    public int Release() => Release(1);
+
+    /// <summary>Releases <paramref name="releaseCount"/> permits; see <see cref="Release()"/>.</summary>
+    /// <param name="releaseCount">How many, 1 or more.</param>
+    /// <returns>The count of free permits before the call.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="releaseCount"/> is less than 1.</exception>
+    /// <exception cref="SemaphoreFullException">The count would exceed the maximum (more releases than waits).</exception>
+    public int Release(int releaseCount)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(releaseCount, 1);
+        return ReleaseCore(releaseCount, generation: 0);
+    }
+
+    /// <summary>Describes the semaphore.</summary>
+    /// <returns>A description for diagnostics.</returns>
+    public override string ToString()
+    {
+        lock (_lock)
+        {
+            return $"{_kind}{(Name is null ? string.Empty : $" '{Name}'")}: {_count} free, {_holdings.Count} held, {_waiters?.Count ?? 0} waiting";
+        }
+    }
+
+    // ---- Taking ([X-LOCK]) ------------------------------------------------------------------------------------------------------
+
+    /// <summary>Takes a permit at once (returns null, <paramref name="acquired"/> true, the holding's <paramref name="generation"/>),
+    /// gives up at once (a zero timeout: null, false), or queues a waiter and returns it.</summary>
+    internal LockWaiter? Acquire(TimeSpan timeout, CancellationToken cancellationToken, out bool acquired, out long generation)
+    {
+        generation = 0;
+        SynchronizationContext? current = SynchronizationContext.Current;
+        var caller = current as PrioritySynchronizationContext;
+        var batch = default(EscalationBatch);
+        LockWaiter? waiter = null;
+        HoldSite? site = null;
+        lock (_lock)
+        {
+            if (_count > 0 && _waiters is not { Count: > 0 })
+            {
+                _count--;
+                site = AddHolding(caller, out generation);
+            }
+            else if (timeout == TimeSpan.Zero)
+            {
+                acquired = false;
+                return null;
+            }
+            else
+            {
+                ThrowIfWaitingOnItself(caller);
+                waiter = new LockWaiter(this, caller, ++_sequence, Stopwatch.GetTimestamp());
+                (_waiters ??= []).Add(waiter);
+                LendTo(waiter, ref batch); // the holders on the waiter's scheduler run at its level from now on
+            }
+        }
+
+        batch.Run();
+        if (waiter is not null)
+        {
+            waiter.Watch(timeout, cancellationToken);
+            acquired = false;
+            return waiter;
+        }
+
+        EnterRegion(site, caller);
+        acquired = true;
+        return null;
+    }
+
+    /// <summary>[X-LOCK]: the holder's code runs in its region's flow, a child of the flow it ran in (so a raise of that flow reaches the
+    /// region): attached before any of the region's code posts, and made current for the rest of the taking method.</summary>
+    private static void EnterRegion(HoldSite? site, PrioritySynchronizationContext? caller)
+    {
+        if (site is null)
+        {
+            return; // off every priority scheduler: nothing to raise
+        }
+
+        if (caller!.Node is { } parent)
+        {
+            var batch = default(EscalationBatch);
+            EscalationGraph.Attach(site.Flow, parent, ref batch);
+            batch.Run();
+        }
+
+        SynchronizationContext.SetSynchronizationContext(site.Flow);
+    }
+
+    /// <summary>Under the lock: records a holding for code running in <paramref name="caller"/> and returns its region's site (null off
+    /// every priority scheduler).</summary>
+    private HoldSite? AddHolding(PrioritySynchronizationContext? caller, out long generation)
+    {
+        generation = ++_generation;
+        HoldSite? site = caller is null ? null : SiteFor(caller.Scheduler, caller.Level);
+        if (site is not null)
+        {
+            site.Holdings++;
+        }
+
+        _holdings.Add(new Holding(site, caller, generation));
+        return site;
+    }
+
+    /// <summary>Under the lock: a semaphore of one permit, waited for by code in the region of its only holding, would wait for ever.</summary>
+    private void ThrowIfWaitingOnItself(PrioritySynchronizationContext? caller)
+    {
+        if (_maxCount == 1 && caller is FlowContext { Flow: var flow } && _holdings.Count == 1 && ReferenceEquals(_holdings[0].Site?.Flow, flow))
+        {
+            throw new InvalidOperationException(
+                $"{SubjectAtStart} is already held by the code that is waiting for it (it was taken at level {_holdings[0].Site!.Flow.OwnLevel} " +
+                "of this flow of work and is released only when that code goes on), so the wait would never end: it is not re-entrant. " +
+                "Release it before taking it again, or pass what needs it to code that does not hold it. Code called or started inside " +
+                "the held region runs in it; start independent work with Priority.Start or InvokeAsync.");
+        }
+    }
+
+    // ---- Releasing --------------------------------------------------------------------------------------------------------
+
+    /// <summary>Ends <paramref name="releaseCount"/> holdings (the one numbered <paramref name="generation"/> when not 0: a
+    /// <see cref="PriorityLock"/>'s releaser) and grants the freed permits to the best waiters ([X-LOCK]).</summary>
+    internal int ReleaseCore(int releaseCount, long generation)
+    {
+        var current = SynchronizationContext.Current as FlowContext;
+        var batch = default(EscalationBatch);
+        var ended = default(Ended);
+        var granted = default(Granted);
+        int previousCount;
+        lock (_lock)
+        {
+            int index = generation == 0 ? -1 : HoldingNumbered(generation);
+            if (generation != 0 && index < 0)
+            {
+                throw new InvalidOperationException(
+                    $"{SubjectAtStart} was released by a releaser whose holding has already ended: it was released twice. Dispose the " +
+                    "releaser that LockAsync returned exactly once (a using statement does).");
+            }
+
+            if (_maxCount - _count < releaseCount)
+            {
+                throw new SemaphoreFullException(
+                    $"{SubjectAtStart} has {_count} free permits of at most {_maxCount}; releasing {releaseCount} more would exceed it. " +
+                    "Each Release must match a completed WaitAsync (it was released without being held, or twice).");
+            }
+
+            previousCount = _count;
+            for (int i = 0; i < releaseCount && _holdings.Count > 0; i++)
+            {
+                int at = index >= 0 ? index : HoldingOf(current);
+                index = -1;
+                ended.Add(EndHolding(at));
+            }
+
+            _count += releaseCount;
+            while (_count > 0 && _waiters is { Count: > 0 } waiters)
+            {
+                LockWaiter next = TakeBestWaiter(waiters, ref batch);
+                _count--;
+                next.HoldContext = AddHolding(next.Context, out long nextGeneration)?.Flow;
+                next.Generation = nextGeneration;
+                granted.Add(next);
+            }
+
+            LendToAll(ref batch); // the remaining waiters now wait on the new holders
+        }
+
+        ended.LeaveRegions(current, ref batch);
+        granted.EnterRegions(ref batch);
+        batch.Run();
+        granted.Complete();
+        return previousCount;
+    }
+
+    /// <summary>The holding ended because the scheduler dropped its first item (a granted waiter's continuation, [X-LOCK]).</summary>
+    internal void ReleaseDropped(LockWaiter waiter)
+    {
+        try
+        {
+            ReleaseCore(1, waiter.Generation);
+        }
+        catch (InvalidOperationException)
+        {
+            // Released already (its code never ran, so only a racing drop could have): nothing held.
+        }
+    }
+
+    private int HoldingNumbered(long generation)
+    {
+        for (int i = 0; i < _holdings.Count; i++)
+        {
+            if (_holdings[i].Generation == generation)
+            {
+                return i;
+            }
+        }
+
+        return -1;
+    }
+
+    /// <summary>Under the lock: the holding of the region <paramref name="current"/> runs in, else the oldest.</summary>
+    private int HoldingOf(FlowContext? current)
+    {
+        if (current is not null)
+        {
+            for (int i = 0; i < _holdings.Count; i++)
+            {
+                if (ReferenceEquals(_holdings[i].Site?.Flow, current.Flow))
+                {
+                    return i;
+                }
+            }
+        }
+
+        return 0;
+    }
+
+    /// <summary>Under the lock: removes a holding; its site keeps its flow for the next holding at that level.</summary>
+    private Holding EndHolding(int index)
+    {
+        Holding holding = _holdings[index];
+        _holdings.RemoveAt(index);
+        if (holding.Site is { } site)
+        {
+            site.Holdings--;
+        }
+
+        return holding;
+    }
+
+    // ---- Waiters ------------------------------------------------------------------------------------------------------------
+
+    /// <summary>A waiter's cancellation fired (any thread).</summary>
+    internal void CancelWait(LockWaiter waiter, CancellationToken token)
+    {
+        if (Withdraw(waiter))
+        {
+            waiter.Complete(granted: false, new OperationCanceledException($"The wait for {Subject} was cancelled.", token));
+        }
+    }
+
+    /// <summary>A waiter's timeout fired (any thread).</summary>
+    internal void TimeOutWait(LockWaiter waiter)
+    {
+        if (Withdraw(waiter))
+        {
+            waiter.Complete(granted: false);
+        }
+    }
+
+    /// <summary>Takes a waiter out of the queue, if it is still there (a grant may have come first), and ends the waits it lent.</summary>
+    private bool Withdraw(LockWaiter waiter)
+    {
+        var batch = default(EscalationBatch);
+        lock (_lock)
+        {
+            if (_waiters is null || !_waiters.Remove(waiter))
+            {
+                return false;
+            }
+
+            EndLending(waiter, ref batch);
+        }
+
+        batch.Run();
+        return true;
+    }
+
+    /// <summary>Under the lock: the waiter of the highest level now, the earliest among equals; it is taken out of the queue.</summary>
+    private static LockWaiter TakeBestWaiter(List<LockWaiter> waiters, ref EscalationBatch batch)
+    {
+        int best = 0;
+        int bestRank = waiters[0].Rank;
+        for (int i = 1; i < waiters.Count; i++)
+        {
+            int rank = waiters[i].Rank;
+            if (rank > bestRank)
+            {
+                best = i;
+                bestRank = rank; // list order is arrival order: the first of a rank is the earliest
+            }
+        }
+
+        LockWaiter waiter = waiters[best];
+        waiters.RemoveAt(best);
+        EndLending(waiter, ref batch);
+        return waiter;
+    }
+
+    /// <summary>Under the lock: points every waiter's waits at the current holders' regions on its scheduler.</summary>
+    private void LendToAll(ref EscalationBatch batch)
+    {
+        if (_waiters is { Count: > 0 } waiters)
+        {
+            foreach (LockWaiter waiter in waiters)
+            {
+                LendTo(waiter, ref batch);
+            }
+        }
+    }
+
+    /// <summary>Under the lock: [X-LOCK]'s lending: one wait per holder's region on the waiter's scheduler; waits on regions no longer
+    /// held are ended. A waiter off every scheduler, or whose holders run elsewhere, lends nothing (reported if it waits long).</summary>
+    private void LendTo(LockWaiter waiter, ref EscalationBatch batch)
+    {
+        if (waiter.Context is not { } context)
+        {
+            return;
+        }
+
+        List<WaitEdge>? edges = waiter.Edges;
+        if (edges is not null)
+        {
+            for (int i = edges.Count - 1; i >= 0; i--)
+            {
+                if (!IsHeldRegion(edges[i].To, context.Scheduler))
+                {
+                    EscalationGraph.Remove(edges[i], ref batch);
+                    edges.RemoveAt(i);
+                }
+            }
+        }
+
+        foreach (Holding holding in _holdings)
+        {
+            if (holding.Site is { } site && ReferenceEquals(site.Flow.Scheduler, context.Scheduler) && !LendsTo(edges, site.Flow))
+            {
+                var edge = new WaitEdge(context.Node, context.Level, context.Scheduler, site.Flow, this);
+                (edges ??= waiter.Edges = []).Add(edge);
+                EscalationGraph.Add(edge, ref batch);
+            }
+        }
+    }
+
+    private bool IsHeldRegion(IEscalationNode? node, PriorityScheduler scheduler)
+    {
+        foreach (Holding holding in _holdings)
+        {
+            if (ReferenceEquals(holding.Site?.Flow, node) && ReferenceEquals(holding.Site!.Flow.Scheduler, scheduler))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    private static bool LendsTo(List<WaitEdge>? edges, IEscalationNode node)
+    {
+        if (edges is not null)
+        {
+            foreach (WaitEdge edge in edges)
+            {
+                if (ReferenceEquals(edge.To, node))
+                {
+                    return true;
+                }
+            }
+        }
+
+        return false;
+    }
+
+    private static void EndLending(LockWaiter waiter, ref EscalationBatch batch)
+    {
+        if (waiter.Edges is { } edges)
+        {
+            foreach (WaitEdge edge in edges)
+            {
+                EscalationGraph.Remove(edge, ref batch);
+            }
+
+            edges.Clear();
+        }
+    }
+
+    // ---- Sites: one region flow per scheduler and level, reused by every holding there -------------------------------------
+
+    private HoldSite SiteFor(PriorityScheduler scheduler, int level)
+    {
+        HoldSite?[] sites;
+        if (_siteScheduler is null || ReferenceEquals(_siteScheduler, scheduler))
+        {
+            _siteScheduler = scheduler;
+            sites = _sites ??= new HoldSite?[scheduler.Levels];
+        }
+        else
+        {
+            sites = OtherSites(scheduler);
+        }
+
+        return sites[level] ??= new HoldSite(new WorkFlow(scheduler, level, $"{_kind}{(Name is null ? string.Empty : $" '{Name}'")} region"));
+    }
+
+    private HoldSite?[] OtherSites(PriorityScheduler scheduler)
+    {
+        _otherSites ??= [];
+        foreach ((PriorityScheduler other, HoldSite?[] sites) in _otherSites)
+        {
+            if (ReferenceEquals(other, scheduler))
+            {
+                return sites;
+            }
+        }
+
+        var created = new HoldSite?[scheduler.Levels];
+        _otherSites.Add((scheduler, created));
+        return created;
+    }
+
+    /// <summary>A waiter's report timer fired (its scheduler's stall timeout after it began to wait, [X-SEEN]): if it still waits, report
+    /// it, with whether the holders could be raised.</summary>
+    internal void ReportLongWait(LockWaiter waiter)
+    {
+        string holders;
+        bool raised;
+        lock (_lock)
+        {
+            if (_waiters is null || !_waiters.Contains(waiter))
+            {
+                return;
+            }
+
+            holders = DescribeHolders();
+            raised = waiter.Edges is { Count: > 0 };
+        }
+
+        EscalationReport.LongLockWait(waiter, Subject, holders, raised);
+    }
+
+    private string DescribeHolders()
+    {
+        if (_holdings.Count == 0)
+        {
+            return "no holder (permits are released by other code)";
+        }
+
+        var parts = new List<string>(_holdings.Count);
+        foreach (Holding holding in _holdings)
+        {
+            parts.Add(holding.Site is { } site ? $"code at level {site.Flow.OwnLevel} of {site.Flow.Scheduler.Subject}" : "code off every priority scheduler");
+        }
+
+        return string.Join(", ", parts);
+    }
+
+    /// <summary>One permit held: the region it runs in (null off every scheduler), the context its code ran in before (given back at the
+    /// release), and its number.</summary>
+    private readonly record struct Holding(HoldSite? Site, PrioritySynchronizationContext? Previous, long Generation);
+
+    /// <summary>The region flow of one scheduler and level, and how many holdings run in it now.</summary>
+    private sealed class HoldSite(WorkFlow flow)
+    {
+        public WorkFlow Flow { get; } = flow;
+
+        public int Holdings { get; set; }
+    }
+
+    /// <summary>The holdings a release ended: one inline (the usual case allocates nothing), more in a list.</summary>
+    private struct Ended
+    {
+        private Holding _first;
+        private bool _hasFirst;
+        private List<Holding>? _more;
+
+        public void Add(Holding holding)
+        {
+            if (!_hasFirst)
+            {
+                _first = holding;
+                _hasFirst = true;
+            }
+            else
+            {
+                (_more ??= []).Add(holding);
+            }
+        }
+
+        /// <summary>Outside the lock: each region's flow leaves the flow it was entered from, and code releasing from inside its region
+        /// goes on where it was before, at the level it runs at now ([X-LOCK]).</summary>
+        public readonly void LeaveRegions(FlowContext? current, ref EscalationBatch batch)
+        {
+            if (_hasFirst)
+            {
+                Leave(_first, current, ref batch);
+            }
+
+            if (_more is { } more)
+            {
+                foreach (Holding holding in more)
+                {
+                    Leave(holding, current, ref batch);
+                }
+            }
+        }
+
+        private static void Leave(Holding holding, FlowContext? current, ref EscalationBatch batch)
+        {
+            if (holding.Site is not { } site)
+            {
+                return;
+            }
+
+            if (holding.Previous!.Node is { } parent)
+            {
+                EscalationGraph.Detach(site.Flow, parent, ref batch);
+            }
+
+            if (current is not null && ReferenceEquals(current.Flow, site.Flow))
+            {
+                PrioritySynchronizationContext previous = holding.Previous;
+                SynchronizationContext.SetSynchronizationContext(current.Level == previous.Level ? previous : previous.ContextAt(current.Level));
+            }
+        }
+    }
+
+    /// <summary>The waiters a release granted: one inline, more in a list.</summary>
+    private struct Granted
+    {
+        private LockWaiter? _first;
+        private List<LockWaiter>? _more;
+
+        public void Add(LockWaiter waiter)
+        {
+            if (_first is null)
+            {
+                _first = waiter;
+            }
+            else
+            {
+                (_more ??= []).Add(waiter);
+            }
+        }
+
+        public readonly void EnterRegions(ref EscalationBatch batch)
+        {
+            if (_first is not null)
+            {
+                Enter(_first, ref batch);
+            }
+
+            if (_more is { } more)
+            {
+                foreach (LockWaiter waiter in more)
+                {
+                    Enter(waiter, ref batch);
+                }
+            }
+        }
+
+        /// <summary>Outside every lock: resumes each granted waiter in its region.</summary>
+        public readonly void Complete()
+        {
+            _first?.Complete(granted: true);
+            if (_more is { } more)
+            {
+                foreach (LockWaiter waiter in more)
+                {
+                    waiter.Complete(granted: true);
+                }
+            }
+        }
+
+        private static void Enter(LockWaiter waiter, ref EscalationBatch batch)
+        {
+            if (waiter.HoldContext is { } region && waiter.Context!.Node is { } parent)
+            {
+                EscalationGraph.Attach(region.Flow, parent, ref batch);
+            }
+        }
+    }
+}
