@@ -39,7 +39,7 @@ internal sealed class InvokeOperation<TResult> : WorkOperation<TResult>, IInvoke
         TrySetException(new ObjectDisposedException(
             _scheduler.Name,
             $"{_scheduler.SubjectAtStart} finished ({_scheduler.State}) before the work passed to {Kind} at level {_level} could run; the work did not run."));
-        EndJoins();
+        OnTaskCompleted();
     }
 
     protected override void Hold() => _scheduler.OperationStarted();

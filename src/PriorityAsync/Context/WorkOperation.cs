@@ -14,14 +14,16 @@ namespace PriorityAsync.Internal;
 /// hold taken by <see cref="Hold"/> is released by <see cref="Release"/> exactly once, after both (so an awaiter on the scheduler posts its
 /// continuation, and a scope counts the end, while the hold still keeps the scheduler alive).</remarks>
 /// <typeparam name="TResult">The result type; <see cref="object"/> (always <see langword="null"/>) for a plain <see cref="Task"/>.</typeparam>
-internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, INamedWork
+internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, INamedWork, IChainable
 {
     private static readonly Action<Task, object?> s_onWorkCompleted = static (_, state) => ((WorkOperation<TResult>)state!).OnWorkCompleted();
+    private static readonly Action<object?> s_onWorkCompletedChained = static state => ((WorkOperation<TResult>)state!).OnWorkCompleted();
 
     private readonly bool _hasResult;
     private Delegate? _work;
     private Task? _pending;
     private Delegate? _pendingWork;
+    private CompletionChain _chain;
 
     /// <param name="node">What the work runs in and is raised with ([X-JOIN]): its flow, or its controller. It is the returned task's
     /// <see cref="Task.AsyncState"/>, so a wait on the task finds it.</param>
@@ -93,13 +95,24 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
         _pendingWork = work;
 
         // Inline on the thread that completes the work's task (the scheduler's, usually): an awaiter's continuation (ConfigureAwait(false))
-        // would be sent to the thread pool from a thread with a SynchronizationContext, so a starved pool would hold up the work's end.
-        _ = task.ContinueWith(s_onWorkCompleted, this, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        // would be sent to the thread pool from a thread with a SynchronizationContext, so a starved pool would hold up the work's end. A
+        // task the library completes itself runs its continuations asynchronously; its completion chain calls us inline instead.
+        if (!CompletionChain.TryChain(task, s_onWorkCompletedChained, this))
+        {
+            _ = task.ContinueWith(s_onWorkCompleted, this, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+        }
     }
 
-    /// <summary>After the returned task was completed, whoever completed it: the waits on the work end ([X-JOIN]). Every path that
-    /// completes the task calls it (here, and the subclasses' drops and cancellations).</summary>
-    private protected void EndJoins() => Joins.Ended((IEscalationNode)Task.AsyncState!, Task);
+    /// <summary>A library waiter of this operation's task (another operation whose work returned it) is called inline at its end.</summary>
+    public bool TryChain(Task task, Action<object?> callback, object? state) => _chain.TryTake(task, callback, state);
+
+    /// <summary>After the returned task was completed, whoever completed it: the waits on the work end ([X-JOIN]), and a chained library
+    /// waiter goes on. Every path that completes the task calls it (here, and the subclasses' drops and cancellations).</summary>
+    private protected void OnTaskCompleted()
+    {
+        Joins.Ended((IEscalationNode)Task.AsyncState!, Task);
+        _chain.Run();
+    }
 
     /// <summary>Calls the delegate. By default a <see cref="Func{TResult}"/> of <see cref="Task"/> or of <see cref="Task{TResult}"/>.</summary>
     protected virtual Task? StartWork(Delegate work) =>
@@ -123,7 +136,7 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
     /// <param name="workTask">The task the delegate returned, or <see langword="null"/> when it threw or returned none.</param>
     protected virtual void Finished(Delegate work, Task? workTask)
     {
-        EndJoins();
+        OnTaskCompleted();
         if (Task.Exception is { } fault)
         {
             WorkFaults.Report(SchedulerName, Level, Kind, CallbackNames.DescribeWork(work, workTask), fault.InnerExceptions);

@@ -31,7 +31,7 @@ internal sealed class ControllerRunOperation<TResult> : WorkOperation<TResult>, 
     {
         var operation = (ControllerRunOperation<TResult>)state!;
         operation.TrySetCanceled(operation._controller.Token);
-        operation.EndJoins();
+        operation.OnTaskCompleted();
     };
 
     private readonly PriorityTaskController _controller;
@@ -63,7 +63,7 @@ internal sealed class ControllerRunOperation<TResult> : WorkOperation<TResult>, 
                 $"{context.SubjectAtStart} finished ({context.State}) before the work passed to PriorityTaskController.Run could run; the work did not run."));
         }
 
-        EndJoins();
+        OnTaskCompleted();
     }
 
     protected override string NullTaskMessage() =>

@@ -36,7 +36,7 @@ internal sealed class ChildOperation<TResult> : WorkOperation<TResult>, IInvokeO
         TrySetException(new ObjectDisposedException(
             _scope.Scheduler.Name,
             $"{_scope.Scheduler.SubjectAtStart} finished ({_scope.Scheduler.State}) before the child started at level {Level} could run; the child did not run."));
-        EndJoins();
+        OnTaskCompleted();
         _scope.OnChildEnded(Task, Flow);
     }
 

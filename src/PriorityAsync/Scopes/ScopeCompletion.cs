@@ -24,11 +24,15 @@ internal abstract class ScopeCompletion
 
 /// <summary>A <see cref="ScopeCompletion"/> whose task carries a <typeparamref name="TResult"/>.</summary>
 /// <typeparam name="TResult">The body's result type; <see cref="object"/> (always <see langword="null"/>) for a plain <see cref="Task"/>.</typeparam>
-internal sealed class ScopeCompletion<TResult> : ScopeCompletion
+internal sealed class ScopeCompletion<TResult> : ScopeCompletion, IChainable
 {
-    // Continuations of the scope's awaiter never run inline on the thread that completed the last child.
-    private readonly TaskCompletionSource<TResult> _task = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    // Continuations of the scope's awaiter never run inline on the thread that completed the last child; a library waiter (an
+    // operation whose work returned the scope's task) is called inline through the chain instead of the thread pool.
+    private readonly TaskCompletionSource<TResult> _task;
     private Task? _body;
+    private CompletionChain _chain;
+
+    public ScopeCompletion() => _task = new(this, TaskCreationOptions.RunContinuationsAsynchronously);
 
     public Task<TResult> Task => _task.Task;
 
@@ -37,9 +41,23 @@ internal sealed class ScopeCompletion<TResult> : ScopeCompletion
 
     public override void SetBody(Task body) => _body = body;
 
-    public override void Fail(IEnumerable<Exception> failures) => _task.TrySetException(failures);
+    public override void Fail(IEnumerable<Exception> failures)
+    {
+        _task.TrySetException(failures);
+        _chain.Run();
+    }
 
-    public override void Cancel(CancellationToken token) => _task.TrySetCanceled(token);
+    public override void Cancel(CancellationToken token)
+    {
+        _task.TrySetCanceled(token);
+        _chain.Run();
+    }
 
-    public override void Succeed() => _task.TrySetResult(_body is Task<TResult> typed ? typed.Result : default!);
+    public override void Succeed()
+    {
+        _task.TrySetResult(_body is Task<TResult> typed ? typed.Result : default!);
+        _chain.Run();
+    }
+
+    public bool TryChain(Task task, Action<object?> callback, object? state) => _chain.TryTake(task, callback, state);
 }

@@ -6,7 +6,9 @@ namespace PriorityAsync.Tests.Scopes;
 
 /// <summary>
 /// Work the loop started completes on the loop: an <c>InvokeAsync</c> task, a scope's child and a scope's body end where the work's own
-/// task ends, never through the thread pool, so code on the loop that awaits them goes on with every pool thread blocked.
+/// task ends, never through the thread pool, so code on the loop that awaits them goes on with every pool thread blocked. Also when the
+/// work's delegate returns another task the library completes (a scope's, another InvokeAsync's), which runs its continuations
+/// asynchronously.
 /// </summary>
 [Collection(PoolStarvationCollection.Name)]
 public class WorkCompletionStarvedPoolTests
@@ -32,6 +34,10 @@ public class WorkCompletionStarvedPoolTests
                         await Yield();
                     });
                     steps.Add("scope");
+                    await loop.Context.InvokeAsync(() => TaskScope.RunAsync(async _ => await Yield()), level: 0);
+                    steps.Add("InvokeAsync of a scope");
+                    await loop.Context.InvokeAsync(() => loop.Context.InvokeAsync(async () => await Yield(), level: 0).Task, level: 1);
+                    steps.Add("InvokeAsync of an InvokeAsync");
                     done.Set();
                 },
                 null);
@@ -40,6 +46,6 @@ public class WorkCompletionStarvedPoolTests
             StarvedPool.IsStarved.Should().BeTrue("the test is only meaningful while blockers still wait in the pool's queue");
         }
 
-        steps.Should().Equal("InvokeAsync", "child", "scope");
+        steps.Should().Equal("InvokeAsync", "child", "scope", "InvokeAsync of a scope", "InvokeAsync of an InvokeAsync");
     }
 }
