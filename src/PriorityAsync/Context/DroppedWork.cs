@@ -40,6 +40,10 @@ internal static class DroppedWork
         {
             ((IInvokeOperation)item.State!).Abandon(); // InvokeAsync: its task faults, it does not hang
         }
+        else if (item.Callback == LockWaiter.ResumeCallback)
+        {
+            ((LockWaiter)item.State!).OnResumeDropped(); // a granted lock's holder: the holding ends, and its await throws elsewhere
+        }
         else if (item.Callback == TimerEntry.FireCallback)
         {
             ((TimerEntry)item.State!).OnDropped(); // a queued timer firing; a pending Priority.Delay resumes with ObjectDisposedException

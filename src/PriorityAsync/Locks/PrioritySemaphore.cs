@@ -215,7 +215,11 @@ public sealed class PrioritySemaphore
             }
             else
             {
-                ThrowIfWaitingOnItself(caller);
+                if (timeout == Timeout.InfiniteTimeSpan && !cancellationToken.CanBeCanceled)
+                {
+                    ThrowIfWaitingOnItself(caller); // a wait that can end by itself (a timeout, a token) is not a certain deadlock
+                }
+
                 waiter = new LockWaiter(this, caller, ++_sequence, Stopwatch.GetTimestamp());
                 (_waiters ??= []).Add(waiter);
                 LendTo(waiter, ref batch); // the holders on the waiter's scheduler run at its level from now on
