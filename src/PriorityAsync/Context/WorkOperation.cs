@@ -1,4 +1,5 @@
 using System;
+using System.Threading;
 using System.Threading.Tasks;
 
 namespace PriorityAsync.Internal;
@@ -9,16 +10,18 @@ namespace PriorityAsync.Internal;
 /// hold the scheduler open while that task is pending, and report a fault with the work's name. The subclasses decide who holds (the
 /// scheduler, a controller, a scope), how the delegate is called, and what a null task is reported as.
 /// </summary>
-/// <remarks>Invariant: once <see cref="Run"/> has run, the returned task completes; then <see cref="Finished"/> runs exactly once; and a
+/// <remarks>Invariant: once <see cref="Run"/> has run, the returned task completes; then <see cref="Finished"/> runs exactly once, or, when
+/// the scheduler's end completed the task while the work waited ([E-END], step 3), <see cref="OnAbandonedAtEnd"/> does instead; and a
 /// hold taken by <see cref="Hold"/> is released by <see cref="Release"/> exactly once, after both (so an awaiter on the scheduler posts its
 /// continuation, and a scope counts the end, while the hold still keeps the scheduler alive).</remarks>
 /// <typeparam name="TResult">The result type; <see cref="object"/> (always <see langword="null"/>) for a plain <see cref="Task"/>.</typeparam>
-internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, INamedWork
+internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, INamedWork, IPendingOperation
 {
     private readonly bool _hasResult;
     private Delegate? _work;
     private Task? _pending;
     private Delegate? _pendingWork;
+    private int _ended; // 1 once the pending work's end, or the scheduler's ([E-END]), has completed the task: the other does nothing
 
     /// <param name="work">The delegate; <see cref="StartWork"/> calls it.</param>
     /// <param name="hasResult">Whether the delegate's task is a <see cref="Task{TResult}"/> whose result the returned task carries.</param>
@@ -32,8 +35,9 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
     /// <summary>What a fault report calls the work: <c>"InvokeAsync"</c>, <c>"PriorityTaskController.Run"</c>, <c>"TaskScope child"</c>.</summary>
     protected abstract string Kind { get; }
 
-    /// <summary>The name of the scheduler the work runs on (a context's or a pool's), for the fault report.</summary>
-    protected abstract string SchedulerName { get; }
+    /// <summary>The scheduler the work runs on (a context or a pool): it names the work's faults, and completes its task if it ends
+    /// while the work waits.</summary>
+    protected abstract PriorityScheduler Scheduler { get; }
 
     /// <summary>The level the work runs at (reported with a fault).</summary>
     protected abstract int Level { get; }
@@ -83,6 +87,7 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
         Hold();
         _pending = task;
         _pendingWork = work;
+        Scheduler.TrackPending(this); // an end that drops the work's continuation completes the task ([E-END], step 3)
         task.ConfigureAwait(false).GetAwaiter().UnsafeOnCompleted(OnWorkCompleted);
     }
 
@@ -110,12 +115,43 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
     {
         if (Task.Exception is { } fault)
         {
-            WorkFaults.Report(SchedulerName, Level, Kind, CallbackNames.DescribeWork(work, workTask), fault.InnerExceptions);
+            WorkFaults.Report(Scheduler.Name, Level, Kind, CallbackNames.DescribeWork(work, workTask), fault.InnerExceptions);
         }
+    }
+
+    /// <summary>The scheduler's end completed the task while the work waited, instead of <see cref="Finished"/>: a scope counts its
+    /// child's end here. Before <see cref="Release"/>.</summary>
+    protected virtual void OnAbandonedAtEnd()
+    {
+    }
+
+    /// <summary>[E-END], step 3: the scheduler ended while the work waited; its continuation was dropped, or will be when it comes.</summary>
+    void IPendingOperation.AbandonAtEnd()
+    {
+        if (Interlocked.Exchange(ref _ended, 1) != 0)
+        {
+            return; // the work ended by itself first
+        }
+
+        _pending = null;
+        _pendingWork = null;
+        PriorityScheduler scheduler = Scheduler;
+        TrySetException(new ObjectDisposedException(
+            scheduler.Name,
+            $"{scheduler.SubjectAtStart} ended ({scheduler.State}) while the work passed to {Kind} at level {Level} was waiting to resume, " +
+            "and dropped what the work had queued: the rest of the work did not run."));
+        OnAbandonedAtEnd();
+        Release();
     }
 
     private void OnWorkCompleted()
     {
+        if (Interlocked.Exchange(ref _ended, 1) != 0)
+        {
+            return; // the scheduler's end completed the task first ([E-END], step 3); the work went on elsewhere and has now ended
+        }
+
+        Scheduler.UntrackPending(this);
         Task task = _pending!;
         Delegate work = _pendingWork!;
         _pending = null;

@@ -479,7 +479,8 @@ public abstract partial class PriorityScheduler
     // ---- The end ([E-END]) --------------------------------------------------------------------------------------------------------
 
     /// <summary>[E-END], step 3: called once, by the thread that ends the scheduler, after the end was published and every thread left
-    /// its loop: stops the watchers, drops what is left and the armed timers, closes the root scope and completes <see cref="Completion"/>.</summary>
+    /// its loop: stops the watchers, drops what is left and the armed timers, completes the tasks of work still waiting, closes the root
+    /// scope and completes <see cref="Completion"/>.</summary>
     /// <returns>The first exception a <see cref="WorkDropped"/> handler threw, or null.</returns>
     private protected ExceptionDispatchInfo? EndScheduler()
     {
@@ -487,6 +488,7 @@ public abstract partial class PriorityScheduler
         ExceptionDispatchInfo? handlerFailure = DropRemaining();
         ExceptionDispatchInfo? timerFailure = _loopTimers.DropArmed();
         handlerFailure ??= timerFailure;
+        AbandonPending(); // after the drops, before the root scope closes: an abandoned root child is one of its ends
         Exception[]? rootFailures = Scope.CompleteRoot();
         if (_fault is { } fault)
         {

@@ -29,7 +29,7 @@ internal sealed class ChildOperation<TResult> : WorkOperation<TResult>, IInvokeO
 
     protected override string Kind => "TaskScope.Start";
 
-    protected override string SchedulerName => _scope.Scheduler.Name;
+    protected override PriorityScheduler Scheduler => _scope.Scheduler;
 
     protected override int Level => _level;
 
@@ -63,4 +63,6 @@ internal sealed class ChildOperation<TResult> : WorkOperation<TResult>, IInvokeO
         base.Finished(work, workTask); // the fault report
         _scope.OnChildEnded(Task); // [K-SCOPE], then the hold is released
     }
+
+    protected override void OnAbandonedAtEnd() => _scope.OnChildEnded(Task); // [K-SCOPE]: the scheduler ended the child
 }
