@@ -50,8 +50,6 @@ public sealed class PriorityContextDriver : IDisposable
     // What the context's drain takes for "no budget".
     private static readonly TimeSpan NoBudget = TimeSpan.MinValue;
 
-    private int _completeRequested;
-
     internal PriorityContextDriver(PriorityContext context)
     {
         Context = context;
@@ -118,13 +116,7 @@ public sealed class PriorityContextDriver : IDisposable
     /// <summary>Lets the context end once its work is done: the first drain that then finds no outstanding operation (an
     /// <c>async void</c> method, <c>InvokeAsync</c> work, a root scope's child) and nothing queued ends it. Idempotent; any thread;
     /// never blocks.</summary>
-    public void Complete()
-    {
-        if (Interlocked.Exchange(ref _completeRequested, 1) == 0)
-        {
-            Context.OperationCompleted(); // the host's hold, taken when the context was attached
-        }
-    }
+    public void Complete() => Context.ReleaseOwnerHold();
 
     /// <summary>Ends the context: on the host's thread outside a drain, now (what is queued is dropped and reported, and the outcome is
     /// rethrown, as <see cref="PriorityContextThread.Dispose"/> does); from an item of a drain, the drain stops before its next item and

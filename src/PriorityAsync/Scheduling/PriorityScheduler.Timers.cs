@@ -115,7 +115,7 @@ public abstract partial class PriorityScheduler
     internal void EnqueueTimerFiring(int level, TimerEntry entry)
     {
         var item = new WorkItem(TimerEntry.FireCallback, entry, enqueuedAt: _stampAlways != 0 ? Timestamp() : 0);
-        if (_consumerThreadId == Environment.CurrentManagedThreadId)
+        if (_consumer == Thread.CurrentThread)
         {
             _queues.EnqueueFromConsumer(level, item);
             return;
