@@ -261,7 +261,7 @@ public sealed partial class PriorityContext : PriorityScheduler
                         return; // the clock threw: the context faulted ([T-CLOCK])
                     }
 
-                    // A host's budget and end request are checked between items ([H-BUDGET], [H-END]); none allows no level.
+                    // A host's budget and end request are checked between items ([H-BUDGET], [E-LIFE]); none allows no level.
                     if (!policy.TryDequeue(_queues, limit.AllowedLevels(), out WorkItem item, out level))
                     {
                         break;

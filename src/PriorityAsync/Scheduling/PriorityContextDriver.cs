@@ -34,7 +34,8 @@ namespace PriorityAsync;
 /// outstanding and nothing queued ends it. <see cref="Dispose"/> ends it now. At the end, as on the loop: what is still queued is
 /// dropped (counted, reported through <see cref="PriorityScheduler.WorkDropped"/>); an awaiting method's continuation queued or arriving
 /// later is dropped and its <c>await</c> of <c>Prioritize</c>, <c>Yield</c> or a checkpoint throws <see cref="ObjectDisposedException"/>;
-/// <see cref="Completion"/> completes with the outcome; the thread gets back its former <see cref="SynchronizationContext"/>. An
+/// the task of <c>InvokeAsync</c> work (a controller's <c>Run</c>, a scope's child) that started and still waits faults with
+/// <see cref="ObjectDisposedException"/>; <see cref="Completion"/> completes with the outcome; the thread gets back its former <see cref="SynchronizationContext"/>. An
 /// exception that escapes an item and no <see cref="PriorityScheduler.UnhandledException"/> handler marks handled faults the context:
 /// that drain ends it and rethrows the exception. The call that ends the context (a drain, or <see cref="Dispose"/> on the host's
 /// thread) rethrows its outcome as <see cref="PriorityContext.Run(Func{Task}, PriorityContextOptions?)"/> does; after the end a drain
