@@ -133,6 +133,14 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
             return; // the work ended by itself first
         }
 
+        if (_pending!.IsCompleted)
+        {
+            // The work has ended; OnWorkCompleted has not run yet (it cannot run inline under a scheduler's SynchronizationContext, so
+            // the runtime queued it to the thread pool). The task takes the work's outcome, as it would have.
+            EndWithWork();
+            return;
+        }
+
         _pending = null;
         _pendingWork = null;
         PriorityScheduler scheduler = Scheduler;
@@ -152,12 +160,16 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
         }
 
         Scheduler.UntrackPending(this);
+        EndWithWork();
+    }
+
+    /// <summary>The work's task has completed: complete, report, then release (see the invariant).</summary>
+    private void EndWithWork()
+    {
         Task task = _pending!;
         Delegate work = _pendingWork!;
         _pending = null;
         _pendingWork = null;
-
-        // Complete, report, then release (see the invariant).
         CompleteFrom(task);
         Finished(work, task);
         Release();
