@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.Runtime.CompilerServices;
 using System.Runtime.ExceptionServices;
 using System.Threading;
+using System.Threading.Tasks;
 using PriorityAsync.Internal;
 
 namespace PriorityAsync;
@@ -192,9 +193,10 @@ public sealed partial class PriorityContext
         return true;
     }
 
-    /// <summary>[E-LIFE]: <see cref="PriorityContextDriver.Dispose"/>. On the host's thread outside a drain the context ends now;
-    /// elsewhere (another thread, or an item of a drain) the end is requested, and the host's drain carries it out.</summary>
-    internal void EndFromHost()
+    /// <summary>[E-LIFE]: <see cref="PriorityContextDriver.Dispose"/>. On the host's thread outside a drain the context ends now (and
+    /// the outcome is rethrown if <paramref name="throwOutcome"/>; it is in Completion either way); elsewhere (another thread, or an item
+    /// of a drain) the end is requested, and the host's drain carries it out.</summary>
+    internal void EndFromHost(bool throwOutcome)
     {
         if (IsFinished)
         {
@@ -204,15 +206,24 @@ public sealed partial class PriorityContext
         RequestEnd(); // a full fence before the wake-up reads the parked flag ([H-WAKE])
         if (SchedulerThread.Current == _loop && _consumer is null)
         {
-            EndForHost();
+            EndForHost(throwOutcome);
             return;
         }
 
         WakeForWork(); // the host's next drain ends it; a running drain stops before its next item
     }
 
-    /// <summary>[E-END] on the host's thread, outside a drain; then rethrows the outcome as Run does.</summary>
-    private void EndForHost()
+    /// <summary><see cref="PriorityContextDriver.DisposeAsync"/>: <see cref="EndFromHost"/>, then the end to wait for, except from an item
+    /// of a drain, which cannot wait for its own drain.</summary>
+    internal ValueTask EndFromHostAsync()
+    {
+        bool insideDrain = SchedulerThread.Current == _loop && _consumer is not null;
+        EndFromHost(throwOutcome: false);
+        return insideDrain ? default : new ValueTask(Completion);
+    }
+
+    /// <summary>[E-END] on the host's thread, outside a drain; then rethrows the outcome as Run does, if <paramref name="throwOutcome"/>.</summary>
+    private void EndForHost(bool throwOutcome = true)
     {
         Volatile.Write(ref _loop.Parked, 0); // the host is counted idle no more: no wake-up after the end
         if (SynchronizationContext.Current is PrioritySynchronizationContext current && current.Scheduler == this)
@@ -220,7 +231,11 @@ public sealed partial class PriorityContext
             SynchronizationContext.SetSynchronizationContext(_hostPreviousSyncContext); // unless the host installed another since
         }
 
-        ThrowOutcome(End());
+        ExceptionDispatchInfo? handlerFailure = End();
+        if (throwOutcome)
+        {
+            ThrowOutcome(handlerFailure);
+        }
     }
 
     /// <summary>[H-WAKE]: a timer's wake-up comes under the timer lock or the alarm's, where no user code may run: the host's callback

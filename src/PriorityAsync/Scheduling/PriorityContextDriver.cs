@@ -40,10 +40,10 @@ namespace PriorityAsync;
 /// that drain ends it and rethrows the exception. The call that ends the context (a drain, or <see cref="Dispose"/> on the host's
 /// thread) rethrows its outcome as <see cref="PriorityContext.Run(Func{Task}, PriorityContextOptions?)"/> does; after the end a drain
 /// does nothing.</para>
-/// <para>Thread safety: <see cref="Drain(TimeSpan, int)"/> on the host's thread only; <see cref="Complete"/> and <see cref="Dispose"/>
-/// from any thread; the context's members from any thread, as always.</para>
+/// <para>Thread safety: <see cref="Drain(TimeSpan, int)"/> on the host's thread only; <see cref="Complete"/>, <see cref="Dispose"/> and
+/// <see cref="DisposeAsync"/> from any thread; the context's members from any thread, as always.</para>
 /// </remarks>
-public sealed class PriorityContextDriver : IDisposable
+public sealed class PriorityContextDriver : IAsyncDisposable, IDisposable
 {
     /// <summary>The largest budget a drain takes: one day.</summary>
     public static readonly TimeSpan MaxBudget = TimeSpan.FromDays(1);
@@ -123,7 +123,13 @@ public sealed class PriorityContextDriver : IDisposable
     /// rethrown, as <see cref="PriorityContextThread.Dispose"/> does); from an item of a drain, the drain stops before its next item and
     /// ends the context before it returns; from another thread, the host's next drain ends it (the <c>workAvailable</c> callback tells
     /// the host). Idempotent.</summary>
-    public void Dispose() => Context.EndFromHost();
+    public void Dispose() => Context.EndFromHost(throwOutcome: true);
+
+    /// <summary>Ends the context as <see cref="Dispose"/> does, and returns a task that completes when it has ended: from another thread,
+    /// once the host's next drain has ended it; on the host's thread outside a drain, at once (the end happened in the call); from an
+    /// item of a drain, a completed task, since the drain cannot wait for itself (it ends the context before it returns). Idempotent.</summary>
+    /// <returns>A task that completes when the context has ended, with its outcome (<see cref="Completion"/>).</returns>
+    public ValueTask DisposeAsync() => Context.EndFromHostAsync();
 
     /// <summary>Describes the context and the host's thread.</summary>
     /// <returns>A description for diagnostics.</returns>
