@@ -720,7 +720,7 @@ internal sealed class ShutdownRound
             }
             else if (record.StartCount == 1 && reported == 0 && EndDrops)
             {
-                totals.Count($"{record.Kind} completed by the end"); // it waited for a continuation the end dropped
+                totals.Count($"{record.Kind} stopped by the end"); // it waited: the end completed it, or its own await of the library threw
             }
             else
             {
