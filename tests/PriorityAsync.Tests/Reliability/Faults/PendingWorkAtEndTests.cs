@@ -63,12 +63,13 @@ public sealed class PendingWorkAtEndTests
     }
 
     [Fact]
-    public void LoopFault_WhileInvokeAsyncControllerAndScopeWorkWaitOnTaskYield_FaultsTheirTasksBeforeRunReturns()
+    public void LoopFault_WhileInvokeAsyncControllerScopeChildAndScopeBodyWaitOnTaskYield_FaultsTheirTasksBeforeRunReturns()
     {
         var boom = new InvalidOperationException("boom");
         Task? invoked = null;
         Task? controllerRun = null;
         Task? child = null;
+        Task? scoped = null;
         var thrown = FluentActions.Invoking(() => TestTimeout.OnOwnThread(
             () => PriorityContext.Run(() =>
             {
@@ -76,6 +77,7 @@ public sealed class PendingWorkAtEndTests
                 invoked = context.InvokeAsync(async () => await Task.Yield());
                 controllerRun = context.CreateController(0).Run(async () => await Task.Yield());
                 child = context.Scope.StartAsync(async _ => await Task.Yield(), 0);
+                context.GetSynchronizationContext(0).Post(_ => scoped = TaskScope.RunAsync(async _ => await Task.Yield()), null);
 
                 // Behind the three items above, and ahead of the continuations they queue.
                 context.GetSynchronizationContext(0).Post(_ => throw boom, null);
@@ -86,6 +88,7 @@ public sealed class PendingWorkAtEndTests
         AssertAbandoned(invoked!, "InvokeAsync");
         AssertAbandoned(controllerRun!, "PriorityTaskController.Run");
         AssertAbandoned(child!, "TaskScope.Start");
+        AssertAbandoned(scoped!, "TaskScope");
     }
 
     [Fact]

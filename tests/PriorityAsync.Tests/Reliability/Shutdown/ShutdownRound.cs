@@ -409,7 +409,7 @@ internal sealed class ShutdownRound
             }
             else if (choice < 70)
             {
-                StartChild(level, random.Next(Levels));
+                StartChild(level, random.Next(Levels), inNewScope: random.Next(3) == 0);
             }
             else if (choice < 85)
             {
@@ -513,21 +513,37 @@ internal sealed class ShutdownRound
         }
     }
 
-    /// <summary>A posted item that starts a root scope child (children are started on the scheduler's threads).</summary>
-    private void StartChild(int level, int childLevel)
+    /// <summary>A posted item that starts a root scope child, or opens a scope (<c>TaskScope.RunAsync</c>) whose body starts one and
+    /// awaits <c>Task.Yield()</c> (both are started on the scheduler's threads).</summary>
+    private void StartChild(int level, int childLevel, bool inNewScope)
     {
         var item = new PostItem(() =>
         {
             var record = new WorkRecord("TaskScope.Start");
-            record.Task = _scheduler.Scope.StartAsync(
-                async _ =>
-                {
-                    record.Started();
-                    await Task.Yield();
-                    record.Finished();
-                },
-                childLevel);
-            _work.Enqueue(record);
+            if (!inNewScope)
+            {
+                record.Task = _scheduler.Scope.StartAsync(Child, childLevel);
+                _work.Enqueue(record);
+                return;
+            }
+
+            var body = new WorkRecord("TaskScope.RunAsync");
+            body.Task = TaskScope.RunAsync(async scope =>
+            {
+                body.Started();
+                record.Task = scope.StartAsync(Child, childLevel);
+                _work.Enqueue(record);
+                await Task.Yield();
+                body.Finished();
+            });
+            _work.Enqueue(body);
+
+            async Task Child(CancellationToken cancellation)
+            {
+                record.Started();
+                await Task.Yield();
+                record.Finished();
+            }
         });
         _posts.Enqueue(item);
         _scheduler.GetSynchronizationContext(level).Post(PostItem.Callback, item);
@@ -711,6 +727,10 @@ internal sealed class ShutdownRound
             {
                 _errors.Enqueue($"A {record.Kind} task ran to completion, but its work started {record.StartCount} and finished {record.FinishCount} times (reported dropped {reported})");
             }
+        }
+        else if (record.Kind == "TaskScope.RunAsync" && EndDrops && task.Exception!.InnerExceptions.All(e => e is ObjectDisposedException))
+        {
+            totals.Count($"{record.Kind} stopped by the end"); // its body, or a child, waited when the end came
         }
         else if (task.Exception?.InnerException is ObjectDisposedException && record.FinishCount == 0)
         {
