@@ -17,7 +17,7 @@ public sealed class HostDisposeRaceTests(ITestOutputHelper output)
     public void DisposeFromAnotherThread_WhileProducersInvokeAsyncWorkAwaitingTaskYield_EveryAcceptedTaskCompletes()
     {
         var failures = new List<string>();
-        int rounds = 60;
+        int rounds = 200;
         for (int seed = 0; seed < rounds; seed++)
         {
             if (RunRound(seed) is { } failure)
@@ -73,15 +73,17 @@ public sealed class HostDisposeRaceTests(ITestOutputHelper output)
         };
         var invocations = new ConcurrentQueue<Task>();
         int issued = 0;
-        int disposeAfter = random.Next(0, 600);
+        int waiting = 0; // works that have yielded and not resumed: their continuation is queued
+        int disposeAfter = random.Next(0, 300);
         var threads = new List<Thread>();
-        for (int p = 0, producers = random.Next(2, 4); p < producers; p++)
+        int producers = random.Next(2, 4);
+        for (int p = 0; p < producers; p++)
         {
             int producerSeed = random.Next();
             threads.Add(new Thread(() =>
             {
                 var r = new Random(producerSeed);
-                for (int i = 0; i < 300; i++)
+                for (int i = 0; i < 150; i++)
                 {
                     int level = r.Next(3);
                     if (r.Next(4) == 0)
@@ -95,7 +97,9 @@ public sealed class HostDisposeRaceTests(ITestOutputHelper output)
                         invocations.Enqueue(context.InvokeAsync(
                             async () =>
                             {
+                                Interlocked.Increment(ref waiting);
                                 await Task.Yield();
+                                Interlocked.Decrement(ref waiting);
                                 await Task.Yield();
                             },
                             level));
@@ -109,6 +113,9 @@ public sealed class HostDisposeRaceTests(ITestOutputHelper output)
         threads.Add(new Thread(() =>
         {
             SpinWait.SpinUntil(() => Volatile.Read(ref issued) >= disposeAfter, TestTimeout.Unexpected);
+
+            // Then while some work waits for its continuation (it may still run before the request is seen: a race, not a gate).
+            SpinWait.SpinUntil(() => Volatile.Read(ref waiting) > 0 || Volatile.Read(ref issued) == producers * 150, TestTimeout.Unexpected);
             driver.Dispose(); // a request: the host's next drain ends the context
         }) { IsBackground = true });
         threads.ForEach(t => t.Start());
