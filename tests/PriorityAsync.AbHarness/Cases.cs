@@ -23,6 +23,7 @@ public static class Cases
     private const int PostDrainItems = 16_384;
     private const int AwaitOps = 20_000;
     private const int StreamItems = 32_768;
+    private const int EmptyDrains = 1_000_000;
 
     private static readonly AsyncLocal<object?> s_local = new();
     private static readonly object s_marker = new();
@@ -57,6 +58,7 @@ public static class Cases
         "prioritize-queued" => PrioritizeQueued(settings, asyncLocal),
         "stream-1p" => Stream(settings, asyncLocal),
         "wake" => Wake(settings, asyncLocal),
+        "host-drain" => HostDrain(settings, asyncLocal),
         _ => throw new ArgumentException($"Unknown case '{name}'. Cases: {string.Join(", ", CaseSettings.AllCases)}."),
     };
 
@@ -252,6 +254,56 @@ public static class Cases
         yield return new CaseResult("wake", "", "MRES p50 us", eventP50);
         yield return new CaseResult("wake", "", "p50 / MRES p50", loopP50 / eventP50);
         yield return new CaseResult("wake", "", "B/wake", (double)loopProbe.AllocatedBytes / samples);
+    }
+
+    /// <summary>
+    /// A host's <c>Drain()</c> with nothing to do, the frame loop's common case (a few field reads, [H-WAKE]): a thread attached with
+    /// <c>PriorityContext.AttachToCurrentThread</c> calls it <see cref="EmptyDrains"/> times per round; per call. Needs a library with
+    /// the host-driven context: a side whose library has no <c>PriorityContextDriver</c> is built without it (SideBuilder) and fails
+    /// this case with a message.
+    /// </summary>
+    private static IEnumerable<CaseResult> HostDrain(CaseSettings settings, bool asyncLocal)
+    {
+#if PRIORITYASYNC_HOST_DRAIN
+        double[] nsPerItem = new double[settings.Rounds];
+        long bytes = 0;
+        var host = new Thread(() =>
+        {
+            PriorityContextDriver driver = PriorityContext.AttachToCurrentThread(settings.CreateOptions("ab-host-drain"));
+            if (asyncLocal)
+            {
+                s_local.Value = s_marker;
+            }
+
+            for (int r = -settings.WarmupRounds; r < settings.Rounds; r++)
+            {
+                long allocated = GC.GetAllocatedBytesForCurrentThread();
+                long start = Stopwatch.GetTimestamp();
+                for (int i = 0; i < EmptyDrains; i++)
+                {
+                    driver.Drain();
+                }
+
+                long elapsed = Stopwatch.GetTimestamp() - start;
+                long roundBytes = GC.GetAllocatedBytesForCurrentThread() - allocated;
+                if (r >= 0)
+                {
+                    nsPerItem[r] = Ns(elapsed) / EmptyDrains;
+                    bytes += roundBytes;
+                }
+            }
+
+            s_local.Value = null;
+            driver.Dispose();
+        })
+        { IsBackground = true, Name = "ab host" };
+        host.Start();
+        host.Join();
+        yield return new CaseResult("host-drain", "", "ns/item", Stats.Median(nsPerItem));
+        yield return new CaseResult("host-drain", "", "B/item", (double)bytes / ((long)EmptyDrains * settings.Rounds));
+#else
+        throw new NotSupportedException("host-drain needs a library with PriorityContext.AttachToCurrentThread; this side's has none.");
+#endif
     }
 
     private static double Ns(long stopwatchTicks) => stopwatchTicks * 1e9 / Stopwatch.Frequency;

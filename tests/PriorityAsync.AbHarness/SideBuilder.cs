@@ -3,6 +3,8 @@ using System.Diagnostics;
 using System.IO;
 using System.Linq;
 using System.Reflection;
+using System.Reflection.Metadata;
+using System.Reflection.PortableExecutable;
 
 namespace PriorityAsync.AbHarness;
 
@@ -67,9 +69,22 @@ public static class SideBuilder
             // The side's own obj folder must not be shared with a project reference: the repository's analyzers (a
             // netstandard2.0 project every non-package project references) would restore into it. The harness's normal build checks them.
             "-p:PriorityAsyncAnalyzersReference=false",
+            // The host-drain case compiles only against a library that has the host-driven context.
+            $"-p:PriorityAsyncHostDrain={(DefinesType(libDll, "PriorityAsync", "PriorityContextDriver") ? "true" : "false")}",
             $"-p:BaseIntermediateOutputPath={Path.Combine(sideDir, "obj")}{Path.DirectorySeparatorChar}");
         File.WriteAllText(Path.Combine(sideDir, "input.txt"), (input.StartsWith("git:", StringComparison.Ordinal) ? input : Path.GetFullPath(input)) + Environment.NewLine);
         Console.WriteLine($"side {side}: {input} -> {HarnessDll(outDir, side)}");
+    }
+
+    /// <summary>Whether the assembly at <paramref name="dll"/> defines the type, read from its metadata (nothing is loaded).</summary>
+    private static bool DefinesType(string dll, string ns, string name)
+    {
+        using FileStream stream = File.OpenRead(dll);
+        using var pe = new PEReader(stream);
+        MetadataReader reader = pe.GetMetadataReader();
+        return reader.TypeDefinitions
+            .Select(reader.GetTypeDefinition)
+            .Any(type => reader.GetString(type.Name) == name && reader.GetString(type.Namespace) == ns);
     }
 
     private static string BuildLibrary(string project, string sideDir)

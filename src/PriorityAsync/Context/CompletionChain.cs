@@ -1,56 +1,51 @@
-using System;
 using System.Threading;
 using System.Threading.Tasks;
 
 namespace PriorityAsync.Internal;
 
 /// <summary>
-/// One inline completion callback for a task the library completes itself (an operation's, a scope's). Those tasks run their own
+/// One inline completion waiter for a task the library completes itself (an operation's, a scope's). Those tasks run their own
 /// continuations asynchronously (so a caller's code never runs on a scheduler's thread by accident), which would send work that waits
 /// for them (an operation whose delegate returned one) through the thread pool; the library's own waiter takes this slot instead, and
-/// is called inline right after the task completes.
+/// is called inline right after the task completes. One field: the waiter, or a sentinel once the task has completed.
 /// </summary>
 internal struct CompletionChain
 {
-    private static readonly Action<object?> s_done = static _ => { };
+    private static readonly object s_done = new();
 
-    private Action<object?>? _callback;
-    private object? _state;
+    private object? _waiter;
 
-    /// <summary>The library task whose completion <paramref name="task"/> names: an operation's (through its node's work) or a scope's.</summary>
-    public static bool TryChain(Task task, Action<object?> callback, object? state) =>
+    /// <summary>Chains <paramref name="waiter"/> to the library task <paramref name="task"/> names (an operation's, through its node's work,
+    /// or a scope's): false if <paramref name="task"/> is not one, its slot is taken, or it has completed (the caller then waits another way).</summary>
+    public static bool TryChain(Task task, IChainWaiter waiter) =>
         task.AsyncState switch
         {
-            WorkFlow { Work: IChainable chainable } => chainable.TryChain(task, callback, state),
-            IChainable chainable => chainable.TryChain(task, callback, state),
+            WorkFlow { Work: IChainable chainable } => chainable.TryChain(task, waiter),
+            IChainable chainable => chainable.TryChain(task, waiter),
             _ => false,
         };
 
-    /// <summary>Takes the slot for <paramref name="callback"/>: false if it is taken, or the task has completed (the caller then waits
-    /// another way).</summary>
-    public bool TryTake(Task task, Action<object?> callback, object? state)
+    public bool TryTake(Task task, IChainWaiter waiter)
     {
-        _state = state;
-        if (Interlocked.CompareExchange(ref _callback, callback, null) is not null)
+        if (Interlocked.CompareExchange(ref _waiter, waiter, null) is not null)
         {
             return false;
         }
 
-        if (task.IsCompleted && ReferenceEquals(Interlocked.CompareExchange(ref _callback, null, callback), callback))
+        if (task.IsCompleted && ReferenceEquals(Interlocked.CompareExchange(ref _waiter, null, waiter), waiter))
         {
-            return false; // completed meanwhile, and its Run has not taken the callback: give the slot back
+            return false; // completed meanwhile, and its Run has not taken the waiter: give the slot back
         }
 
         return true;
     }
 
-    /// <summary>After the task was completed: calls the chained callback, once, if any.</summary>
+    /// <summary>After the task was completed: calls the chained waiter, once, if any.</summary>
     public void Run()
     {
-        Action<object?>? callback = Interlocked.Exchange(ref _callback, s_done);
-        if (callback is not null && !ReferenceEquals(callback, s_done))
+        if (Interlocked.Exchange(ref _waiter, s_done) is IChainWaiter waiter)
         {
-            callback(_state);
+            waiter.OnChainedTaskCompleted();
         }
     }
 }
@@ -58,5 +53,11 @@ internal struct CompletionChain
 /// <summary>A library task's owner that offers its <see cref="CompletionChain"/>.</summary>
 internal interface IChainable
 {
-    bool TryChain(Task task, Action<object?> callback, object? state);
+    bool TryChain(Task task, IChainWaiter waiter);
+}
+
+/// <summary>The library's waiter of a chained task: called inline once it has completed.</summary>
+internal interface IChainWaiter
+{
+    void OnChainedTaskCompleted();
 }

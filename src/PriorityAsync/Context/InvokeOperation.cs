@@ -29,7 +29,7 @@ internal sealed class InvokeOperation<TResult> : WorkOperation<TResult>, IInvoke
 
     protected override string Kind => "InvokeAsync";
 
-    protected override string SchedulerName => _scheduler.Name;
+    protected override PriorityScheduler Scheduler => _scheduler;
 
     protected override int Level => _level;
 

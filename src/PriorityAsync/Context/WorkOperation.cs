@@ -10,20 +10,20 @@ namespace PriorityAsync.Internal;
 /// hold the scheduler open while that task is pending, and report a fault with the work's name. The subclasses decide who holds (the
 /// scheduler, a controller, a scope), how the delegate is called, and what a null task is reported as.
 /// </summary>
-/// <remarks>Invariant: once <see cref="Run"/> has run, the returned task completes; then <see cref="Finished"/> runs exactly once; and a
+/// <remarks>Invariant: once <see cref="Run"/> has run, the returned task completes; then <see cref="Finished"/> runs exactly once, or, when
+/// the scheduler's end completed the task while the work waited ([E-END], step 3), <see cref="OnAbandonedAtEnd"/> does instead; and a
 /// hold taken by <see cref="Hold"/> is released by <see cref="Release"/> exactly once, after both (so an awaiter on the scheduler posts its
 /// continuation, and a scope counts the end, while the hold still keeps the scheduler alive).</remarks>
 /// <typeparam name="TResult">The result type; <see cref="object"/> (always <see langword="null"/>) for a plain <see cref="Task"/>.</typeparam>
-internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, INamedWork, IChainable
+internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, INamedWork, IChainable, IChainWaiter, IPendingOperation
 {
     private static readonly Action<Task, object?> s_onWorkCompleted = static (_, state) => ((WorkOperation<TResult>)state!).OnWorkCompleted();
-    private static readonly Action<object?> s_onWorkCompletedChained = static state => ((WorkOperation<TResult>)state!).OnWorkCompleted();
 
     private readonly bool _hasResult;
-    private Delegate? _work;
+    private Delegate? _work; // until the work has ended (it names the work while it waits), then cleared to let the closure go
     private Task? _pending;
-    private Delegate? _pendingWork;
     private CompletionChain _chain;
+    private int _ended; // 1 once the pending work's end, or the scheduler's ([E-END]), has completed the task: the other does nothing
 
     /// <param name="node">What the work runs in and is raised with ([X-JOIN]): its flow, or its controller. It is the returned task's
     /// <see cref="Task.AsyncState"/>, so a wait on the task finds it.</param>
@@ -42,8 +42,9 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
     /// <summary>What a fault report calls the work: <c>"InvokeAsync"</c>, <c>"PriorityTaskController.Run"</c>, <c>"TaskScope child"</c>.</summary>
     protected abstract string Kind { get; }
 
-    /// <summary>The name of the scheduler the work runs on (a context's or a pool's), for the fault report.</summary>
-    protected abstract string SchedulerName { get; }
+    /// <summary>The scheduler the work runs on (a context or a pool): it names the work's faults, and completes its task if it ends
+    /// while the work waits.</summary>
+    protected abstract PriorityScheduler Scheduler { get; }
 
     /// <summary>The level the work runs at (reported with a fault).</summary>
     protected abstract int Level { get; }
@@ -55,7 +56,6 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
     public void Run()
     {
         Delegate work = _work!;
-        _work = null; // let the closure go as soon as it has run
 
         Task? task;
         try
@@ -65,12 +65,14 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
         catch (OperationCanceledException ex)
         {
             // As an async method would: a cancellation thrown before the first await cancels the task.
+            _work = null;
             TrySetCanceled(ex.CancellationToken);
             Finished(work, null);
             return;
         }
         catch (Exception ex)
         {
+            _work = null;
             TrySetException(ex);
             Finished(work, null);
             return;
@@ -78,6 +80,7 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
 
         if (task is null)
         {
+            _work = null;
             TrySetException(new InvalidOperationException(NullTaskMessage()));
             Finished(work, null);
             return;
@@ -85,6 +88,7 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
 
         if (task.IsCompleted)
         {
+            _work = null;
             CompleteFrom(task);
             Finished(work, task);
             return;
@@ -92,19 +96,22 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
 
         Hold();
         _pending = task;
-        _pendingWork = work;
+
+        Scheduler.TrackPending(this); // an end that drops the work's continuation completes the task ([E-END], step 3)
 
         // Inline on the thread that completes the work's task (the scheduler's, usually): an awaiter's continuation (ConfigureAwait(false))
         // would be sent to the thread pool from a thread with a SynchronizationContext, so a starved pool would hold up the work's end. A
         // task the library completes itself runs its continuations asynchronously; its completion chain calls us inline instead.
-        if (!CompletionChain.TryChain(task, s_onWorkCompletedChained, this))
+        if (!CompletionChain.TryChain(task, this))
         {
             _ = task.ContinueWith(s_onWorkCompleted, this, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
         }
     }
 
     /// <summary>A library waiter of this operation's task (another operation whose work returned it) is called inline at its end.</summary>
-    public bool TryChain(Task task, Action<object?> callback, object? state) => _chain.TryTake(task, callback, state);
+    public bool TryChain(Task task, IChainWaiter waiter) => _chain.TryTake(task, waiter);
+
+    void IChainWaiter.OnChainedTaskCompleted() => OnWorkCompleted();
 
     /// <summary>After the returned task was completed, whoever completed it: the waits on the work end ([X-JOIN]), and a chained library
     /// waiter goes on. Every path that completes the task calls it (here, and the subclasses' drops and cancellations).</summary>
@@ -139,18 +146,62 @@ internal abstract class WorkOperation<TResult> : TaskCompletionSource<TResult>, 
         OnTaskCompleted();
         if (Task.Exception is { } fault)
         {
-            WorkFaults.Report(SchedulerName, Level, Kind, CallbackNames.DescribeWork(work, workTask), fault.InnerExceptions);
+            WorkFaults.Report(Scheduler.Name, Level, Kind, CallbackNames.DescribeWork(work, workTask), fault.InnerExceptions);
         }
+    }
+
+    /// <summary>The scheduler's end completed the task while the work waited, instead of <see cref="Finished"/>: a scope counts its
+    /// child's end here. Before <see cref="Release"/>.</summary>
+    protected virtual void OnAbandonedAtEnd()
+    {
+    }
+
+    /// <summary>[E-END], step 3: the scheduler ended while the work waited; its continuation was dropped, or will be when it comes.</summary>
+    void IPendingOperation.AbandonAtEnd()
+    {
+        if (Interlocked.Exchange(ref _ended, 1) != 0)
+        {
+            return; // the work ended by itself first
+        }
+
+        if (_pending!.IsCompleted)
+        {
+            // The work has ended on another thread and OnWorkCompleted has not run there yet: the task takes the work's outcome, as it
+            // would have.
+            EndWithWork();
+            return;
+        }
+
+        _pending = null;
+        _work = null;
+        PriorityScheduler scheduler = Scheduler;
+        TrySetException(new ObjectDisposedException(
+            scheduler.Name,
+            $"{scheduler.SubjectAtStart} ended ({scheduler.State}) while the work passed to {Kind} at level {Level} was waiting to resume, " +
+            "and dropped what the work had queued: the rest of the work did not run."));
+        OnTaskCompleted();
+        OnAbandonedAtEnd();
+        Release();
     }
 
     private void OnWorkCompleted()
     {
-        Task task = _pending!;
-        Delegate work = _pendingWork!;
-        _pending = null;
-        _pendingWork = null;
+        if (Interlocked.Exchange(ref _ended, 1) != 0)
+        {
+            return; // the scheduler's end completed the task first ([E-END], step 3); the work went on elsewhere and has now ended
+        }
 
-        // Complete, report, then release (see the invariant).
+        Scheduler.UntrackPending(this);
+        EndWithWork();
+    }
+
+    /// <summary>The work's task has completed: complete, report, then release (see the invariant).</summary>
+    private void EndWithWork()
+    {
+        Task task = _pending!;
+        Delegate work = _work!;
+        _pending = null;
+        _work = null;
         CompleteFrom(task);
         Finished(work, task);
         Release();

@@ -45,7 +45,7 @@ internal sealed class ControllerRunOperation<TResult> : WorkOperation<TResult>, 
 
     protected override string Kind => "PriorityTaskController.Run";
 
-    protected override string SchedulerName => _controller.Context.Name;
+    protected override PriorityScheduler Scheduler => _controller.Context;
 
     protected override int Level => _controller.Level;
 

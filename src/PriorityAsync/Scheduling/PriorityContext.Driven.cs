@@ -3,23 +3,19 @@ using System.Collections.Generic;
 using System.Runtime.CompilerServices;
 using System.Runtime.ExceptionServices;
 using System.Threading;
+using System.Threading.Tasks;
 using PriorityAsync.Internal;
 
 namespace PriorityAsync;
 
-// A context its host drives ([H-DRAIN], [H-BUDGET], [H-WAKE], [H-END]): bound to a thread the host owns (a game's main thread, a UI
-// thread), with no loop of its own; the host's loop calls the drain, which runs the same per-item path as the loop.
+// A context its host drives ([H-DRAIN], [H-BUDGET], [H-WAKE]): bound to a thread the host owns (a game's main thread, a UI thread), with
+// no loop of its own; the host's loop calls the drain, which runs the same per-item path as the loop. It starts and ends as every
+// scheduler does ([E-LIFE], [E-END]), on the host's thread.
 public sealed partial class PriorityContext
 {
     // Null on a context that runs its own loop; on one its host drives, how the host is told of work queued while it does not drain
     // ([H-WAKE]).
     private HostWake? _hostWake;
-
-    // The host's managed thread id while attached; fixed when the context is attached.
-    private int _hostThreadId;
-
-    // 1 once Dispose was called: the drain stops before its next item, and the host's thread ends the context ([H-END]).
-    private int _endRequested;
 
     // The host thread's SynchronizationContext when the context was attached, given back at the end.
     private SynchronizationContext? _hostPreviousSyncContext;
@@ -56,18 +52,15 @@ public sealed partial class PriorityContext
         return new PriorityContextDriver(context);
     }
 
-    /// <summary>[H-DRAIN]: binds the calling thread, as the loop does when it starts, without running anything.</summary>
+    /// <summary>[H-DRAIN]: starts the context ([E-LIFE]) and binds the calling thread, as the loop does, without consuming: the host
+    /// consumes only while it drains. The owner's hold is the host's, released by the driver's Complete.</summary>
     private void Attach(Action? workAvailable)
     {
-        _state = StateRunning;
         _hostWake = new HostWake(workAvailable);
-        _hostThreadId = Environment.CurrentManagedThreadId;
-        _hostPreviousSyncContext = SynchronizationContext.Current;
-        _loop.Thread = _boundThread = Thread.CurrentThread;
-        _loop.Bind();
-        OperationStarted(); // the host's hold: released by Complete ([H-END])
         _loop.Parked = 1; // idle: nothing is queued yet, and the first producer tells the host ([H-WAKE])
-        StartWatching();
+        Start();
+        _hostPreviousSyncContext = SynchronizationContext.Current;
+        _loop.Bind();
         SynchronizationContext.SetSynchronizationContext(_syncContexts[DefaultLevel]);
     }
 
@@ -80,18 +73,18 @@ public sealed partial class PriorityContext
     {
         if (Volatile.Read(ref _state) >= StateCompleted)
         {
-            return default; // [H-END]: a drain scheduled before the end (a UI message the wake posted) needs no guard
+            return default; // [E-END]: a drain scheduled before the end (a UI message the wake posted) needs no guard
         }
 
-        if (Environment.CurrentManagedThreadId != _hostThreadId)
+        if (SchedulerThread.Current != _loop)
         {
             throw new InvalidOperationException(
-                $"{operation} was called on thread {Environment.CurrentManagedThreadId}, and {Subject} is attached to thread {_hostThreadId}: " +
+                $"{operation} was called on thread {Environment.CurrentManagedThreadId}, and {Subject} is attached to thread {_loop.Thread!.ManagedThreadId}: " +
                 "only the thread it was attached on drains it. Nothing was run. From another thread, queue work with InvokeAsync or " +
                 "Post, and let the host drain it (the workAvailable callback tells the host).");
         }
 
-        if (_loopThread is not null)
+        if (_consumer is not null)
         {
             throw new InvalidOperationException(
                 $"{operation} was called from inside an item that a drain of {Subject} is running. A drain inside a drain would run items " +
@@ -102,7 +95,7 @@ public sealed partial class PriorityContext
         if (_queues.NonEmptyMask == 0
             && Volatile.Read(ref _timersDue) == 0
             && Volatile.Read(ref _loop.Parked) != 0
-            && Volatile.Read(ref _endRequested) == 0
+            && !EndRequested
             && Volatile.Read(ref _outstanding) > 0)
         {
             return default;
@@ -121,34 +114,34 @@ public sealed partial class PriorityContext
         var limit = new HostDrainLimit(this, deadline, exempt);
 
         // [Q-CONSUMER]: the host's thread is the consumer only while it drains, so that its posts between drains tell it ([H-WAKE]).
-        _loopThread = Thread.CurrentThread;
-        Volatile.Write(ref _consumerThreadId, _hostThreadId);
+        BeginConsuming();
         if (budgetTicks >= 0)
         {
             _checkpointDeadline = deadline;
             _checkpointExempt = exempt;
         }
 
+        bool mustEnd;
         bool waiting;
         try
         {
             DrainReady(ref limit);
 
-            // The consumer's own look clears stale bits ([Q-MASK]).
-            waiting = Volatile.Read(ref _timersDue) != 0 || _queues.HasWaitingWork();
+            // [E-LIFE]: the end check, as the loop's; else the consumer's own look at what is left, which clears stale bits ([Q-MASK]).
+            mustEnd = MustEnd(nothingRuns: true);
+            waiting = !mustEnd && (Volatile.Read(ref _timersDue) != 0 || _queues.HasWaitingWork());
         }
         finally
         {
             _checkpointDeadline = 0;
-            Volatile.Write(ref _consumerThreadId, 0);
-            _loopThread = null;
+            EndConsuming();
             _loop.LastItemEnd = 0; // the host's frame is nobody's run time
             SynchronizationContext.SetSynchronizationContext(hostSyncContext);
             host.Restore();
         }
 
         TimeSpan elapsed = ClockDuration(ClockNow() - start);
-        if (_fault is not null || Volatile.Read(ref _endRequested) != 0 || (!waiting && Volatile.Read(ref _outstanding) <= 0))
+        if (mustEnd)
         {
             EndForHost(); // rethrows the outcome, as Run does
             return new PriorityDrainResult(limit.ItemsRun, WorkRemains: false, BudgetSpent: false, elapsed);
@@ -160,7 +153,7 @@ public sealed partial class PriorityContext
             if (_queues.NonEmptyMask != 0
                 || Volatile.Read(ref _timersDue) != 0
                 || Volatile.Read(ref _outstanding) <= 0
-                || Volatile.Read(ref _endRequested) != 0)
+                || EndRequested)
             {
                 Volatile.Write(ref _loop.Parked, 0); // the result tells the host: no wake-up needed
                 waiting = true;
@@ -170,8 +163,8 @@ public sealed partial class PriorityContext
         return new PriorityDrainResult(limit.ItemsRun, waiting, BudgetSpent: waiting && limit.Spent, elapsed);
     }
 
-    /// <summary>Whether the host's thread is draining (the loop thread is published only while a drain runs, [H-DRAIN]).</summary>
-    internal bool IsDrainingForHost => Volatile.Read(ref _loopThread) is not null;
+    /// <summary>Whether the host's thread is draining (it is the consumer only while a drain runs, [H-DRAIN]).</summary>
+    internal bool IsDrainingForHost => Volatile.Read(ref _consumer) is not null;
 
     /// <summary>The deadline <paramref name="budgetTicks"/> after <paramref name="start"/>: never 0 or long.MinValue, which
     /// <see cref="_checkpointDeadline"/> reserves.</summary>
@@ -200,46 +193,49 @@ public sealed partial class PriorityContext
         return true;
     }
 
-    /// <summary>[H-END]: <see cref="PriorityContextDriver.Dispose"/>. On the host's thread outside a drain the context ends now;
-    /// elsewhere (another thread, or an item of a drain) the end is requested, and the host's drain carries it out.</summary>
-    internal void EndFromHost()
+    /// <summary>[E-LIFE]: <see cref="PriorityContextDriver.Dispose"/>. On the host's thread outside a drain the context ends now (and
+    /// the outcome is rethrown if <paramref name="throwOutcome"/>; it is in Completion either way); elsewhere (another thread, or an item
+    /// of a drain) the end is requested, and the host's drain carries it out.</summary>
+    internal void EndFromHost(bool throwOutcome)
     {
         if (IsFinished)
         {
             return;
         }
 
-        Interlocked.Exchange(ref _endRequested, 1); // a full fence before the wake-up reads the parked flag ([H-WAKE])
-        if (Environment.CurrentManagedThreadId == _hostThreadId && _loopThread is null)
+        RequestEnd(); // a full fence before the wake-up reads the parked flag ([H-WAKE])
+        if (SchedulerThread.Current == _loop && _consumer is null)
         {
-            EndForHost();
+            EndForHost(throwOutcome);
             return;
         }
 
         WakeForWork(); // the host's next drain ends it; a running drain stops before its next item
     }
 
-    /// <summary>[H-END]: [E-END] on the host's thread, outside a drain; then rethrows the outcome as Run does.</summary>
-    private void EndForHost()
+    /// <summary><see cref="PriorityContextDriver.DisposeAsync"/>: <see cref="EndFromHost"/>, then the end to wait for, except from an item
+    /// of a drain, which cannot wait for its own drain.</summary>
+    internal ValueTask EndFromHostAsync()
     {
-        // Step 1: the host's thread is not the consumer outside a drain; it stops being bound, and no wake-up follows the end.
-        Volatile.Write(ref _loop.Parked, 0);
-        _boundThread = null;
-        SchedulerThread.Unbind();
+        bool insideDrain = SchedulerThread.Current == _loop && _consumer is not null;
+        EndFromHost(throwOutcome: false);
+        return insideDrain ? default : new ValueTask(Completion);
+    }
 
-        // Step 2.
-        Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
+    /// <summary>[E-END] on the host's thread, outside a drain; then rethrows the outcome as Run does, if <paramref name="throwOutcome"/>.</summary>
+    private void EndForHost(bool throwOutcome = true)
+    {
+        Volatile.Write(ref _loop.Parked, 0); // the host is counted idle no more: no wake-up after the end
         if (SynchronizationContext.Current is PrioritySynchronizationContext current && current.Scheduler == this)
         {
             SynchronizationContext.SetSynchronizationContext(_hostPreviousSyncContext); // unless the host installed another since
         }
 
-        // Step 3.
-        ExceptionDispatchInfo? handlerFailure = EndScheduler();
-        _ = Completion.Exception; // rethrown here: observed
-        Fault?.Throw();
-        handlerFailure?.Throw();
-        TaskScope.ThrowFirst(Scope.RootFailures);
+        ExceptionDispatchInfo? handlerFailure = End();
+        if (throwOutcome)
+        {
+            ThrowOutcome(handlerFailure);
+        }
     }
 
     /// <summary>[H-WAKE]: a timer's wake-up comes under the timer lock or the alarm's, where no user code may run: the host's callback
@@ -317,7 +313,7 @@ public sealed partial class PriorityContext
         }
     }
 
-    /// <summary>A host's drain ([H-BUDGET], [H-END]): before each item, an end request stops it; a budget spent leaves only the exempt
+    /// <summary>A host's drain ([H-BUDGET], [E-LIFE]): before each item, an end request stops it; a budget spent leaves only the exempt
     /// levels. The clock is read once per item while the budget lasts, none without one.</summary>
     private struct HostDrainLimit(PriorityContext context, long deadline, ulong exempt) : IDrainLimit
     {
@@ -328,7 +324,7 @@ public sealed partial class PriorityContext
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public ulong AllowedLevels()
         {
-            if (Volatile.Read(ref context._endRequested) != 0)
+            if (context.EndRequested)
             {
                 return 0;
             }

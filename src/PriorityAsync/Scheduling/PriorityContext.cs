@@ -22,18 +22,13 @@ namespace PriorityAsync;
 /// </remarks>
 public sealed partial class PriorityContext : PriorityScheduler
 {
+    // The loop's one SchedulerThread: bound (SchedulerThread.Current) on the loop's thread while it runs, on a host's thread while it is
+    // attached ([H-DRAIN]); Send runs inline there. Who consumes the queues now is _consumer ([Q-CONSUMER]).
     private readonly SchedulerThread _loop;
     private readonly int _idleSpinCount;
 
-    // The thread running the loop, while it runs (a host's thread while it drains, [H-DRAIN]): the inline checks compare
-    // Thread.CurrentThread with it, because the JIT reuses the thread-local base it already loaded for SynchronizationContext.Current,
-    // where a second thread-static would cost a call.
-    private Thread? _loopThread;
-
     // The options' TimeProvider when it is a VirtualTimeProvider, which this loop advances when idle ([V-ADVANCE]); else null.
     private readonly VirtualTimeProvider? _virtualClock;
-    // The thread the context is bound to: the loop's while it runs, a host's while it is attached ([H-DRAIN]). Send runs inline there.
-    private Thread? _boundThread;
 
     // [H-BUDGET]: while a drain with a budget runs, its deadline on the loop timers' clock (long.MinValue once a checkpoint saw it
     // pass), and the levels the budget does not hold back; 0 otherwise. The host's thread only.
@@ -41,7 +36,7 @@ public sealed partial class PriorityContext : PriorityScheduler
     private ulong _checkpointExempt;
 
     internal PriorityContext(PriorityContextOptions? options)
-        : base(options ??= new PriorityContextOptions(), threadCount: 1, StateNotStarted, initialOutstanding: 0)
+        : base(options ??= new PriorityContextOptions(), threadCount: 1, isLoop: true, virtualClock: options.TimeProvider as VirtualTimeProvider)
     {
         _loop = _threads[0];
         _idleSpinCount = options.IdleSpinCount;
@@ -181,42 +176,36 @@ public sealed partial class PriorityContext : PriorityScheduler
     {
         ThrowIfLoopRunningOnThisThread(nameof(Run));
         var context = new PriorityContext(options);
-        var start = new EntryStart(context, entry);
-        context.OperationStarted(); // released when the entry task completes
+        var start = new EntryStart(context, entry); // the entry's end releases the owner's hold ([E-LIFE])
         // The entry sees what its caller set (AsyncLocal values, Activity.Current), as Task.Run's delegate would ([E-FLOW]).
         context._queues.Enqueue(context.DefaultLevel, new WorkItem(EntryStart.Callback, start, ExecutionContextFlow.Capture()));
-        context.RunLoop();
-        _ = context.Completion.Exception; // Run rethrows the outcome itself: the task's exception is observed here
-        context.Fault?.Throw();
-        TaskScope.ThrowFirst(context.Scope.RootFailures); // the entry's own failure among them, in the order they happened
+        context.ThrowOutcome(context.RunLoop()); // the entry's own failure is among the root failures, in the order they happened
         return start.Task!;
     }
 
     // ---- The loop ([L-LOOP]) -----------------------------------------------------------------------------------------------------
 
-    /// <summary>Runs the loop on the calling thread until no operation is outstanding and no work is queued, or until a fault.</summary>
-    internal void RunLoop()
+    /// <summary>Runs the loop on the calling thread until no operation is outstanding and no work is queued, or until a fault; then
+    /// ends the context ([E-LIFE], [E-END]).</summary>
+    /// <returns>The first exception a <see cref="PriorityScheduler.WorkDropped"/> handler threw as the loop ended, or null: the owner
+    /// decides whether to throw it (<see cref="PriorityScheduler.ThrowOutcome"/>); it is in <see cref="PriorityScheduler.Completion"/>
+    /// anyway, unless the loop faulted.</returns>
+    internal ExceptionDispatchInfo? RunLoop()
     {
         ThrowIfLoopRunningOnThisThread(nameof(RunLoop));
-        if (Interlocked.CompareExchange(ref _state, StateRunning, StateNotStarted) != StateNotStarted)
-        {
-            throw new InvalidOperationException($"{SubjectAtStart} has already run; a context runs its loop once.");
-        }
-
+        Start();
         SynchronizationContext? previousSyncContext = SynchronizationContext.Current;
         OwnerContext owner = OwnerContext.Save(); // given back as the loop ends: nothing an item sets reaches the owner ([E-FLOW])
-        _loop.Thread = _loopThread = _boundThread = Thread.CurrentThread;
         _loop.Bind();
-        Volatile.Write(ref _consumerThreadId, Environment.CurrentManagedThreadId);
-        StartWatching();
-        ExceptionDispatchInfo? handlerFailure = null;
+        BeginConsuming();
+        ExceptionDispatchInfo? handlerFailure;
         try
         {
             var unlimited = default(NoDrainLimit);
             while (true)
             {
                 DrainReady(ref unlimited);
-                if (_fault is not null || IsDone())
+                if (MustEnd(nothingRuns: true))
                 {
                     break;
                 }
@@ -226,25 +215,14 @@ public sealed partial class PriorityContext : PriorityScheduler
         }
         finally
         {
-            // [E-END]: the thread stops being the consumer before the end is published, so that a post from here on (a WorkDropped
-            // handler's) takes the producer's path and is dropped.
-            Volatile.Write(ref _consumerThreadId, 0);
-            _loopThread = _boundThread = null;
-            SchedulerThread.Unbind();
-            Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
+            // The owner gets its thread back as it lent it before the end runs WorkDropped handlers on it ([E-FLOW]).
             SynchronizationContext.SetSynchronizationContext(previousSyncContext);
             owner.Restore();
-            handlerFailure = EndScheduler();
+            handlerFailure = End();
         }
 
-        // A throwing WorkDropped handler surfaces to the loop's owner unless the loop faulted: the fault is what stopped it.
-        if (_fault is null)
-        {
-            handlerFailure?.Throw();
-        }
+        return handlerFailure;
     }
-
-    private bool IsDone() => Volatile.Read(ref _outstanding) <= 0 && _queues.NonEmptyMask == 0;
 
     private void DrainReady<TLimit>(ref TLimit limit)
         where TLimit : struct, IDrainLimit
@@ -283,7 +261,7 @@ public sealed partial class PriorityContext : PriorityScheduler
                         return; // the clock threw: the context faulted ([T-CLOCK])
                     }
 
-                    // A host's budget and end request are checked between items ([H-BUDGET], [H-END]); none allows no level.
+                    // A host's budget and end request are checked between items ([H-BUDGET], [E-LIFE]); none allows no level.
                     if (!policy.TryDequeue(_queues, limit.AllowedLevels(), out WorkItem item, out level))
                     {
                         break;
@@ -406,7 +384,7 @@ public sealed partial class PriorityContext : PriorityScheduler
     /// queued above (due timers are queued first, so a due timer above runs first).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal bool CanRunInlineAt(int level) =>
-        Thread.CurrentThread == _loopThread
+        Thread.CurrentThread == _consumer
         && (Volatile.Read(ref _timersDue) == 0 || FireDueTimers()) // false: the clock threw, the context faulted
         && !_queues.HasWorkAbove(level); // the consumer's own look, and we are it
 
@@ -432,7 +410,7 @@ public sealed partial class PriorityContext : PriorityScheduler
     // deadlock).
     private protected override bool TrySendInline(PrioritySynchronizationContext target, SendOrPostCallback callback, object? state)
     {
-        if (Thread.CurrentThread != _boundThread)
+        if (SchedulerThread.Current != _loop)
         {
             return false;
         }
@@ -445,7 +423,7 @@ public sealed partial class PriorityContext : PriorityScheduler
     /// flag, the quota flag, the mask of levels above, a host's drain deadline).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal override bool ShouldYieldAt(int level) =>
-        (Thread.CurrentThread != _loopThread
+        (Thread.CurrentThread != _consumer
          || Volatile.Read(ref _timersDue) != 0
          || Volatile.Read(ref _loop.SliceExpired) != 0
          || (_queues.NonEmptyMask >> level >> 1) != 0
@@ -455,7 +433,7 @@ public sealed partial class PriorityContext : PriorityScheduler
     [MethodImpl(MethodImplOptions.NoInlining)]
     private bool ShouldYieldSlow(int level)
     {
-        if (Thread.CurrentThread != _loopThread)
+        if (Thread.CurrentThread != _consumer)
         {
             return !HasStopped; // hop onto the loop, as Prioritize does; a stopped context completes at once and GetResult throws
         }
@@ -472,6 +450,19 @@ public sealed partial class PriorityContext : PriorityScheduler
     private protected override bool YieldFreesWaitingWork(SchedulerThread thread) => _queues.HasWaitingWork();
 
     // ---- Controllers (loop only) ---------------------------------------------------------------------------------------------------
+
+    /// <summary>[D-DROP]: a controller's activation is not user work: its controller drops its own queued items, each reported
+    /// ([C-CONTROLLER]).</summary>
+    internal override void Drop(int level, in WorkItem item, DropReason reason)
+    {
+        if (item.Callback == ControllerActivation.Callback)
+        {
+            ((ControllerActivation)item.State!).OnDroppedByContext(reason);
+            return;
+        }
+
+        base.Drop(level, item, reason);
+    }
 
     internal void ThrowIfFinished(string operation, int level)
     {
@@ -561,7 +552,7 @@ public sealed partial class PriorityContext : PriorityScheduler
                 {
                     var context = (PriorityContext)state!;
                     context.Scope.OnRootBodyEnded(task); // the root scope's body ended: a failure cancels its children
-                    context.OperationCompleted();
+                    context.ReleaseOwnerHold();
                 },
                 context,
                 CancellationToken.None,

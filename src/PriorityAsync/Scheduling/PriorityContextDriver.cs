@@ -10,47 +10,25 @@ namespace PriorityAsync;
 /// ready, highest level first, within a time budget. No loop or thread of its own.
 /// </summary>
 /// <remarks>
-/// <para><b>What a drain runs.</b> Items queued from any thread (continuations of <c>await</c>s that captured the context, posts,
-/// <c>InvokeAsync</c> work, due loop timers), highest level first (or the <see cref="PriorityScheduler.Policy"/>'s choice), FIFO within
-/// a level, on the calling thread, exactly as the loop of <see cref="PriorityContext.Run(Func{Task}, PriorityContextOptions?)"/> runs
-/// them: items posted during the drain run in it too, until nothing is ready or the budget is spent. Outside a drain nothing of the
-/// context runs on the host's thread: an <c>await Prioritize</c>, a checkpoint or a <c>Yield</c> in the host's own code goes to the
-/// back of its level and runs in the next drain.</para>
-/// <para><b>The budget.</b> Checked between items: an item starts only while the budget lasts, so a drain ends at most one item's run
-/// time past it. An item is never interrupted: one longer than the budget overruns it by its own length, unless it reaches a checkpoint
-/// (<see cref="Priority.Checkpoint"/>), which yields once the budget is spent (the rest of the method goes to the back of its level and
-/// runs in a later drain). Levels from <c>alwaysDrainFromLevel</c> up (input, say) drain whatever the budget. So that work below is
-/// not starved by the levels above filling every budget, give the context <see cref="PriorityPolicy.Aging(TimeSpan[])"/> (a maximum
-/// wait per level) or <see cref="PriorityPolicy.WeightedShares(int[])"/>. The time quota (<see cref="PrioritySchedulerOptions.TimeSlice"/>)
-/// applies inside a drain as on the loop.</para>
-/// <para><b>Telling the host.</b> Work queued from another thread while the host is not draining is only queued; a host that drains
-/// every frame finds it there. A host that waits for its own events passes a <c>workAvailable</c> callback, called once per idle
-/// period (<see cref="PriorityDrainResult.WorkRemains"/> tells it when work is left over).</para>
-/// <para><b><c>Send</c> and <c>Wait</c> on the host's thread.</b> <see cref="SynchronizationContext.Send"/> of the context's levels runs
-/// the callback inline, at once, at its level, whether or not a drain runs (queueing it and blocking the host would deadlock). A
-/// blocking wait (<c>task.Wait()</c>, <c>.Result</c>) on the host's thread for work that needs a drain never returns, as on a UI thread
-/// or the loop: the stall watchdog (<see cref="PriorityScheduler.StallDetected"/>) reports it. <c>await</c> instead.</para>
-/// <para><b>The end.</b> <see cref="Complete"/> lets the context end once its work is done: a later drain that finds nothing
-/// outstanding and nothing queued ends it. <see cref="Dispose"/> ends it now. At the end, as on the loop: what is still queued is
-/// dropped (counted, reported through <see cref="PriorityScheduler.WorkDropped"/>); an awaiting method's continuation queued or arriving
-/// later is dropped and its <c>await</c> of <c>Prioritize</c>, <c>Yield</c> or a checkpoint throws <see cref="ObjectDisposedException"/>;
-/// <see cref="Completion"/> completes with the outcome; the thread gets back its former <see cref="SynchronizationContext"/>. An
-/// exception that escapes an item and no <see cref="PriorityScheduler.UnhandledException"/> handler marks handled faults the context:
-/// that drain ends it and rethrows the exception. The call that ends the context (a drain, or <see cref="Dispose"/> on the host's
-/// thread) rethrows its outcome as <see cref="PriorityContext.Run(Func{Task}, PriorityContextOptions?)"/> does; after the end a drain
-/// does nothing.</para>
-/// <para>Thread safety: <see cref="Drain(TimeSpan, int)"/> on the host's thread only; <see cref="Complete"/> and <see cref="Dispose"/>
-/// from any thread; the context's members from any thread, as always.</para>
+/// <para>A drain runs what is ready (continuations, posts, <c>InvokeAsync</c> work, due loop timers), highest level first, FIFO within a
+/// level, on the calling thread, exactly as the loop of <see cref="PriorityContext.Run(Func{Task}, PriorityContextOptions?)"/> does; outside
+/// a drain nothing of the context runs on the host's thread. The budget is checked between items and at checkpoints; levels from
+/// <c>alwaysDrainFromLevel</c> up drain whatever the budget. A host that waits for its own events passes <c>workAvailable</c>, called
+/// once per idle period. <c>Send</c> on the host's thread runs inline; a blocking wait there for work that needs a drain never returns.</para>
+/// <para>The end: <see cref="Complete"/> lets the context end once its work is done; <see cref="Dispose"/> and <see cref="DisposeAsync"/>
+/// end it now, dropping what is queued (reported through <see cref="PriorityScheduler.WorkDropped"/>) and faulting the tasks of work
+/// that still waits with <see cref="ObjectDisposedException"/>. The call that ends the context (a drain, or <c>Dispose</c> on the host's
+/// thread) rethrows its outcome as <c>Run</c> does. The whole story: docs/host-driven.md.</para>
+/// <para>Thread safety: <see cref="Drain(TimeSpan, int)"/> on the host's thread only; <see cref="Complete"/>, <see cref="Dispose"/> and
+/// <see cref="DisposeAsync"/> from any thread; the context's members from any thread, as always.</para>
 /// </remarks>
-public sealed class PriorityContextDriver : IDisposable
+public sealed class PriorityContextDriver : IAsyncDisposable, IDisposable
 {
     /// <summary>The largest budget a drain takes: one day.</summary>
     public static readonly TimeSpan MaxBudget = TimeSpan.FromDays(1);
 
     // What the context's drain takes for "no budget".
     private static readonly TimeSpan NoBudget = TimeSpan.MinValue;
-
-    private int _completeRequested;
 
     internal PriorityContextDriver(PriorityContext context)
     {
@@ -118,19 +96,18 @@ public sealed class PriorityContextDriver : IDisposable
     /// <summary>Lets the context end once its work is done: the first drain that then finds no outstanding operation (an
     /// <c>async void</c> method, <c>InvokeAsync</c> work, a root scope's child) and nothing queued ends it. Idempotent; any thread;
     /// never blocks.</summary>
-    public void Complete()
-    {
-        if (Interlocked.Exchange(ref _completeRequested, 1) == 0)
-        {
-            Context.OperationCompleted(); // the host's hold, taken when the context was attached
-        }
-    }
+    public void Complete() => Context.ReleaseOwnerHold();
 
     /// <summary>Ends the context: on the host's thread outside a drain, now (what is queued is dropped and reported, and the outcome is
     /// rethrown, as <see cref="PriorityContextThread.Dispose"/> does); from an item of a drain, the drain stops before its next item and
     /// ends the context before it returns; from another thread, the host's next drain ends it (the <c>workAvailable</c> callback tells
     /// the host). Idempotent.</summary>
-    public void Dispose() => Context.EndFromHost();
+    public void Dispose() => Context.EndFromHost(throwOutcome: true);
+
+    /// <summary>Ends the context as <see cref="Dispose"/> does; the task completes, with the outcome, once the host has ended it (a
+    /// completed task from an item of a drain, which cannot wait for itself). Idempotent.</summary>
+    /// <returns>A task that completes when the context has ended (<see cref="Completion"/>).</returns>
+    public ValueTask DisposeAsync() => Context.EndFromHostAsync();
 
     /// <summary>Describes the context and the host's thread.</summary>
     /// <returns>A description for diagnostics.</returns>

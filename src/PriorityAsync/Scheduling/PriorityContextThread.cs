@@ -13,15 +13,13 @@ namespace PriorityAsync;
 public sealed class PriorityContextThread : IAsyncDisposable, IDisposable
 {
     private readonly Thread _thread;
-    private int _completeRequested;
 
     /// <summary>Creates the context and starts its loop thread.</summary>
     /// <param name="options">The settings, or <see langword="null"/> for the defaults; the thread is named after <see cref="PrioritySchedulerOptions.Name"/>.</param>
     /// <exception cref="ArgumentOutOfRangeException">An option is outside its allowed range.</exception>
     public PriorityContextThread(PriorityContextOptions? options = null)
     {
-        Context = new PriorityContext(options);
-        Context.OperationStarted(); // this object's hold on the loop, released by Complete()
+        Context = new PriorityContext(options); // its owner's hold is this object's, released by Complete ([E-LIFE])
         _thread = new Thread(ThreadMain)
         {
             IsBackground = true,
@@ -47,46 +45,18 @@ public sealed class PriorityContextThread : IAsyncDisposable, IDisposable
     }
 
     /// <summary>Lets the loop end once all its work is done. Idempotent; never blocks.</summary>
-    public void Complete()
-    {
-        if (Interlocked.Exchange(ref _completeRequested, 1) == 0)
-        {
-            Context.OperationCompleted();
-        }
-    }
+    public void Complete() => Context.ReleaseOwnerHold();
 
     /// <summary>Completes the loop and returns a task that completes when it has ended (a completed task on the loop thread itself,
     /// which cannot wait for its own loop).</summary>
     /// <returns>A task that completes when the loop has ended, with its outcome.</returns>
-    public ValueTask DisposeAsync()
-    {
-        Complete();
-        return IsOwnThread ? default : new ValueTask(Completion);
-    }
+    public ValueTask DisposeAsync() => Context.CompleteAndWaitAsync();
 
     /// <summary>Completes the loop and blocks until it has ended, rethrowing what stopped it (nothing on the loop thread itself, which
     /// cannot wait for its own loop: there it only completes). Unlike Nito.AsyncEx's <c>AsyncContextThread.Dispose</c>, which returns at
     /// once, this waits: a <c>using</c> block ends when the loop has.</summary>
-    public void Dispose()
-    {
-        Complete();
-        if (!IsOwnThread)
-        {
-            Completion.GetAwaiter().GetResult();
-        }
-    }
+    public void Dispose() => Context.CompleteAndWait();
 
-    private bool IsOwnThread => Thread.CurrentThread == _thread;
-
-    private void ThreadMain()
-    {
-        try
-        {
-            Context.RunLoop();
-        }
-        catch (Exception)
-        {
-            // The outcome (a WorkDropped handler's exception as the loop ended) is in Completion already.
-        }
-    }
+    // The outcome (a fault, a WorkDropped handler's exception as the loop ended) is in Completion: nothing here throws it.
+    private void ThreadMain() => _ = Context.RunLoop();
 }

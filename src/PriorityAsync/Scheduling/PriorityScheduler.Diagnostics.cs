@@ -152,7 +152,7 @@ public abstract partial class PriorityScheduler
 
                 if ((paths & SlowPaths.Recorder) != 0)
                 {
-                    PriorityTraceRecorder.Active?.Record(this, this is PriorityContext ? -1 : thread.Index, level, item.Callback, item.State, start, end);
+                    PriorityTraceRecorder.Active?.Record(this, _isLoop ? -1 : thread.Index, level, item.Callback, item.State, start, end);
                 }
 
                 if (inspection is not null)
@@ -210,5 +210,5 @@ public abstract partial class PriorityScheduler
 
     /// <summary>A watchdog found <paramref name="thread"/> stalled: the report goes to the handlers, the meter and the event source.</summary>
     internal void OnStallDetected(SchedulerThread thread, StallDetectedEventArgs report) =>
-        StallReport.Raise(this, StallDetected, report, this is PriorityContext ? "the loop" : $"thread {thread}", thread.Index);
+        StallReport.Raise(this, StallDetected, report, _isLoop ? "the loop" : $"thread {thread}", thread.Index);
 }

@@ -132,7 +132,7 @@ public abstract partial class PriorityScheduler
     internal void EnqueueFromTimers(int level, SendOrPostCallback callback, object state)
     {
         var item = new WorkItem(callback, state, enqueuedAt: _stampAlways != 0 ? Timestamp() : 0);
-        if (_consumerThreadId == Environment.CurrentManagedThreadId)
+        if (_consumer == Thread.CurrentThread)
         {
             _queues.EnqueueFromConsumer(level, item);
             return;

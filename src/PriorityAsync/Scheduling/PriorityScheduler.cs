@@ -22,11 +22,6 @@ namespace PriorityAsync;
 /// </remarks>
 public abstract partial class PriorityScheduler
 {
-    private protected const int StateNotStarted = 0;
-    private protected const int StateRunning = 1;
-    private protected const int StateCompleted = 2;
-    private protected const int StateFaulted = 3;
-
     internal static readonly SendOrPostCallback s_runAction = static state => ((Action)state!)();
 
     // Distinct from s_runAction by reference, so a dropped continuation of Prioritize, Yield or Checkpoint is recognised and resumed
@@ -38,21 +33,25 @@ public abstract partial class PriorityScheduler
     private protected readonly PrioritySynchronizationContext[] _syncContexts;
     private readonly PriorityTaskScheduler[] _taskSchedulers;
     private readonly TaskFactory[] _factories;
-    private readonly TaskCompletionSource _completion = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly bool _named;
 
-    private protected int _state;
+    // Whether the scheduler is one loop (a PriorityContext), set by the kind: messages call its thread "the loop", the trace puts its
+    // items on the scheduler's own track, and its description has no thread count.
+    private readonly bool _isLoop;
 
-    // The loop's thread id while its loop runs ([Q-CONSUMER]); 0 otherwise and always on a pool, whose threads all post as producers.
-    private protected int _consumerThreadId;
-
+    // Operations that keep the scheduler from ending ([L-LOOP] step 2, [E-POOL]); the first is the owner's hold ([E-LIFE]).
     private protected int _outstanding;
     private protected ExceptionDispatchInfo? _fault;
     private Exception[]? _faultCallbackFailures;
     private long _dropped;
     private long _wakeCount;
 
-    private protected PriorityScheduler(PrioritySchedulerOptions options, int threadCount, int initialState, int initialOutstanding)
+    /// <param name="options">The validated settings.</param>
+    /// <param name="threadCount">How many threads consume the queues.</param>
+    /// <param name="isLoop">Whether the kind is one loop (<see cref="PriorityContext"/>).</param>
+    /// <param name="virtualClock">The options' clock when the kind advances it itself (a loop on a <see cref="VirtualTimeProvider"/>,
+    /// [V-ADVANCE]): the stamps, policies and instruments then read it, and the time quota is off; else null.</param>
+    private protected PriorityScheduler(PrioritySchedulerOptions options, int threadCount, bool isLoop, TimeProvider? virtualClock)
     {
         options.ThrowIfInvalid();
         Kind = GetType().Name;
@@ -60,14 +59,14 @@ public abstract partial class PriorityScheduler
         Name = options.Name ?? Kind;
         Levels = options.Levels;
         DefaultLevel = options.DefaultLevel;
-        _state = initialState;
-        _outstanding = initialOutstanding;
+        _isLoop = isLoop;
+        _outstanding = 1; // the owner's hold ([E-LIFE])
         _queues = new LevelQueues(Levels);
-        _clock = options.Clock ?? options.TimeProvider as VirtualTimeProvider; // on virtual time the stamps, policies and instruments too ([V-ADVANCE])
+        _clock = options.Clock ?? virtualClock;
         _stallTimeout = options.StallTimeout;
         TimeSlice = options.TimeSlice;
         _timeSliceTicks = TimeSliceOption.ToStopwatchTicks(options.TimeSlice);
-        _timeSliceWatched = options.TimeSlice is not null && !options.TimeSliceDrivenByTests && options.TimeProvider is not VirtualTimeProvider;
+        _timeSliceWatched = options.TimeSlice is not null && !options.TimeSliceDrivenByTests && virtualClock is null;
         InitializePolicy(options.Policy, options.PolicyClock ?? _clock);
 
         _syncContexts = new PrioritySynchronizationContext[Levels];
@@ -289,7 +288,7 @@ public abstract partial class PriorityScheduler
     /// <summary>Describes the scheduler.</summary>
     /// <returns>A description for diagnostics.</returns>
     public override string ToString() =>
-        this is PriorityContext ? $"{Name} ({Levels} levels, {State})" : $"{Name} ({_threads.Length} threads, {Levels} levels, {State})";
+        _isLoop ? $"{Name} ({Levels} levels, {State})" : $"{Name} ({_threads.Length} threads, {Levels} levels, {State})";
 
     // ---- Queueing ([Q-MASK], [Q-CONSUMER], [E-RACE]) ------------------------------------------------------------------------
 
@@ -300,8 +299,8 @@ public abstract partial class PriorityScheduler
     {
         long enqueuedAt = ((_slowPaths | _stampAlways) & SlowPaths.WaitTime) == 0 ? 0 : Timestamp();
         var item = new WorkItem(callback, state, executionContext, enqueuedAt);
-        int consumer = _consumerThreadId;
-        if (consumer != 0 && consumer == Environment.CurrentManagedThreadId)
+        Thread? consumer = _consumer;
+        if (consumer is not null && consumer == Thread.CurrentThread)
         {
             _queues.EnqueueFromConsumer(level, item); // the loop posts to itself: not parked, not finished ([Q-CONSUMER])
             return;
@@ -494,38 +493,6 @@ public abstract partial class PriorityScheduler
     {
     }
 
-    // ---- The end ([E-END]) --------------------------------------------------------------------------------------------------------
-
-    /// <summary>[E-END], step 3: called once, by the thread that ends the scheduler, after the end was published and every thread left
-    /// its loop: stops the watchers, drops what is left and the armed timers, closes the root scope and completes <see cref="Completion"/>.</summary>
-    /// <returns>The first exception a <see cref="WorkDropped"/> handler threw, or null.</returns>
-    private protected ExceptionDispatchInfo? EndScheduler()
-    {
-        StopWatching();
-        ExceptionDispatchInfo? handlerFailure = DropRemaining();
-        ExceptionDispatchInfo? timerFailure = _loopTimers.DropArmed();
-        handlerFailure ??= timerFailure;
-        Exception[]? rootFailures = Scope.CompleteRoot();
-        if (_fault is { } fault)
-        {
-            _completion.TrySetException([fault.SourceException, .. _faultCallbackFailures ?? []]);
-        }
-        else if (handlerFailure is not null)
-        {
-            _completion.TrySetException(handlerFailure.SourceException);
-        }
-        else if (rootFailures is not null)
-        {
-            _completion.TrySetException(rootFailures);
-        }
-        else
-        {
-            _completion.TrySetResult();
-        }
-
-        return handlerFailure;
-    }
-
     // ---- Dropping ([D-DROP]) ------------------------------------------------------------------------------------------------------
 
     private protected DropReason DropReasonNow() =>
@@ -536,16 +503,10 @@ public abstract partial class PriorityScheduler
     /// dropped (a blocked Send behind it must not wait forever), or null.</returns>
     private protected ExceptionDispatchInfo? DropRemaining() => _queues.DrainAll(this, DropReasonNow());
 
-    /// <summary>Counts and reports one item the scheduler will never run; a controller's activation hands the drop to its controller,
-    /// and a flow's place to its flow.</summary>
-    internal void Drop(int level, in WorkItem item, DropReason reason)
+    /// <summary>Counts and reports one item the scheduler will never run; a flow's place hands the drop to its flow (a loop first hands a
+    /// controller's activation to its controller).</summary>
+    internal virtual void Drop(int level, in WorkItem item, DropReason reason)
     {
-        if (item.Callback == ControllerActivation.Callback)
-        {
-            ((ControllerActivation)item.State!).OnDroppedByContext(reason); // the controller drops its own items, each reported
-            return;
-        }
-
         if (item.Callback == FlowContext.RunNextCallback)
         {
             ((FlowContext)item.State!).DropNext(level, reason); // the flow's oldest item in its stead; a moved place drops nothing ([X-MOVE])

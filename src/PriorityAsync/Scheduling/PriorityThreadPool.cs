@@ -33,7 +33,6 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
     private int _runningTotal; // under _dispatchLock; locked mode: items running; lock-free mode: active threads ([E-POOL])
     private int _spinning; // threads in SpinForWork ([P-SPIN]); interlocked
     private int _liveThreads;
-    private int _completeRequested;
 
     /// <summary>Creates the pool and starts its threads.</summary>
     /// <param name="options">The settings, or <see langword="null"/> for the defaults.</param>
@@ -41,7 +40,7 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
     /// <exception cref="OutOfMemoryException">The operating system refused to start one of the threads (a process or container
     /// thread limit). The threads already started end, and nothing of the pool is left running or observed.</exception>
     public PriorityThreadPool(PriorityThreadPoolOptions? options = null)
-        : base(options ??= new PriorityThreadPoolOptions(), options.ThreadCount, StateRunning, initialOutstanding: 1) // the pool's own hold, released by Complete
+        : base(options ??= new PriorityThreadPoolOptions(), options.ThreadCount, isLoop: false, virtualClock: null)
     {
         _idleSpinCount = options.IdleSpinCount;
         _idleStack = new SchedulerThread[ThreadCount];
@@ -60,7 +59,7 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
             DequeueStarting = hooks.Starting;
         }
 
-        StartWatching();
+        Start(); // [E-LIFE]: running from its creation; the owner's hold is the pool's own, released by Complete
         StartThreads(options.ThreadStartingForTests);
     }
 
@@ -81,50 +80,17 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
     internal int IdleCount => _idleCount;
 
     /// <summary>Lets the pool stop once all queued work and all outstanding operations are done. Idempotent; never blocks.</summary>
-    public void Complete()
-    {
-        if (Interlocked.Exchange(ref _completeRequested, 1) == 0)
-        {
-            OperationCompleted(); // the pool's own hold, taken when it was created
-        }
-    }
+    public void Complete() => ReleaseOwnerHold();
 
     /// <summary>Completes the pool and waits for its threads to stop (queued work runs first). Rethrows the fault that stopped it, if any.</summary>
     /// <returns>A task that completes when the threads have stopped.</returns>
     /// <remarks>Called from one of the pool's own threads it only completes, and returns a completed task: the pool cannot wait for
     /// itself. That holds whatever the thread runs: an item, or a handler the pool raises there, also as its last thread ends.</remarks>
-    public ValueTask DisposeAsync()
-    {
-        Complete();
-        return IsOwnThread() ? default : new ValueTask(Completion);
-    }
+    public ValueTask DisposeAsync() => CompleteAndWaitAsync();
 
     /// <summary>Completes the pool and blocks until its threads have stopped. Rethrows the fault that stopped it, if any.</summary>
     /// <remarks>Called from one of the pool's own threads it only completes, whatever the thread runs: the pool cannot wait for itself.</remarks>
-    public void Dispose()
-    {
-        Complete();
-        if (!IsOwnThread())
-        {
-            Completion.GetAwaiter().GetResult();
-        }
-    }
-
-    /// <summary>Whether the calling thread is one of the pool's own, whatever it runs: an item, or (on the last thread, after it left
-    /// its loop) the drop handlers as the pool ends. By thread identity: a scan of at most ThreadCount references.</summary>
-    internal bool IsOwnThread()
-    {
-        Thread current = Thread.CurrentThread;
-        foreach (SchedulerThread thread in _threads)
-        {
-            if (ReferenceEquals(thread.Thread, current))
-            {
-                return true;
-            }
-        }
-
-        return false;
-    }
+    public void Dispose() => CompleteAndWait();
 
     internal override int GetRunning(int level)
     {
@@ -163,7 +129,6 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
                     IsBackground = true,
                     Name = $"{Name} #{started}",
                 };
-                worker.Thread = thread;
                 threadStartingForTests?.Invoke(this, started);
                 thread.UnsafeStart(worker); // in the default context, as a thread-pool thread ([E-FLOW]), not in the creator's
             }
@@ -176,17 +141,17 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
     }
 
     /// <summary>The constructor failed to start thread <paramref name="started"/>: the threads already started must leave and the
-    /// pool must stop being watched. The unstarted threads are taken off _liveThreads; then this thread publishes the end and the fault
-    /// ([E-POOL]: no item runs, so no thread would find the end), whose wake-up makes every started thread leave; with none started,
-    /// this thread ends the pool. No item can be queued yet: the constructor has not returned.</summary>
+    /// pool must stop being watched. The unstarted threads are taken off _liveThreads; then this thread sets the fault, whose wake-up
+    /// makes every started thread leave, and publishes the end ([E-POOL]: no item runs, so no thread would find it); with none started,
+    /// this thread ends the pool ([E-END]). No item can be queued yet: the constructor has not returned.</summary>
     private void AbandonStart(int started, Exception failure)
     {
         int live = Interlocked.Add(ref _liveThreads, started - ThreadCount);
-        Interlocked.Exchange(ref _state, StateFaulted);
         SetFault(ExceptionDispatchInfo.Capture(failure));
+        PublishEnd();
         if (live == 0)
         {
-            EndScheduler();
+            End();
         }
     }
 
@@ -218,7 +183,7 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
             SchedulerThread.Unbind();
             if (Interlocked.Decrement(ref _liveThreads) == 0)
             {
-                EndScheduler(); // [E-POOL]: the last thread to leave drops what is left
+                End(); // [E-POOL]: the last thread to leave ends the pool ([E-END]); the outcome is in Completion
             }
         }
     }
@@ -420,9 +385,9 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
                 return false;
             }
 
-            if (_fault is not null || (Volatile.Read(ref _outstanding) <= 0 && _runningTotal == 0 && !_queues.HasWaitingWork()))
+            if (MustEnd(nothingRuns: _runningTotal == 0)) // this thread is the consumer for its look at the queues
             {
-                Interlocked.Exchange(ref _state, _fault is null ? StateCompleted : StateFaulted);
+                PublishEnd();
                 return false;
             }
 

@@ -32,8 +32,9 @@ internal sealed class SchedulerThread
 
     public int Index { get; }
 
-    /// <summary>The thread, set before it starts running items.</summary>
-    public Thread? Thread { get; set; }
+    /// <summary>The thread last bound (<see cref="Bind"/>): the loop's, a host's, or a pool thread's. Kept after it unbinds, so that a
+    /// handler raised there as the scheduler ends is still told it runs on one of the scheduler's threads.</summary>
+    public Thread? Thread { get; private set; }
 
     /// <summary>Signalled to wake the thread when it parks ([P-LOOP], [P-POOL]).</summary>
     public ManualResetEventSlim Event { get; } = new(false, spinCount: 0);
@@ -96,7 +97,12 @@ internal sealed class SchedulerThread
         }
     }
 
-    public void Bind() => t_current = this;
+    /// <summary>The calling thread runs this scheduler thread's items from now on.</summary>
+    public void Bind()
+    {
+        Thread = System.Threading.Thread.CurrentThread;
+        t_current = this;
+    }
 
     public static void Unbind() => t_current = null;
 

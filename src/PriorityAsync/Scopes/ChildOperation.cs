@@ -27,7 +27,7 @@ internal sealed class ChildOperation<TResult> : WorkOperation<TResult>, IInvokeO
 
     protected override string Kind => "TaskScope.Start";
 
-    protected override string SchedulerName => _scope.Scheduler.Name;
+    protected override PriorityScheduler Scheduler => _scope.Scheduler;
 
     protected override int Level => Flow.Level;
 
@@ -62,4 +62,6 @@ internal sealed class ChildOperation<TResult> : WorkOperation<TResult>, IInvokeO
         base.Finished(work, workTask); // the fault report
         _scope.OnChildEnded(Task, Flow); // [K-SCOPE], then the hold is released
     }
+
+    protected override void OnAbandonedAtEnd() => _scope.OnChildEnded(Task, Flow); // [K-SCOPE]: the scheduler ended the child
 }

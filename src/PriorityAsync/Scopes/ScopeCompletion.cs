@@ -59,5 +59,5 @@ internal sealed class ScopeCompletion<TResult> : ScopeCompletion, IChainable
         _chain.Run();
     }
 
-    public bool TryChain(Task task, Action<object?> callback, object? state) => _chain.TryTake(task, callback, state);
+    public bool TryChain(Task task, IChainWaiter waiter) => _chain.TryTake(task, waiter);
 }

@@ -35,7 +35,7 @@ namespace PriorityAsync;
 /// <see cref="Cancel"/> and <see cref="CancellationToken"/> may be used from any thread. A child may end on any thread (after
 /// <c>ConfigureAwait(false)</c>): the scope's bookkeeping takes a lock of its own ([K-SCOPE]).</para>
 /// </remarks>
-public sealed class TaskScope
+public sealed class TaskScope : IPendingOperation
 {
     // [K-SCOPE]: _running, _bodyEnded, _completed and _failures under _lock; no user code runs under it.
 
@@ -51,6 +51,11 @@ public sealed class TaskScope
     private CancellationToken _bodyCancellationToken;
     private bool _completed;
     private Exception[]? _rootFailures;
+
+    // RunAsync's body once it waited (never cleared: the end's sweep may read it while the body's own end runs), and 1 once its end
+    // was taken: by the body itself, or by the scheduler's end ([E-END], step 3).
+    private Task? _waitingBody;
+    private int _bodyEndTaken;
 
     private TaskScope(PriorityScheduler scheduler, ScopeCompletion? completion, IEscalationNode? owner, CancellationToken outer)
     {
@@ -426,15 +431,44 @@ public sealed class TaskScope
         }
         else
         {
+            scope._waitingBody = task;
+            scheduler.TrackPending(scope); // an end that drops the body's continuation ends the body ([E-END], step 3)
+
             // Inline where the body ends (the scheduler's thread, usually), as a child's end: not through the thread pool.
             _ = task.ContinueWith(
-                static (body, state) => ((TaskScope)state!).OnBodyEnded(body), scope, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+                static (body, state) =>
+                {
+                    var scope = (TaskScope)state!;
+                    scope.Scheduler.UntrackPending(scope);
+                    scope.OnBodyEnded(body);
+                },
+                scope,
+                CancellationToken.None,
+                TaskContinuationOptions.ExecuteSynchronously,
+                TaskScheduler.Default);
         }
+    }
+
+    /// <summary>[E-END], step 3: the scheduler ended while the body waited; its continuation was dropped, or will be when it comes. The
+    /// body ends with <see cref="ObjectDisposedException"/> (one more failure of the scope, which cancels the children), unless it has
+    /// ended already and only its continuation, queued to the thread pool, has not run yet.</summary>
+    void IPendingOperation.AbandonAtEnd()
+    {
+        Task body = _waitingBody!;
+        OnBodyEnded(body.IsCompleted ? body : Task.FromException(new ObjectDisposedException(
+            Scheduler.Name,
+            $"{Scheduler.SubjectAtStart} ended ({Scheduler.State}) while the body of a TaskScope was waiting to resume, and dropped what " +
+            "the body had queued: the rest of the body did not run.")));
     }
 
     /// <summary>The body ended (any thread): a failure or a cancellation cancels the children (leaving the scope early).</summary>
     private void OnBodyEnded(Task body)
     {
+        if (Interlocked.Exchange(ref _bodyEndTaken, 1) != 0)
+        {
+            return; // the scheduler's end took it first (or the body's own end did, and this is the end's sweep)
+        }
+
         _completion!.SetBody(body); // before _bodyEnded is published: whoever completes the scope reads the body's result
         lock (_lock)
         {

@@ -458,6 +458,73 @@ public class PriorityContextDriverTests
     }
 
     [Fact]
+    public void DisposeAsync_FromAnotherThread_CompletesOnceTheHostsNextDrainHasEndedTheContext()
+    {
+        HostThread.Run(host =>
+        {
+            var log = new List<string>();
+            host.PostWork(1, "queued", log);
+            Task disposal = Task.CompletedTask;
+            TestTimeout.OnOwnThread(() => disposal = host.Driver.DisposeAsync().AsTask(), "another thread");
+
+            disposal.IsCompleted.Should().BeFalse("only the host's thread ends the context: the request waits for its drain");
+            host.Driver.Drain();
+
+            disposal.IsCompletedSuccessfully.Should().BeTrue("the drain ended the context");
+            log.Should().BeEmpty("an end that was requested starts no item");
+            host.Context.GetSnapshot().DroppedCount.Should().Be(1);
+        });
+    }
+
+    [Fact]
+    public void DisposeAsync_OnTheHostsThreadOutsideADrain_EndsTheContextInTheCall()
+    {
+        HostThread.Run(host =>
+        {
+            Task disposal = host.Driver.DisposeAsync().AsTask();
+
+            disposal.IsCompletedSuccessfully.Should().BeTrue();
+            host.Context.State.Should().Be(PrioritySchedulerState.Completed);
+            host.Driver.DisposeAsync().AsTask().IsCompletedSuccessfully.Should().BeTrue("idempotent");
+        });
+    }
+
+    [Fact]
+    public void DisposeAsync_FromAnItemOfADrain_ReturnsACompletedTaskAndTheDrainEndsTheContext()
+    {
+        HostThread.Run(host =>
+        {
+            Task disposal = Task.FromException(new InvalidOperationException("not called"));
+            Task invoked = host.Context.InvokeAsync(async () =>
+            {
+                disposal = host.Driver.DisposeAsync().AsTask(); // a request: the drain carries it out before its next item
+                await Task.Yield();
+            });
+
+            host.Driver.Drain();
+
+            disposal.IsCompletedSuccessfully.Should().BeTrue("an item cannot wait for its own drain");
+            host.Context.State.Should().Be(PrioritySchedulerState.Completed);
+            invoked.Exception!.InnerException.Should().BeOfType<ObjectDisposedException>("the end dropped the work's continuation and completed its task");
+        });
+    }
+
+    [Fact]
+    public void DisposeAsync_AfterAFault_CarriesTheFault()
+    {
+        var boom = new InvalidOperationException("boom");
+        HostThread.Run(host =>
+        {
+            host.Post(0, () => throw boom);
+            FluentActions.Invoking(() => host.Driver.Drain()).Should().Throw<InvalidOperationException>().Which.Should().BeSameAs(boom);
+
+            Func<Task> disposal = () => host.Driver.DisposeAsync().AsTask();
+
+            disposal.Should().ThrowAsync<InvalidOperationException>().GetAwaiter().GetResult().Which.Should().BeSameAs(boom);
+        });
+    }
+
+    [Fact]
     public void Dispose_PendingAsyncMethod_ItsAwaitThrowsObjectDisposedException()
     {
         HostThread.Run(host =>
