@@ -11,7 +11,7 @@ internal sealed class ControllerNode(PriorityTaskController controller) : IEscal
 
     public PriorityScheduler Scheduler => controller.Context;
 
-    public int OwnLevel => controller.Level;
+    public int OwnLevel => controller.LevelNow;
 
     public int Floor => Volatile.Read(ref _floor);
 

@@ -85,6 +85,9 @@ public sealed class PriorityTaskController
         }
     }
 
+    /// <summary>The controller's level, read without its lock (the escalation graph reads it under its own lock).</summary>
+    internal int LevelNow => Volatile.Read(ref _level);
+
     /// <summary>The controller in the escalation graph: waits on its work raise it ([X-GRAPH]).</summary>
     internal ControllerNode Node { get; }
 

@@ -328,6 +328,91 @@ internal sealed class PriorityEventSource : EventSource
     }
 
     /// <inheritdoc/>
+    /// <summary>Work was raised above its own level ([X-SEEN]): more urgent code waits on it. Written after the raise, on the thread that
+    /// made it (the waiter's).</summary>
+    /// <param name="context">The scheduler's name.</param>
+    /// <param name="work">The raised work (<c>InvokeAsync Type.Method</c>, <c>TaskScope child ...</c>, <c>PriorityLock 'x' region</c>, a controller).</param>
+    /// <param name="fromLevel">Its own level.</param>
+    /// <param name="toLevel">The level it runs at now.</param>
+    /// <param name="cause"><c>join</c>, <c>lock</c> or <c>owner</c>.</param>
+    /// <param name="by">Who waits: the waiting code's work and level, or the owner that was raised.</param>
+    /// <param name="schedulerId">The scheduler's id in this process (as in <see cref="SchedulerInfo"/>).</param>
+    [Event(13, Level = EventLevel.Informational, Message = "{0}: {1} raised from level {2} to {3} ({4}: {5})")]
+    [UnconditionalSuppressMessage("ReflectionAnalysis", "IL2026", Justification = "Only strings and numbers are written; nothing to trim.")]
+    public unsafe void EscalationStarted(string context, string work, int fromLevel, int toLevel, string cause, string by, int schedulerId)
+    {
+        fixed (char* contextChars = context)
+        fixed (char* workChars = work)
+        fixed (char* causeChars = cause)
+        fixed (char* byChars = by)
+        {
+            EventData* data = stackalloc EventData[7];
+            data[0] = String(contextChars, context);
+            data[1] = String(workChars, work);
+            data[2] = Value(&fromLevel);
+            data[3] = Value(&toLevel);
+            data[4] = String(causeChars, cause);
+            data[5] = String(byChars, by);
+            data[6] = Value(&schedulerId);
+            WriteEventCore(13, 7, data);
+        }
+    }
+
+    /// <summary>Raised work dropped back to its own level (what waited on it has stopped waiting: its task completed, the lock was
+    /// released, the wait was cancelled).</summary>
+    /// <param name="context">The scheduler's name.</param>
+    /// <param name="work">The work, as in <see cref="EscalationStarted"/>.</param>
+    /// <param name="fromLevel">Its own level.</param>
+    /// <param name="toLevel">The highest level it was raised to.</param>
+    /// <param name="raisedForMilliseconds">How long it stayed raised.</param>
+    /// <param name="schedulerId">The scheduler's id in this process.</param>
+    [Event(14, Level = EventLevel.Informational, Message = "{0}: {1} back at level {2} after {4} ms at level {3}")]
+    [UnconditionalSuppressMessage("ReflectionAnalysis", "IL2026", Justification = "Only strings and numbers are written; nothing to trim.")]
+    public unsafe void EscalationEnded(string context, string work, int fromLevel, int toLevel, double raisedForMilliseconds, int schedulerId)
+    {
+        fixed (char* contextChars = context)
+        fixed (char* workChars = work)
+        {
+            EventData* data = stackalloc EventData[6];
+            data[0] = String(contextChars, context);
+            data[1] = String(workChars, work);
+            data[2] = Value(&fromLevel);
+            data[3] = Value(&toLevel);
+            data[4] = Value(&raisedForMilliseconds);
+            data[5] = Value(&schedulerId);
+            WriteEventCore(14, 6, data);
+        }
+    }
+
+    /// <summary>Code has waited on a priority lock for its scheduler's stall timeout and still waits ([X-SEEN]): its holders run elsewhere
+    /// (off its scheduler), so nothing could raise them, or they were raised and still hold it (blocked, or a long critical section).</summary>
+    /// <param name="context">The waiter's scheduler.</param>
+    /// <param name="level">The waiter's level.</param>
+    /// <param name="lockName">The lock, as messages name it.</param>
+    /// <param name="waitedMilliseconds">How long it has waited.</param>
+    /// <param name="holders">Who holds it.</param>
+    /// <param name="holderRaised">1 if the holders were raised, 0 if none could be.</param>
+    /// <param name="schedulerId">The scheduler's id in this process.</param>
+    [Event(15, Level = EventLevel.Warning, Message = "{0}: code at level {1} has waited {3} ms for {2}, held by {4} (raised: {5})")]
+    [UnconditionalSuppressMessage("ReflectionAnalysis", "IL2026", Justification = "Only strings and numbers are written; nothing to trim.")]
+    public unsafe void LockWaitLong(string context, int level, string lockName, double waitedMilliseconds, string holders, int holderRaised, int schedulerId)
+    {
+        fixed (char* contextChars = context)
+        fixed (char* lockChars = lockName)
+        fixed (char* holdersChars = holders)
+        {
+            EventData* data = stackalloc EventData[7];
+            data[0] = String(contextChars, context);
+            data[1] = Value(&level);
+            data[2] = String(lockChars, lockName);
+            data[3] = Value(&waitedMilliseconds);
+            data[4] = String(holdersChars, holders);
+            data[5] = Value(&holderRaised);
+            data[6] = Value(&schedulerId);
+            WriteEventCore(15, 7, data);
+        }
+    }
+
     protected override void OnEventCommand(EventCommandEventArgs command)
     {
         s_isOn = IsEnabled();

@@ -45,6 +45,20 @@ internal static class PriorityMetrics
     /// <summary>Tag of faulted work: how it was started (<c>InvokeAsync</c>, <c>PriorityTaskController.Run</c>, <c>TaskScope.Start</c>).</summary>
     public const string WorkKindTag = "priorityasync.work.kind";
 
+    /// <summary>Tag of escalations: the raised work's own level (the escalation's <see cref="LevelTag"/> is the level it was raised to).</summary>
+    public const string FromLevelTag = "priorityasync.escalation.from_level";
+
+    /// <summary>Tag of escalations: what raised the work (<c>join</c>: code awaited it; <c>lock</c>: code waited on a lock its region
+    /// holds; <c>owner</c>: the work it belongs to was raised).</summary>
+    public const string CauseTag = "priorityasync.escalation.cause";
+
+    /// <summary>Tag of long lock waits: the lock's name (its kind when unnamed).</summary>
+    public const string LockTag = "priorityasync.lock";
+
+    /// <summary>Tag of long lock waits: whether the holders could be raised (<c>true</c>: they were, and still hold it; <c>false</c>: off
+    /// the waiter's scheduler).</summary>
+    public const string HolderRaisedTag = "priorityasync.lock.holder_raised";
+
     // Bucket boundaries for item durations: the OpenTelemetry defaults (0 to 10,000) suit milliseconds, not seconds of items that
     // typically take microseconds.
     private static readonly double[] s_durationBuckets =
@@ -122,7 +136,54 @@ internal static class PriorityMetrics
         unit: "s",
         description: "How long work had been waiting, without the loop starting any item, when a stall was reported.");
 
+    /// <summary>Work raised above its own level ([X-SEEN]): once per escalation, when it begins (or rises further).</summary>
+    public static readonly Counter<long> Escalations = s_meter.CreateCounter<long>(
+        "priorityasync.escalations",
+        unit: "{escalation}",
+        description: "Times work was raised above its own level because more urgent code waited on it (a join, a lock it holds, its owner).");
+
+    /// <summary>How long work stayed raised.</summary>
+    public static readonly Histogram<double> EscalationDuration = s_meter.CreateHistogram(
+        "priorityasync.escalation.duration",
+        unit: "s",
+        description: "How long work stayed raised above its own level, from its raise to its drop back.",
+        tags: null,
+        advice: new InstrumentAdvice<double> { HistogramBucketBoundaries = s_durationBuckets });
+
+    /// <summary>Lock waits that lasted the waiter's stall timeout ([X-SEEN]).</summary>
+    public static readonly Counter<long> LongLockWaits = s_meter.CreateCounter<long>(
+        "priorityasync.lock.long_waits",
+        unit: "{wait}",
+        description: "Waits on a PriorityLock or PrioritySemaphore that lasted the waiter's stall timeout: the holder could not be raised, or did not release.");
+
     public static KeyValuePair<string, object?> LevelTagOf(int level) => s_levelTags[level];
+
+    public static void RecordEscalation(string contextName, int fromLevel, int toLevel, string cause)
+    {
+        if (Escalations.Enabled)
+        {
+            var tags = new TagList { { ContextTag, contextName }, s_levelTags[toLevel], { FromLevelTag, fromLevel }, { CauseTag, cause } };
+            Escalations.Add(1, in tags);
+        }
+    }
+
+    public static void RecordEscalationEnded(string contextName, int fromLevel, int toLevel, double seconds)
+    {
+        if (EscalationDuration.Enabled)
+        {
+            var tags = new TagList { { ContextTag, contextName }, s_levelTags[toLevel], { FromLevelTag, fromLevel } };
+            EscalationDuration.Record(seconds, in tags);
+        }
+    }
+
+    public static void RecordLongLockWait(string contextName, int level, string lockName, bool holderRaised)
+    {
+        if (LongLockWaits.Enabled)
+        {
+            var tags = new TagList { { ContextTag, contextName }, s_levelTags[level], { LockTag, lockName }, { HolderRaisedTag, holderRaised } };
+            LongLockWaits.Add(1, in tags);
+        }
+    }
 
     public static void RecordWait(PriorityScheduler scheduler, int level, long ticks) =>
         WaitDuration.Record(ticks / (double)scheduler.TimestampFrequency, new(ContextTag, scheduler.Name), new(SchedulerKindTag, scheduler.Kind), s_levelTags[level]);

@@ -114,7 +114,7 @@ public sealed class PriorityTraceRecorder : IDisposable
                 contexts.Add(slot.Context!, index);
             }
 
-            tracks.Add((index, slot.Thread >= 0 ? slot.Thread : slot.Level, slot.Thread >= 0));
+            tracks.Add(Track(index, slot));
         }
 
         var names = new string[contexts.Count];
@@ -137,10 +137,11 @@ public sealed class PriorityTraceRecorder : IDisposable
         json.WriteEndObject();
         foreach ((int contextIndex, int lane, bool thread) in tracks)
         {
-            // Higher levels first within a context, as they run first; a pool's threads in their order.
+            // Escalations first, then higher levels, as they run first; a pool's threads in their order.
             int tid = TrackId(contextIndex, lane, thread);
-            WriteMetadata(json, "thread_name", tid, "name", thread ? $"{names[contextIndex]} #{lane}" : $"{names[contextIndex]} / level {lane}");
-            WriteMetadata(json, "thread_sort_index", tid, "sort_index", (contextIndex * 1000) + (thread ? lane : 999 - lane));
+            string name = lane == EscalationLane ? $"{names[contextIndex]} / escalations" : thread ? $"{names[contextIndex]} #{lane}" : $"{names[contextIndex]} / level {lane}";
+            WriteMetadata(json, "thread_name", tid, "name", name);
+            WriteMetadata(json, "thread_sort_index", tid, "sort_index", (contextIndex * 1000) + (lane == EscalationLane ? 0 : thread ? 1 + lane : 999 - lane));
         }
 
         for (int i = 0; i < count; i++)
@@ -154,12 +155,13 @@ public sealed class PriorityTraceRecorder : IDisposable
             double microsecondsPerTick = 1_000_000.0 / slot.Context!.TimestampFrequency;
             json.WriteStartObject();
             json.WriteString("name", slot.Name);
-            json.WriteString("cat", "level " + slot.Level.ToString(System.Globalization.CultureInfo.InvariantCulture));
+            json.WriteString("cat", slot.Thread == EscalationLane ? "escalation" : "level " + slot.Level.ToString(System.Globalization.CultureInfo.InvariantCulture));
             json.WriteString("ph", "X");
             json.WriteNumber("ts", Math.Round((slot.Start - origin) * microsecondsPerTick, 3));
             json.WriteNumber("dur", Math.Round((slot.End - slot.Start) * microsecondsPerTick, 3));
             json.WriteNumber("pid", 1);
-            json.WriteNumber("tid", TrackId(contexts[slot.Context], slot.Thread >= 0 ? slot.Thread : slot.Level, slot.Thread >= 0));
+            (int _, int lane, bool onThread) = Track(contexts[slot.Context], slot);
+            json.WriteNumber("tid", TrackId(contexts[slot.Context], lane, onThread));
             json.WriteStartObject("args");
             json.WriteString("context", slot.Context.Name);
             json.WriteString("kind", slot.Context.Kind);
@@ -217,6 +219,33 @@ public sealed class PriorityTraceRecorder : IDisposable
         Volatile.Write(ref slot.Committed, 1); // publishes the fields above to WriteChromeTrace
     }
 
+    /// <summary>An escalation ([X-SEEN]): one slice on the scheduler's "escalations" track, from the raise to the drop back. Recorded as
+    /// it ends, like any slice, and counted against the same capacity.</summary>
+    internal void RecordEscalation(PriorityScheduler context, string name, long start, long end, int level)
+    {
+        if (Volatile.Read(ref _next) >= _slots.Length)
+        {
+            Interlocked.Increment(ref _overflow);
+            return;
+        }
+
+        int index = Interlocked.Increment(ref _next) - 1;
+        if (index >= _slots.Length)
+        {
+            Interlocked.Increment(ref _overflow);
+            return;
+        }
+
+        ref Slot slot = ref _slots[index];
+        slot.Context = context;
+        slot.Name = name;
+        slot.Level = (short)level;
+        slot.Thread = EscalationLane;
+        slot.Start = start;
+        slot.End = end;
+        Volatile.Write(ref slot.Committed, 1);
+    }
+
     /// <summary>For benchmarks: records from the start of the buffer again (earlier slices are overwritten as they come).</summary>
     internal void Rewind()
     {
@@ -224,9 +253,18 @@ public sealed class PriorityTraceRecorder : IDisposable
         Interlocked.Exchange(ref _overflow, 0);
     }
 
-    // A context's levels and a pool's threads (at most MaxThreadCount) share one numbering per scheduler.
+    // The lane of a scheduler's escalations: a thread index no pool has.
+    private const short EscalationLane = -2;
+
+    private static (int ContextIndex, int Lane, bool Thread) Track(int contextIndex, in Slot slot) =>
+        slot.Thread == EscalationLane ? (contextIndex, EscalationLane, false)
+        : slot.Thread >= 0 ? (contextIndex, slot.Thread, true)
+        : (contextIndex, slot.Level, false);
+
+    // A context's levels, a pool's threads (at most MaxThreadCount) and the escalations' track share one numbering per scheduler.
     private static int TrackId(int contextIndex, int lane, bool thread) =>
-        (contextIndex * (PriorityContextOptions.MaxLevels + PriorityThreadPoolOptions.MaxThreadCount)) + (thread ? PriorityContextOptions.MaxLevels : 0) + lane + 1;
+        (contextIndex * (PriorityContextOptions.MaxLevels + PriorityThreadPoolOptions.MaxThreadCount + 1)) +
+        (lane == EscalationLane ? PriorityContextOptions.MaxLevels + PriorityThreadPoolOptions.MaxThreadCount : (thread ? PriorityContextOptions.MaxLevels : 0) + lane) + 1;
 
     private static void WriteMetadata(Utf8JsonWriter json, string name, int tid, string argName, object value)
     {
@@ -256,7 +294,7 @@ public sealed class PriorityTraceRecorder : IDisposable
         public long Start;
         public long End;
         public short Level; // at most 64 levels
-        public short Thread; // a pool thread's index (at most 256 threads); -1 on a single loop. Two shorts keep a slot at 40 bytes.
+        public short Thread; // a pool thread's index (at most 256 threads); -1 on a single loop; EscalationLane. Two shorts keep a slot at 40 bytes.
         public int Committed;
     }
 }

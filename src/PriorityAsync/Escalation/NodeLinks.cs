@@ -22,8 +22,14 @@ internal sealed class NodeLinks
     /// <summary>The waits this node's code made. Graph lock.</summary>
     public List<WaitEdge>? Outgoing { get; set; }
 
-    /// <summary>When the floor last rose above the node's own level (a Stopwatch timestamp), for how long an escalation lasted. Graph lock.</summary>
+    /// <summary>When the floor last rose above the node's own level (the scheduler's timestamp), for how long an escalation lasted. Graph lock.</summary>
     public long RaisedAt { get; set; }
+
+    /// <summary>The highest level of the escalation under way. Graph lock.</summary>
+    public int RaisedTo { get; set; }
+
+    /// <summary>The raised work's name, taken when the escalation began (while someone listens). Graph lock.</summary>
+    public string? RaisedWork { get; set; }
 
     /// <summary>Creates a node's links once, whichever thread asks first.</summary>
     public static NodeLinks Create(ref NodeLinks? field)

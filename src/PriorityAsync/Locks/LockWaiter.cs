@@ -14,7 +14,7 @@ namespace PriorityAsync.Internal;
 /// </summary>
 /// <remarks>A granted waiter resumes in its region's context ([X-LOCK]): its continuation is queued there rather than posted to the
 /// context it captured, so the holder's first item is already one a later waiter can raise.</remarks>
-internal sealed class LockWaiter : IValueTaskSource, IValueTaskSource<bool>, IValueTaskSource<PriorityLock.Releaser>
+internal sealed class LockWaiter : IValueTaskSource, IValueTaskSource<bool>, IValueTaskSource<PriorityLock.Releaser>, IPendingOperation
 {
     /// <summary>The continuation queued in the holder's region; recognisable by reference, so a dropped one ends the holding.</summary>
     public static readonly SendOrPostCallback ResumeCallback = static state => ((LockWaiter)state!).InvokeContinuation();
@@ -101,6 +101,16 @@ internal sealed class LockWaiter : IValueTaskSource, IValueTaskSource<bool>, IVa
             _continuation = continuation;
             Dispatch();
         }
+    }
+
+    /// <summary>[E-END], step 3: the waiting code's scheduler ended while it waited (nothing would resume it there): the wait ends with
+    /// <see cref="ObjectDisposedException"/>, unless a grant, a cancellation or the timeout came first.</summary>
+    void IPendingOperation.AbandonAtEnd()
+    {
+        PriorityScheduler scheduler = Context!.Scheduler;
+        _owner.AbandonWait(this, new ObjectDisposedException(
+            scheduler.Name,
+            $"{scheduler.SubjectAtStart} ended ({scheduler.State}) while code at level {Context.Level} waited for {_owner.Subject}; the wait was abandoned."));
     }
 
     /// <summary>The scheduler dropped the queued continuation of a granted wait (it finished): the holding ends, so the lock is not

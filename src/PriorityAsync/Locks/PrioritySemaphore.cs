@@ -229,6 +229,7 @@ public sealed class PrioritySemaphore
         batch.Run();
         if (waiter is not null)
         {
+            caller?.Scheduler.TrackPending(waiter); // its scheduler's end ends the wait ([E-END], step 3); at once if it has ended
             waiter.Watch(timeout, cancellationToken);
             acquired = false;
             return waiter;
@@ -409,6 +410,15 @@ public sealed class PrioritySemaphore
         }
     }
 
+    /// <summary>The waiter's scheduler ended while it waited.</summary>
+    internal void AbandonWait(LockWaiter waiter, Exception error)
+    {
+        if (Withdraw(waiter))
+        {
+            waiter.Complete(granted: false, error);
+        }
+    }
+
     /// <summary>A waiter's timeout fired (any thread).</summary>
     internal void TimeOutWait(LockWaiter waiter)
     {
@@ -432,6 +442,7 @@ public sealed class PrioritySemaphore
             EndLending(waiter, ref batch);
         }
 
+        waiter.Context?.Scheduler.UntrackPending(waiter);
         batch.Run();
         return true;
     }
@@ -718,17 +729,27 @@ public sealed class PrioritySemaphore
             }
         }
 
-        /// <summary>Outside every lock: resumes each granted waiter in its region.</summary>
+        /// <summary>Outside every lock: resumes each granted waiter in its region (its scheduler no longer has to end its wait).</summary>
         public readonly void Complete()
         {
-            _first?.Complete(granted: true);
+            if (_first is not null)
+            {
+                Resume(_first);
+            }
+
             if (_more is { } more)
             {
                 foreach (LockWaiter waiter in more)
                 {
-                    waiter.Complete(granted: true);
+                    Resume(waiter);
                 }
             }
+        }
+
+        private static void Resume(LockWaiter waiter)
+        {
+            waiter.Context?.Scheduler.UntrackPending(waiter);
+            waiter.Complete(granted: true);
         }
 
         private static void Enter(LockWaiter waiter, ref EscalationBatch batch)

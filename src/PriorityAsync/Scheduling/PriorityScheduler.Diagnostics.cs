@@ -22,6 +22,9 @@ public abstract partial class PriorityScheduler
     // The inspector's state while a session inspects; null otherwise.
     private InspectorState? _inspection;
 
+    // Escalations begun ([X-SEEN]); written under the escalation graph's lock, read anywhere.
+    private long _escalations;
+
     /// <summary>
     /// Raised on the process-wide watchdog thread (never the thread pool) when a thread of the scheduler has started no item for
     /// <see cref="PrioritySchedulerOptions.StallTimeout"/> while work was waiting, typically because the running item blocks (a
@@ -43,6 +46,12 @@ public abstract partial class PriorityScheduler
     internal long TimestampFrequency => _clock?.TimestampFrequency ?? Stopwatch.Frequency;
 
     internal long Timestamp() => _clock?.GetTimestamp() ?? Stopwatch.GetTimestamp();
+
+    /// <summary>How many times work of this scheduler was raised above its own level ([X-SEEN]).</summary>
+    internal long EscalationCount => Interlocked.Read(ref _escalations);
+
+    /// <summary>Counts the start of an escalation (graph lock).</summary>
+    internal void CountEscalation() => Interlocked.Increment(ref _escalations);
 
     /// <summary>Items started at <paramref name="level"/>, summed over the threads. Any thread.</summary>
     internal long GetRun(int level)
