@@ -42,7 +42,23 @@ public class EscalationRandomizedTests(ITestOutputHelper output)
             (kind, seed) = (parts[0], int.Parse(parts[1], System.Globalization.CultureInfo.InvariantCulture));
         }
 
-        await new Round(kind, seed).RunAsync();
+        long raised = await new Round(kind, seed).RunAsync();
+        output.WriteLine($"{kind} seed {seed}: {raised} escalations");
+    }
+
+    [Theory]
+    [InlineData("loop")]
+    [InlineData("pool")]
+    public async Task Rounds_FixedSeeds_RaiseWork(string kind)
+    {
+        // What makes the rounds above meaningful: their scripts do raise work (joins of pending work, contended locks).
+        long raised = 0;
+        for (int seed = 1; seed <= 12; seed++)
+        {
+            raised += await new Round(kind, seed).RunAsync();
+        }
+
+        raised.Should().BePositive();
     }
 
     [Fact]
@@ -51,16 +67,18 @@ public class EscalationRandomizedTests(ITestOutputHelper output)
     {
         var stopwatch = Stopwatch.StartNew();
         int rounds = 0;
+        long raised = 0;
         int seed = Environment.TickCount & 0xFFFFF;
         while (stopwatch.Elapsed < StressSettings.Fraction(0.5))
         {
             seed++;
-            await new Round(rounds % 2 == 0 ? "loop" : "pool", seed).RunAsync();
+            raised += await new Round(rounds % 2 == 0 ? "loop" : "pool", seed).RunAsync();
             rounds++;
         }
 
-        output.WriteLine($"{rounds} rounds in {stopwatch.Elapsed.TotalSeconds:F1} s (seeds up to {seed})");
+        output.WriteLine($"{rounds} rounds, {raised} escalations, in {stopwatch.Elapsed.TotalSeconds:F1} s (seeds up to {seed})");
         rounds.Should().BePositive();
+        raised.Should().BePositive();
     }
 
     private sealed class Round(string kind, int seed)
@@ -77,7 +95,8 @@ public class EscalationRandomizedTests(ITestOutputHelper output)
 
         private string Replay => $"kind {kind}, seed {seed} (replay: {ReplayVariable}={kind}:{seed})";
 
-        public async Task RunAsync()
+        /// <summary>Runs the round and returns how many escalations it made.</summary>
+        public async Task<long> RunAsync()
         {
             bool fault = _random.Next(3) == 0;
             PriorityContextThread? loop = kind == "loop" ? new PriorityContextThread(new PriorityContextOptions { Levels = Levels, Name = "random" }) : null;
@@ -171,6 +190,8 @@ public class EscalationRandomizedTests(ITestOutputHelper output)
             {
                 all.Should().AllSatisfy(work => work.Task.Task.IsCompleted.Should().BeTrue(Replay));
             }
+
+            return scheduler.EscalationCount;
         }
 
         private async Task ScriptAsync(PriorityScheduler scheduler, int id, int[] script, int[] earlier)
