@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.ComponentModel;
 using System.Runtime.CompilerServices;
 using System.Threading.Tasks;
@@ -38,6 +39,43 @@ public readonly struct PriorityTask
     /// <summary>Gets the awaiter: the work is raised to the awaiting code's level while it waits.</summary>
     /// <returns>The awaiter.</returns>
     public Awaiter GetAwaiter() => new(Task, continueOnCapturedContext: true);
+
+    /// <summary>A task that completes when every one of <paramref name="tasks"/> has, as <see cref="Task.WhenAll(IEnumerable{Task})"/>;
+    /// the calling code waits on each of them from now on, so each runs at least at its level until it completes.</summary>
+    /// <param name="tasks">The work to wait for.</param>
+    /// <returns>A task with every failure of the work (the first rethrown by an <c>await</c>).</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="tasks"/> is <see langword="null"/>.</exception>
+    public static Task WhenAll(IEnumerable<PriorityTask> tasks)
+    {
+        ArgumentNullException.ThrowIfNull(tasks);
+        var all = new List<Task>();
+        foreach (PriorityTask task in tasks)
+        {
+            Joins.Join(task.Task);
+            all.Add(task.Task);
+        }
+
+        return Task.WhenAll(all);
+    }
+
+    /// <summary>A task that completes with every result of <paramref name="tasks"/>, in order, as
+    /// <see cref="Task.WhenAll{TResult}(IEnumerable{Task{TResult}})"/>; the calling code waits on each of them from now on.</summary>
+    /// <typeparam name="TResult">The result type.</typeparam>
+    /// <param name="tasks">The work to wait for.</param>
+    /// <returns>A task with the results, or every failure of the work.</returns>
+    /// <exception cref="ArgumentNullException"><paramref name="tasks"/> is <see langword="null"/>.</exception>
+    public static Task<TResult[]> WhenAll<TResult>(IEnumerable<PriorityTask<TResult>> tasks)
+    {
+        ArgumentNullException.ThrowIfNull(tasks);
+        var all = new List<Task<TResult>>();
+        foreach (PriorityTask<TResult> task in tasks)
+        {
+            Joins.Join(task.Task);
+            all.Add(task.Task);
+        }
+
+        return Task.WhenAll(all);
+    }
 
     /// <summary>Configures how the awaiting code comes back, as <see cref="Task.ConfigureAwait(bool)"/>; the work is raised either way.</summary>
     /// <param name="continueOnCapturedContext">Whether to come back in the captured context (and so at the awaiting code's level).</param>

@@ -9,7 +9,7 @@ await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions
 });
 
 int indexed = 0;                              // shared by the pool's threads: update it atomically
-Task[] bulk = Enumerable.Range(1, 50).Select(document => pool.InvokeAsync(async () =>
+PriorityTask[] bulk = Enumerable.Range(1, 50).Select(document => pool.InvokeAsync(async () =>
 {
     Index(document);                          // CPU work, on any of the pool's threads
     Interlocked.Increment(ref indexed);
@@ -17,7 +17,7 @@ Task[] bulk = Enumerable.Range(1, 50).Select(document => pool.InvokeAsync(async 
 }, level: 0)).ToArray();
 
 int answer = await pool.InvokeAsync(() => Task.FromResult(42), level: 1); // overtakes the queued bulk work
-await Task.WhenAll(bulk);
+await PriorityTask.WhenAll(bulk);
 Console.WriteLine($"answer {answer}, {indexed} documents indexed");      // answer 42, 50 documents indexed
 
 static void Index(int document) => Thread.SpinWait(200_000);             // stands for CPU work

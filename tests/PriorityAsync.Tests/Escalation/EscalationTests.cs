@@ -36,6 +36,24 @@ public class EscalationTests
     }
 
     [Fact]
+    public async Task WhenAll_RaisesEveryWork_WithTheirResults()
+    {
+        var log = new Log();
+        int[] results = [];
+        await OnLoop(3, async context =>
+        {
+            Medium(context, log, 2, "m1");
+            PriorityTask<int>[] works = Enumerable.Range(0, 3).Select(i => context.InvokeAsync(() => { log.Add($"w{i}"); return Task.FromResult(i); }, level: 0)).ToArray();
+            results = await PriorityTask.WhenAll(works);
+            await PriorityTask.WhenAll([context.InvokeAsync(() => { log.Add("untyped"); return Task.CompletedTask; }, level: 1)]);
+            log.Add("waiter");
+        });
+
+        results.Should().Equal(0, 1, 2);
+        log.Entries.Should().Equal("w0", "w1", "w2", "untyped", "waiter", "m1");
+    }
+
+    [Fact]
     public async Task AwaitInvokeAsync_FromTheSameLevel_ChangesNothing()
     {
         var log = new Log();
