@@ -27,6 +27,15 @@ public sealed class ExampleTests
     }
 
     [Fact]
+    public void ConceptsPriorityInversion_AsPasted_TheKeeperWaitsOneMediumItemAtMost()
+    {
+        (int exit, string output) = PastedProgram.Run("tests/Docs.Tests/Programs/PriorityInversion.cs");
+
+        exit.Should().Be(0);
+        output.Should().Be("55 renewals, the longest wait 5 ms\n", "the block says so in its last comment");
+    }
+
+    [Fact]
     public void ConceptsCheckpoints_UrgentWorkArrives_RunsAtTheNextCheckpointAndEndsTheStepLoop()
     {
         List<string> order = OwnThread.Run(() =>
