@@ -327,7 +327,6 @@ internal sealed class PriorityEventSource : EventSource
         }
     }
 
-    /// <inheritdoc/>
     /// <summary>Work was raised above its own level ([X-SEEN]): more urgent code waits on it. Written after the raise, on the thread that
     /// made it (the waiter's).</summary>
     /// <param name="context">The scheduler's name.</param>
