@@ -43,6 +43,18 @@ internal static class Verifier
         return test.RunAsync();
     }
 
+    /// <summary>As <see cref="AnalyzeAsync(string, DiagnosticResult[])"/>, for a program of top-level statements (the README's kind:
+    /// its local functions are declared beside <c>PriorityContext.Run</c> and called inside its lambda).</summary>
+    public static Task AnalyzeProgramAsync(string source)
+    {
+        var test = new CSharpAnalyzerTest<PriorityLoopAnalyzer, DefaultVerifier> { ReferenceAssemblies = TestReferences.None };
+        test.TestState.OutputKind = OutputKind.ConsoleApplication;
+        test.TestState.Sources.Add(source);
+        test.TestState.Sources.Add(("Usings.cs", GlobalUsings));
+        AddLibrary(test.TestState, libraryStandIns: null);
+        return test.RunAsync();
+    }
+
     /// <summary>Checks that <typeparamref name="TFix"/> turns <paramref name="source"/> into <paramref name="fixedSource"/>.</summary>
     public static Task FixAsync<TFix>(string source, string fixedSource, string? libraryStandIns = null, params DiagnosticResult[] expected)
         where TFix : CodeFixProvider, new()
