@@ -142,6 +142,21 @@ internal sealed class MemberWalk
             function.AddTransition(end, onLoop: true);
         }
 
+        // PA0006: await semaphore.WaitAsync(...) or await asyncLock.LockAsync(...), configured or not.
+        IOperation acquired = Unconfigure(awaited) is { } unconfigured ? Strip(unconfigured) : awaited;
+        if (acquired is IInvocationOperation { TargetMethod: { IsStatic: false } lockMethod } acquire)
+        {
+            INamedTypeSymbol? lockType = lockMethod.ContainingType?.OriginalDefinition;
+            if (lockMethod.Name == "WaitAsync" && Is(lockType, _symbols.SemaphoreSlim))
+            {
+                Add(Descriptors.PriorityLock, acquire, function, "SemaphoreSlim.WaitAsync", "PriorityAsync.PrioritySemaphore (await sem.WaitAsync(); sem.Release())");
+            }
+            else if (lockMethod.Name == "LockAsync" && Is(lockType, _symbols.AsyncExAsyncLock))
+            {
+                Add(Descriptors.PriorityLock, acquire, function, "AsyncEx's AsyncLock.LockAsync", "PriorityAsync.PriorityLock (using (await lockObj.LockAsync()))");
+            }
+        }
+
         // Whatever the await waited for is complete after it: task.Result there does not block.
         foreach (IOperation inner in awaitOperation.Operation.DescendantsAndSelf())
         {

@@ -25,7 +25,8 @@ internal static class Verifier
         "PA0003" => new DiagnosticResult(Descriptors.UnownedTask),
         "PA0004" => new DiagnosticResult(Descriptors.StaticPriorityOffLoop),
         "PA0005" => new DiagnosticResult(Descriptors.PrioritizeInHelper),
-        _ => throw new ArgumentOutOfRangeException(nameof(id), id, "PA0001 to PA0005"),
+        "PA0006" => new DiagnosticResult(Descriptors.PriorityLock),
+        _ => throw new ArgumentOutOfRangeException(nameof(id), id, "PA0001 to PA0006"),
     };
 
     /// <summary>Checks that <paramref name="source"/> (with {|PA0001:...|} markup, or <paramref name="expected"/>) produces exactly
