@@ -168,7 +168,7 @@ internal sealed class LoopFunction
         {
             if (from.IsWithin(this))
             {
-                continue; // recursion: it runs where its first call does
+                continue; // a call from its own body (recursion) says nothing of where it runs
             }
 
             bool onLoop = start switch
