@@ -78,5 +78,20 @@ internal static class Descriptors
         description: "The level is carried by each async method's own continuations, not by its caller's: awaiting a helper that ends with "
             + "await Prioritize(level) leaves the caller where it was. A helper that returns Prioritize(level) itself moves the caller.");
 
+    /// <summary>PA0006: a lock that knows nothing of levels, awaited on a priority scheduler (priority inversion). A suggestion: many
+    /// such locks are never contended across levels.</summary>
+    public static readonly DiagnosticDescriptor PriorityLock = new(
+        id: "PA0006",
+        title: "Consider the priority lock on a priority scheduler",
+        messageFormat: "{0} knows nothing of levels: an urgent waiter waits for a less urgent holder, which waits behind everything in between; where levels share this lock, use {1}, which runs the holder at its most urgent waiter's level",
+        category: Category,
+        defaultSeverity: DiagnosticSeverity.Info,
+        isEnabledByDefault: true,
+        helpLinkUri: HelpLink("pa0006-a-lock-that-knows-nothing-of-levels"),
+        description: "SemaphoreSlim.WaitAsync and Nito.AsyncEx's AsyncLock.LockAsync grant the lock without regard to levels, and the holder keeps "
+            + "its own level: when code at a high level waits for a holder at a low one, every level in between runs first (priority "
+            + "inversion). PriorityAsync.PriorityLock (using (await lockObj.LockAsync())) and PriorityAsync.PrioritySemaphore (await "
+            + "sem.WaitAsync(); Release()) grant the most urgent waiter first and raise the holder to its level.");
+
     private static string HelpLink(string section) => s_analyzersPage + "#" + section;
 }

@@ -41,6 +41,8 @@ internal sealed class KnownSymbols
         ValueTaskAwaiter = compilation.GetTypeByMetadataName("System.Runtime.CompilerServices.ValueTaskAwaiter");
         ValueTaskAwaiterOfT = compilation.GetTypeByMetadataName("System.Runtime.CompilerServices.ValueTaskAwaiter`1");
         ConfigureAwaitOptions = compilation.GetTypeByMetadataName("System.Threading.Tasks.ConfigureAwaitOptions");
+        SemaphoreSlim = compilation.GetTypeByMetadataName("System.Threading.SemaphoreSlim");
+        AsyncExAsyncLock = compilation.GetTypeByMetadataName("Nito.AsyncEx.AsyncLock"); // Nito.AsyncEx.Coordination, by name: no reference needed
     }
 
     public INamedTypeSymbol Priority { get; }
@@ -77,6 +79,8 @@ internal sealed class KnownSymbols
     public INamedTypeSymbol? ValueTaskAwaiter { get; }
     public INamedTypeSymbol? ValueTaskAwaiterOfT { get; }
     public INamedTypeSymbol? ConfigureAwaitOptions { get; }
+    public INamedTypeSymbol? SemaphoreSlim { get; }
+    public INamedTypeSymbol? AsyncExAsyncLock { get; }
 
     /// <summary>Resolves the symbols, or returns <see langword="null"/> when the compilation does not reference PriorityAsync: then
     /// no code of it can run on a loop, and the analyzer registers nothing (it costs such a build nothing).</summary>

@@ -28,7 +28,9 @@ internal sealed class LoopFunction
 {
     private List<(int Position, bool OnLoop)>? _transitions;
     private List<(ISymbol Symbol, int Position)>? _completed;
+    private List<(LoopFunction From, int Position, LambdaStart Start)>? _references;
     private bool? _baseOnLoop;
+    private bool _computing;
 
     public LoopFunction(LoopFunction? parent, IMethodSymbol? symbol, bool isLambda, LambdaStart start, int position, bool attributed)
     {
@@ -68,6 +70,11 @@ internal sealed class LoopFunction
     /// have left it (<c>await ... ConfigureAwait(false)</c>).</summary>
     public void AddTransition(int position, bool onLoop) => (_transitions ??= new()).Add((position, onLoop));
 
+    /// <summary>Records a use of this local function in the member: a call (<paramref name="start"/> Inherit: it runs where the
+    /// caller is at <paramref name="position"/>) or a method group handed to something that runs it (<c>PriorityContext.Run(MainAsync)</c>:
+    /// Loop; <c>Task.Run(MainAsync)</c>: Pool).</summary>
+    public void AddReference(LoopFunction from, int position, LambdaStart start) => (_references ??= new()).Add((from, position, start));
+
     /// <summary>Records that <paramref name="symbol"/> (a task) is known to be complete after <paramref name="position"/>: it was
     /// awaited, or its IsCompleted was tested.</summary>
     public void AddCompleted(ISymbol symbol, int position) => (_completed ??= new()).Add((symbol, position));
@@ -101,7 +108,21 @@ internal sealed class LoopFunction
     /// <summary>Gets whether the function starts on a loop.</summary>
     public bool BaseOnLoop(KnownSymbols symbols)
     {
-        return _baseOnLoop ??= Compute();
+        if (_baseOnLoop is { } known)
+        {
+            return known;
+        }
+
+        if (_computing)
+        {
+            return false; // local functions that call each other: a cycle says nothing (a miss, never a false report)
+        }
+
+        _computing = true;
+        bool onLoop = Compute();
+        _computing = false;
+        _baseOnLoop = onLoop;
+        return onLoop;
 
         bool Compute()
         {
@@ -124,8 +145,10 @@ internal sealed class LoopFunction
 
             if (!IsLambda)
             {
-                // A local function runs where the function that declares it calls it.
-                return Parent.BaseOnLoop(symbols);
+                // A local function runs where it is called, and only its own member can call it: on a loop when the function that
+                // declares it is, or when every use of it is on a loop (a handler declared beside PriorityContext.Run and called, or
+                // passed, inside its lambda: top-level statements are written so).
+                return Parent.BaseOnLoop(symbols) || EveryUseOnLoop(symbols);
             }
 
             return Start switch
@@ -135,6 +158,48 @@ internal sealed class LoopFunction
                 _ => false,
             };
         }
+    }
+
+    /// <summary>Gets whether this local function is used at least once, and every use from outside its own body runs it on a loop.</summary>
+    private bool EveryUseOnLoop(KnownSymbols symbols)
+    {
+        bool any = false;
+        foreach ((LoopFunction from, int position, LambdaStart start) in _references ?? [])
+        {
+            if (from.IsWithin(this))
+            {
+                continue; // a call from its own body (recursion) says nothing of where it runs
+            }
+
+            bool onLoop = start switch
+            {
+                LambdaStart.Loop => true,
+                LambdaStart.Inherit => from.OnLoopAt(position, symbols),
+                _ => false,
+            };
+            if (!onLoop)
+            {
+                return false;
+            }
+
+            any = true;
+        }
+
+        return any;
+    }
+
+    /// <summary>Gets whether this function is <paramref name="other"/> or nested in it.</summary>
+    private bool IsWithin(LoopFunction other)
+    {
+        for (LoopFunction? function = this; function is not null; function = function.Parent)
+        {
+            if (ReferenceEquals(function, other))
+            {
+                return true;
+            }
+        }
+
+        return false;
     }
 
     /// <summary>Gets why the code at <paramref name="position"/> is known to be off the loop, or <see langword="null"/>.</summary>

@@ -30,6 +30,7 @@ internal sealed class MemberWalk
     private readonly List<Candidate> _candidates = new();
     private readonly List<LoopFunction> _functions = new();
     private Dictionary<ISymbol, ISymbol>? _iterationSources;
+    private List<(IMethodSymbol Local, LoopFunction From, int Position, LambdaStart Start)>? _localUses;
 
     public MemberWalk(KnownSymbols symbols, IMethodSymbol member, Action<Diagnostic> report)
     {
@@ -88,7 +89,15 @@ internal sealed class MemberWalk
                 VisitAwait(awaitOperation, function);
                 break;
             case IInvocationOperation invocation:
+                if (invocation.TargetMethod.MethodKind == MethodKind.LocalFunction)
+                {
+                    AddLocalUse(invocation.TargetMethod, function, invocation.Syntax.SpanStart, LambdaStart.Inherit);
+                }
+
                 VisitInvocation(invocation, function);
+                break;
+            case IMethodReferenceOperation { Method.MethodKind: MethodKind.LocalFunction } reference:
+                AddLocalUse(reference.Method, function, reference.Syntax.SpanStart, ClassifyLambda(reference));
                 break;
             case IPropertyReferenceOperation property:
                 VisitProperty(property, function);
@@ -131,6 +140,21 @@ internal sealed class MemberWalk
         {
             // await context.Prioritize(level) (or a PriorityThreadPool's): the documented way onto the scheduler, from anywhere.
             function.AddTransition(end, onLoop: true);
+        }
+
+        // PA0006: await semaphore.WaitAsync(...) or await asyncLock.LockAsync(...), configured or not.
+        IOperation acquired = Unconfigure(awaited) is { } unconfigured ? Strip(unconfigured) : awaited;
+        if (acquired is IInvocationOperation { TargetMethod: { IsStatic: false } lockMethod } acquire)
+        {
+            INamedTypeSymbol? lockType = lockMethod.ContainingType?.OriginalDefinition;
+            if (lockMethod.Name == "WaitAsync" && Is(lockType, _symbols.SemaphoreSlim))
+            {
+                Add(Descriptors.PriorityLock, acquire, function, "SemaphoreSlim.WaitAsync", "PriorityAsync.PrioritySemaphore (await sem.WaitAsync(); sem.Release())");
+            }
+            else if (lockMethod.Name == "LockAsync" && Is(lockType, _symbols.AsyncExAsyncLock))
+            {
+                Add(Descriptors.PriorityLock, acquire, function, "AsyncEx's AsyncLock.LockAsync", "PriorityAsync.PriorityLock (using (await lockObj.LockAsync()))");
+            }
         }
 
         // Whatever the await waited for is complete after it: task.Result there does not block.
@@ -346,8 +370,23 @@ internal sealed class MemberWalk
         }
     }
 
+    private void AddLocalUse(IMethodSymbol local, LoopFunction from, int position, LambdaStart start) =>
+        (_localUses ??= new()).Add((local.OriginalDefinition, from, position, start));
+
     private void Judge()
     {
+        // Where each local function is used, known now that the whole body has been walked (a use may come before the declaration).
+        foreach ((IMethodSymbol local, LoopFunction from, int position, LambdaStart start) in _localUses ?? [])
+        {
+            foreach (LoopFunction function in _functions)
+            {
+                if (!function.IsLambda && function.Parent is not null && SymbolEqualityComparer.Default.Equals(function.Symbol, local))
+                {
+                    function.AddReference(from, position, start);
+                }
+            }
+        }
+
         foreach (Candidate candidate in _candidates)
         {
             LoopFunction function = candidate.Function;
@@ -420,7 +459,8 @@ internal sealed class MemberWalk
         return function.OnLoopAt(only.Syntax.SpanStart, _symbols);
     }
 
-    private LambdaStart ClassifyLambda(IAnonymousFunctionOperation lambda)
+    /// <summary>Classifies a lambda, or a method group (of a local function), by what it is handed to.</summary>
+    private LambdaStart ClassifyLambda(IOperation lambda)
     {
         IOperation? parent = lambda.Parent;
         if (parent is IDelegateCreationOperation)

@@ -6,7 +6,8 @@ namespace PriorityAsync.Analyzers;
 
 /// <summary>
 /// Finds the ordinary lines that break a priority loop: pool timers (PA0001), blocking waits (PA0002), tasks nothing owns (PA0003),
-/// Priority's static members after ConfigureAwait(false) (PA0004), and helpers whose only await is Prioritize (PA0005).
+/// Priority's static members after ConfigureAwait(false) (PA0004), helpers whose only await is Prioritize (PA0005), and (a
+/// suggestion) locks that know nothing of levels (PA0006).
 /// </summary>
 /// <remarks>
 /// One walk per member body (<see cref="MemberWalk"/>) collects the candidates and what tells where each piece of code runs; the
@@ -22,7 +23,8 @@ public sealed class PriorityLoopAnalyzer : DiagnosticAnalyzer
         Descriptors.BlockingWait,
         Descriptors.UnownedTask,
         Descriptors.StaticPriorityOffLoop,
-        Descriptors.PrioritizeInHelper);
+        Descriptors.PrioritizeInHelper,
+        Descriptors.PriorityLock);
 
     /// <inheritdoc/>
     public override void Initialize(AnalysisContext context)

@@ -55,7 +55,7 @@ public abstract class PriorityBackgroundService : BackgroundService, IPriorityWo
     WorkerCore IPriorityWorker.Core => _core;
 
     /// <summary>Starts the worker's loop thread and <c>ExecuteAsync</c> on it; returns once the loop runs.</summary>
-    /// <param name="cancellationToken">Aborts the start; also linked to the token given to <c>ExecuteAsync</c>.</param>
+    /// <param name="cancellationToken">The host stopping while it starts: this returns at once, as BackgroundService's does; linked to ExecuteAsync's token.</param>
     /// <returns>A task that completes when the loop runs and <c>ExecuteAsync</c> was started on it.</returns>
     /// <exception cref="InvalidOperationException">The worker was already started.</exception>
     public override Task StartAsync(CancellationToken cancellationToken)

@@ -61,7 +61,7 @@ public abstract class PriorityThreadPoolBackgroundService : BackgroundService, I
     WorkerCore IPriorityWorker.Core => _core;
 
     /// <summary>Starts the worker's pool and <c>ExecuteAsync</c> on it; returns once <c>ExecuteAsync</c> was started.</summary>
-    /// <param name="cancellationToken">Aborts the start; also linked to the token given to <c>ExecuteAsync</c>.</param>
+    /// <param name="cancellationToken">The host stopping while it starts: this returns at once, as BackgroundService's does; linked to ExecuteAsync's token.</param>
     /// <returns>A task that completes when <c>ExecuteAsync</c> was started on the pool.</returns>
     /// <exception cref="InvalidOperationException">The worker was already started.</exception>
     public override Task StartAsync(CancellationToken cancellationToken)

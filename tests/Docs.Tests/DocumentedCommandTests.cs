@@ -12,8 +12,8 @@ namespace Docs.Tests;
 /// arguments and environment, as a process, to its end and exit code 0. What differs from typing it: the program is the one this
 /// test run built (no <c>-c Release</c> build of its own), the working directory is a temporary folder (files a command writes land
 /// there), the durations are compressed where the sample has an option for it (<see cref="s_compressed"/>), and a command that runs
-/// until Ctrl+C gets SIGINT once it has shown it works. One at a time, and not beside the packs or the samples run in process (the
-/// collection): some of these programs keep both cores busy on purpose. The BrokerWorker's and the message buses' commands are tested with them
+/// until Ctrl+C gets SIGINT once it has shown it works and that it can act on the signal (the host has started). One at a time,
+/// and not beside the packs or the samples run in process (the collection): some of these programs keep both cores busy on purpose. The BrokerWorker's and the message buses' commands are tested with them
 /// (tests/Samples.Tests, tests/MessageBus.Postgres.Tests), and <c>dotnet test</c> is the command that runs this test.
 /// </summary>
 [Collection(PackCollection.Name)]
@@ -27,11 +27,17 @@ public sealed partial class DocumentedCommandTests : IDisposable
         ["FrameLoop"] = ["--duration", "1.5s"],       // 90 frames per drain instead of 300 (one wave): the machine's clock spins for real
     };
 
-    // The commands that run until Ctrl+C, and the line of output after which they get it.
-    private static readonly Dictionary<string, string> s_untilCtrlC = new(StringComparer.Ordinal)
+    // What the Generic Host logs once every hosted service has started. Only from then on does Ctrl+C stop a hosted program as its
+    // README says; before the host has installed its handlers, SIGINT ends the process with exit code 130 (docs/hosting.md, "Ctrl+C
+    // during start-up"), and a program's own first line (a heartbeat) can come before that.
+    private const string HostStarted = "Application started.";
+
+    // The commands that run until Ctrl+C, and the lines of output after which they get it: the program's own line that shows it
+    // works, and the one that shows it can act on the signal.
+    private static readonly Dictionary<string, string[]> s_untilCtrlC = new(StringComparer.Ordinal)
     {
-        ["HostingGettingStarted"] = "Heartbeat at level 2",
-        ["HostedWorker --messages 1000"] = "messages completed.",
+        ["HostingGettingStarted"] = ["Heartbeat at level 2", HostStarted],
+        ["HostedWorker --messages 1000"] = ["messages completed.", HostStarted],
     };
 
     private static readonly string[] s_testedElsewhere = ["BrokerWorker", "MessageBus", "MessageBus.Postgres"];
@@ -75,9 +81,19 @@ public sealed partial class DocumentedCommandTests : IDisposable
         string[] arguments = parsed.Groups["arguments"].Success
             ? parsed.Groups["arguments"].Value.Split(' ', StringSplitOptions.RemoveEmptyEntries)
             : [];
-        string? stopAfter = s_untilCtrlC.FirstOrDefault(p => $"{sample} {string.Join(' ', arguments)}".Trim() == p.Key).Value;
+        string[]? stopAfter = s_untilCtrlC.FirstOrDefault(p => $"{sample} {string.Join(' ', arguments)}".Trim() == p.Key).Value;
 
         var start = new ProcessStartInfo("dotnet") { WorkingDirectory = _scratch, RedirectStandardOutput = true, RedirectStandardError = true };
+        if (stopAfter is not null && SigintIgnoredHere())
+        {
+            // This test run was started with SIGINT ignored (a background job of a non-interactive shell: `dotnet test &` in a
+            // script). Its children inherit that and .NET keeps it, so Ctrl+C could never reach the program, which would run on to
+            // the limit. GNU env gives it SIGINT's default back, as a terminal's Ctrl+C finds it.
+            start.FileName = "env";
+            start.ArgumentList.Add("--default-signal=INT");
+            start.ArgumentList.Add("dotnet");
+        }
+
         start.ArgumentList.Add("exec");
         start.ArgumentList.Add(SampleProgram(sample));
         foreach (string argument in arguments.Concat(s_compressed.GetValueOrDefault(sample, [])))
@@ -95,9 +111,9 @@ public sealed partial class DocumentedCommandTests : IDisposable
         (int exit, string output) = await RunAsync(start, stopAfter);
 
         exit.Should().Be(0, $"'{line}' runs as its README says:\n{output}");
-        if (stopAfter is not null)
+        foreach (string shown in stopAfter ?? [])
         {
-            output.Should().Contain(stopAfter);
+            output.Should().Contain(shown);
         }
     }
 
@@ -155,11 +171,12 @@ public sealed partial class DocumentedCommandTests : IDisposable
         return program;
     }
 
-    private static async Task<(int Exit, string Output)> RunAsync(ProcessStartInfo start, string? stopAfter)
+    private static async Task<(int Exit, string Output)> RunAsync(ProcessStartInfo start, string[]? stopAfter)
     {
         using Process process = Process.Start(start)!;
         var output = new StringBuilder();
         var shown = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var notYetShown = new HashSet<string>(stopAfter ?? [], StringComparer.Ordinal);
         void Read(string? line)
         {
             if (line is null)
@@ -170,11 +187,10 @@ public sealed partial class DocumentedCommandTests : IDisposable
             lock (output)
             {
                 output.AppendLine(line);
-            }
-
-            if (stopAfter is not null && line.Contains(stopAfter, StringComparison.Ordinal))
-            {
-                shown.TrySetResult();
+                if (stopAfter is not null && notYetShown.RemoveWhere(l => line.Contains(l, StringComparison.Ordinal)) > 0 && notYetShown.Count == 0)
+                {
+                    shown.TrySetResult();
+                }
             }
         }
 
@@ -188,7 +204,7 @@ public sealed partial class DocumentedCommandTests : IDisposable
             if (stopAfter is not null)
             {
                 await Task.WhenAny(shown.Task, process.WaitForExitAsync(limit.Token));
-                shown.Task.IsCompleted.Should().BeTrue($"the program showed '{stopAfter}' before it ended:\n{output}");
+                shown.Task.IsCompleted.Should().BeTrue($"the program showed '{string.Join("' and '", stopAfter)}' before it ended:\n{output}");
                 // Ctrl+C: the shell's own kill, present wherever /bin/sh is.
                 using Process interrupt = Process.Start("/bin/sh", ["-c", $"kill -INT {process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)}"])!;
                 await interrupt.WaitForExitAsync(limit.Token);
@@ -207,6 +223,22 @@ public sealed partial class DocumentedCommandTests : IDisposable
         {
             return (process.ExitCode, output.ToString());
         }
+    }
+
+    /// <summary>Whether this process ignores SIGINT (Linux: the SigIgn mask of /proc/self/status, bit 1 for signal 2); false where
+    /// there is no such file.</summary>
+    private static bool SigintIgnoredHere()
+    {
+        const string StatusFile = "/proc/self/status";
+        if (!File.Exists(StatusFile))
+        {
+            return false;
+        }
+
+        string? mask = File.ReadLines(StatusFile).FirstOrDefault(l => l.StartsWith("SigIgn:", StringComparison.Ordinal))?["SigIgn:".Length..].Trim();
+        return mask is not null
+            && ulong.TryParse(mask, System.Globalization.NumberStyles.HexNumber, System.Globalization.CultureInfo.InvariantCulture, out ulong ignored)
+            && (ignored & (1UL << (2 - 1))) != 0;
     }
 
     [GeneratedRegex(@"^(?<environment>[A-Za-z_][A-Za-z0-9_]*=\S+ )*dotnet run --project samples/(?<sample>[A-Za-z.]+)(?: -c Release)?(?: -- (?<arguments>.+))?$")]

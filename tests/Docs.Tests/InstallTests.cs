@@ -38,9 +38,8 @@ public sealed partial class InstallTests : IDisposable
             .And.NotContain("://", "the config adds a folder to the machine's sources and names no registry");
         File.ReadAllText(Path.Combine(app, "MyApp.csproj")).Should().MatchRegex("<PackageReference Include=\"PriorityAsync\" Version=\"0\\.[^\"]+\" />");
 
-        // The README's example as pasted, with the file its first line asks for beside it.
+        // The README's example as pasted, alone: the block is the whole Program.cs.
         File.WriteAllText(Path.Combine(app, "Program.cs"), QuickstartBlock(readme));
-        File.Copy(Path.Combine(work, "priorityasync", "samples", "Quickstart", "Bus.cs"), Path.Combine(app, "Bus.cs"));
         string output = await Processes.RunAsync(app, EmptyCache("first"), "dotnet", "run");
         // The README's line, each of the 5 messages completed or lost once. Its "0 lost" is a wall-clock outcome (SampleTests says
         // why), proven on virtual time in tests/LeaseWorker.Tests; here the install is what is tested.

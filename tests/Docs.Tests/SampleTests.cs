@@ -18,7 +18,7 @@ public sealed class SampleTests
         // wall-clock outcome (a lease of 1 s renewed every 250 ms, with 100 ms CPU parts: a machine that kept the loop thread off
         // the CPU for the rest of a second would lose one), so it is not asserted here; the same protocol is proven on virtual time
         // in tests/LeaseWorker.Tests (ScenarioTests).
-        (int exit, string output) = OwnThread.RunEntryPoint(typeof(InMemoryBus).Assembly);
+        (int exit, string output) = OwnThread.RunEntryPoint(Assembly.Load(new AssemblyName("Quickstart")));
 
         exit.Should().Be(0);
         System.Text.RegularExpressions.Match line = System.Text.RegularExpressions.Regex.Match(output, @"^(\d+) messages completed, (\d+) lost\n$");

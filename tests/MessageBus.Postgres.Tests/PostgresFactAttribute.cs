@@ -1,5 +1,3 @@
-using Xunit.Sdk;
-
 namespace MessageBus.Postgres.Tests;
 
 /// <summary>
@@ -7,15 +5,17 @@ namespace MessageBus.Postgres.Tests;
 /// when <c>CI=true</c>: there a missing or unreachable server fails every such test (CI starts one; not finding it is a defect).
 /// </summary>
 [AttributeUsage(AttributeTargets.Method)]
-[XunitTestCaseDiscoverer("MessageBus.Postgres.Tests.LeftOutWhenSkippedDiscoverer", "MessageBus.Postgres.Tests")]
 public sealed class PostgresFactAttribute : FactAttribute
 {
+    public const string HowToStart =
+        "Start one for this shell, then run the tests again: eval \"$(tests/postgres/start.sh)\" (tests/postgres/stop.sh removes it; " +
+        "see CONTRIBUTING.md). With CI=true these tests fail instead.";
+
     public PostgresFactAttribute()
     {
         if (!TestDatabase.IsCi && TestDatabase.Unavailable() is { } reason)
         {
-            // One line of the test run's output says it for all of them (SkipReport); CONTRIBUTING.md says more.
-            Skip = $"{reason.TrimEnd('.')}: eval \"$(tests/postgres/start.sh)\"";
+            Skip = SkipReport.Record($"(no PostgreSQL: {reason}) {HowToStart}");
         }
     }
 }

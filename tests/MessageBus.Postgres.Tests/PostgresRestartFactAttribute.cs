@@ -1,5 +1,3 @@
-using Xunit.Sdk;
-
 namespace MessageBus.Postgres.Tests;
 
 /// <summary>
@@ -7,7 +5,6 @@ namespace MessageBus.Postgres.Tests;
 /// Skipped without it (a server the tests did not start is never restarted), except with <c>CI=true</c>, where it fails.
 /// </summary>
 [AttributeUsage(AttributeTargets.Method)]
-[XunitTestCaseDiscoverer("MessageBus.Postgres.Tests.LeftOutWhenSkippedDiscoverer", "MessageBus.Postgres.Tests")]
 public sealed class PostgresRestartFactAttribute : FactAttribute
 {
     public const string DataVariable = "PRIORITYASYNC_POSTGRES_DATA";
@@ -21,11 +18,12 @@ public sealed class PostgresRestartFactAttribute : FactAttribute
 
         if (TestDatabase.Unavailable() is { } reason)
         {
-            Skip = $"{reason.TrimEnd('.')}: eval \"$(tests/postgres/start.sh)\"";
+            Skip = SkipReport.Record($"(no PostgreSQL: {reason}) {PostgresFactAttribute.HowToStart}");
         }
         else if (string.IsNullOrWhiteSpace(Environment.GetEnvironmentVariable(DataVariable)))
         {
-            Skip = $"the restart test: {DataVariable} is not set (only a cluster of tests/postgres/start.sh is restarted).";
+            Skip = SkipReport.Record(
+                $"(the PostgreSQL restart test: {DataVariable} is not set) Only a cluster started by tests/postgres/start.sh is restarted: start one with eval \"$(tests/postgres/start.sh)\".");
         }
     }
 }

@@ -44,8 +44,8 @@ public sealed class CodeFixTests
         {
             void M(Task work, CancellationToken token) => PriorityContext.Run(async () =>
             {
-                Task first = await Task.WhenAny(work, Task.Delay(TimeSpan.FromSeconds(5), PriorityContext.Current!.TimeProvider, token));
-                Task timeout = Task.Delay(TimeSpan.FromMilliseconds(100), PriorityContext.Current!.TimeProvider);
+                Task first = await Task.WhenAny(work, Task.Delay(TimeSpan.FromSeconds(5), Priority.CurrentScheduler!.TimeProvider, token));
+                Task timeout = Task.Delay(TimeSpan.FromMilliseconds(100), Priority.CurrentScheduler!.TimeProvider);
                 await timeout;
             });
         }
@@ -276,9 +276,9 @@ public sealed class CodeFixTests
             {
                 using var timer = {|PA0001:new Timer(_ => { }, null, 100, 100)|};
                 await Priority.Delay(TimeSpan.FromMilliseconds(100));
-                await Task.Delay(TimeSpan.FromMilliseconds(200), PriorityContext.Current!.TimeProvider).WaitAsync(TimeSpan.FromSeconds(1), PriorityContext.Current!.TimeProvider);
-                Task late = Task.Delay(TimeSpan.FromSeconds(5), PriorityContext.Current!.TimeProvider, token);
-                using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(5), PriorityContext.Current!.TimeProvider);
+                await Task.Delay(TimeSpan.FromMilliseconds(200), Priority.CurrentScheduler!.TimeProvider).WaitAsync(TimeSpan.FromSeconds(1), Priority.CurrentScheduler!.TimeProvider);
+                Task late = Task.Delay(TimeSpan.FromSeconds(5), Priority.CurrentScheduler!.TimeProvider, token);
+                using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(5), Priority.CurrentScheduler!.TimeProvider);
                 await late;
             });
         }
@@ -350,6 +350,64 @@ public sealed class CodeFixTests
             {
                 await Priority.Delay(TimeSpan.FromSeconds(1), stoppingToken);
                 using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(5), Pool.TimeProvider);
+            }
+        }
+        """);
+
+    [Fact]
+    public Task TimersInALambdaThePoolRuns_UseThePool_NeverPriorityContextCurrent() => Verifier.FixAsync<PoolTimerCodeFix>("""
+        class C
+        {
+            private readonly PriorityThreadPool _pool = new(new PriorityThreadPoolOptions { ThreadCount = 2 });
+
+            // On a pool's thread PriorityContext.Current is null: the fix names the pool that runs the lambda.
+            async Task M(PriorityContext context, PriorityThreadPool pool)
+            {
+                await pool.InvokeAsync(async () =>
+                {
+                    using var cts = {|PA0001:new CancellationTokenSource(TimeSpan.FromSeconds(5))|};
+                    await Task.WhenAll(Enumerable.Range(0, 2).Select(i => {|PA0001:Task.Delay(i + 1)|}));
+                });
+                await _pool.GetTaskFactory(1).StartNew(() => {|PA0001:Task.Delay(2)|}).Unwrap();
+            }
+        }
+        """, """
+        class C
+        {
+            private readonly PriorityThreadPool _pool = new(new PriorityThreadPoolOptions { ThreadCount = 2 });
+
+            // On a pool's thread PriorityContext.Current is null: the fix names the pool that runs the lambda.
+            async Task M(PriorityContext context, PriorityThreadPool pool)
+            {
+                await pool.InvokeAsync(async () =>
+                {
+                    using var cts = new CancellationTokenSource(TimeSpan.FromSeconds(5), pool.TimeProvider);
+                    await Task.WhenAll(Enumerable.Range(0, 2).Select(i => Task.Delay(TimeSpan.FromMilliseconds(i + 1), pool.TimeProvider)));
+                });
+                await _pool.GetTaskFactory(1).StartNew(() => Task.Delay(TimeSpan.FromMilliseconds(2), _pool.TimeProvider)).Unwrap();
+            }
+        }
+        """);
+
+    [Fact]
+    public Task TimerAfterAPoolsPrioritize_UsesThePoolVariable() => Verifier.FixAsync<PoolTimerCodeFix>("""
+        class C
+        {
+            async Task M(PriorityThreadPool pool)
+            {
+                await pool.Prioritize(1);
+                using var timer = {|PA0001:new PeriodicTimer(TimeSpan.FromSeconds(1))|};
+                await timer.WaitForNextTickAsync();
+            }
+        }
+        """, """
+        class C
+        {
+            async Task M(PriorityThreadPool pool)
+            {
+                await pool.Prioritize(1);
+                using var timer = new PeriodicTimer(TimeSpan.FromSeconds(1), pool.TimeProvider);
+                await timer.WaitForNextTickAsync();
             }
         }
         """);

@@ -98,7 +98,7 @@ public sealed class PackageConsumerTests : IClassFixture<PackageConsumerTests.Pa
                 using var timer = new Timer(_ => { }, null, 100, 100);
                 other?.BarAsync();
                 await Priority.Delay(TimeSpan.FromMilliseconds(100));
-                await Task.Delay(TimeSpan.FromMilliseconds(200), PriorityContext.Current!.TimeProvider).WaitAsync(TimeSpan.FromSeconds(1), PriorityContext.Current!.TimeProvider);
+                await Task.Delay(TimeSpan.FromMilliseconds(200), Priority.CurrentScheduler!.TimeProvider).WaitAsync(TimeSpan.FromSeconds(1), Priority.CurrentScheduler!.TimeProvider);
                 Priority.Start(_ => FooAsync());
                 await TaskScope.RunAsync(async scope =>
                 {

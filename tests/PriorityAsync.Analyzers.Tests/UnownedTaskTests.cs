@@ -114,4 +114,147 @@ public sealed class UnownedTaskTests
             void M() => PriorityContext.Run(() => { {|PA0003:_ = TaskScope.RunAsync(scope => Task.CompletedTask);|} });
         }
         """);
+
+    [Fact]
+    public Task InNestedScopes_Reported() => Verifier.AnalyzeAsync("""
+        class C
+        {
+            Task KeepLeaseAsync(int id) => Task.CompletedTask;
+
+            // A scope in a scope, a child in a child, a block in a scope: each runs on the loop, and so does its unowned task.
+            void M() => PriorityContext.Run(async () =>
+            {
+                await TaskScope.RunAsync(async outer =>
+                {
+                    await TaskScope.RunAsync(async inner =>
+                    {
+                        {|PA0003:_ = KeepLeaseAsync(1);|}
+                        inner.Start(async stop =>
+                        {
+                            {|PA0003:KeepLeaseAsync(2);|}
+                            await Priority.Delay(TimeSpan.FromSeconds(1), stop);
+                        });
+                        await Task.Yield();
+                    });
+                    using (var cts = new CancellationTokenSource())
+                    {
+                        if (cts.IsCancellationRequested)
+                        {
+                            {|PA0003:_ = KeepLeaseAsync(3);|}
+                        }
+                    }
+
+                    await Task.Yield();
+                });
+            });
+        }
+        """);
+
+    [Fact]
+    public Task InALocalFunctionCalledOnlyFromTheLoop_Reported() => Verifier.AnalyzeAsync("""
+        class C
+        {
+            Task KeepLeaseAsync(int id) => Task.CompletedTask;
+
+            // The local functions touch no PriorityAsync member: they run on the loop because every use of them is there.
+            void M()
+            {
+                PriorityContext.Run(async () =>
+                {
+                    await HandleAsync(1);
+                    await TaskScope.RunAsync(async scope =>
+                    {
+                        scope.Start(KeepAsync);
+                        await HandleAsync(2);
+                    });
+                });
+
+                async Task HandleAsync(int id)
+                {
+                    {|PA0003:_ = KeepLeaseAsync(id);|}
+                    await Nested();
+
+                    async Task Nested()
+                    {
+                        {|PA0003:KeepLeaseAsync(id + 1);|}
+                        await Task.Yield();
+                    }
+                }
+
+                async Task KeepAsync(CancellationToken stop)
+                {
+                    {|PA0003:_ = KeepLeaseAsync(3);|}
+                    await Task.Yield();
+                }
+            }
+        }
+        """);
+
+    [Fact]
+    public Task InALocalFunctionAlsoUsedOffTheLoop_NotReported() => Verifier.AnalyzeAsync("""
+        class C
+        {
+            Task KeepLeaseAsync(int id) => Task.CompletedTask;
+
+            async Task M()
+            {
+                PriorityContext.Run(() => CalledOnAndOff(1));
+                await CalledOnAndOff(2);                  // here, off the loop: not every use is on a loop
+                await Task.Run(() => PassedToThePool(3));
+                PriorityContext.Run(() => Recursive(3));
+                await Unused(4);
+
+                Task CalledOnAndOff(int id)
+                {
+                    _ = KeepLeaseAsync(id);
+                    return Task.CompletedTask;
+                }
+
+                Task PassedToThePool(int id)
+                {
+                    _ = KeepLeaseAsync(id);
+                    return Task.CompletedTask;
+                }
+
+                // Only called from the loop and from itself: on the loop.
+                async Task Recursive(int depth)
+                {
+                    {|PA0003:_ = KeepLeaseAsync(depth);|}
+                    if (depth > 0)
+                    {
+                        await Recursive(depth - 1);
+                    }
+                }
+
+                Task Unused(int id)
+                {
+                    _ = KeepLeaseAsync(id);
+                    return Task.CompletedTask;
+                }
+            }
+        }
+        """);
+
+    [Fact]
+    public Task InATopLevelProgramsLocalFunction_CalledInsideRun_Reported() => Verifier.AnalyzeProgramAsync("""
+        PriorityContext.Run(async () =>
+        {
+            for (int i = 0; i < 3; i++)
+            {
+                Priority.Start(_ => HandleAsync(i), level: 2);
+            }
+
+            await Task.Yield();
+        });
+
+        Console.WriteLine("done");
+
+        async Task HandleAsync(int message)
+        {
+            {|PA0003:_ = RenewAsync(message);|}
+            await {|PA0001:Task.Delay(100)|};
+        }
+
+        Task RenewAsync(int message) => Task.CompletedTask;
+        """);
 }

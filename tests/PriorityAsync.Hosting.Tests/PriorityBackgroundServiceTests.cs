@@ -233,6 +233,31 @@ public sealed class PriorityBackgroundServiceTests
         await host.StopAsync().Within("host stop");
     }
 
+    [Fact]
+    public async Task StopRequestedDuringTheHostsStart_AsCtrlCDoes_TheHostStartsThenStopsTheWorkerWithoutAnException()
+    {
+        // Ctrl+C or SIGTERM during start-up: the host's console lifetime calls StopApplication, which cancels the token the host
+        // gives each hosted service's StartAsync. A service registered ahead of the worker does the same, so the worker's StartAsync
+        // sees a start token that is already cancelled (the widest form of the window).
+        var logs = new TestLoggerProvider();
+        var executed = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+        using IHost host = TestHost.Build(
+            logs,
+            (worker, token) =>
+            {
+                executed.TrySetResult(token.IsCancellationRequested);
+                return Task.CompletedTask;
+            },
+            more: builder => builder.Services.Insert(0, ServiceDescriptor.Singleton<IHostedService, StopsTheApplicationAsItStarts>()));
+
+        ScriptedWorker worker = host.Worker(); // RunAsync disposes the host's services
+        await host.RunAsync().Within("the host to start and then stop, without an exception");
+
+        (await executed.Task.Within("ExecuteAsync to run")).Should().BeTrue("its stopping token was cancelled before it started");
+        worker.PriorityContext.State.Should().Be(PrioritySchedulerState.Completed);
+        logs.Entries.Should().NotContain(e => e.Level >= LogLevel.Error);
+    }
+
     // The host logs the fault, then (StopHost only) stops the application, in one synchronous step. Waiting for the fault's log and
     // then stopping the host ourselves, the ApplicationStopping callback tells who stopped it.
     private static async Task AssertHostKeepsRunningAfterFault(IHost host, TestLoggerProvider logs, string message)
@@ -249,4 +274,16 @@ public sealed class PriorityBackgroundServiceTests
         await host.StopAsync().Within("host stop");
         (await stoppedBy.Task.Within("ApplicationStopping")).Should().BeTrue("with Ignore, only the test stops the host");
     }
+}
+
+/// <summary>What the console lifetime does on Ctrl+C during the host's start-up: asks the application to stop.</summary>
+internal sealed class StopsTheApplicationAsItStarts(IHostApplicationLifetime lifetime) : IHostedService
+{
+    public Task StartAsync(CancellationToken cancellationToken)
+    {
+        lifetime.StopApplication();
+        return Task.CompletedTask;
+    }
+
+    public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
 }

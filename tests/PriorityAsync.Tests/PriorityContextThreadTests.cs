@@ -103,12 +103,39 @@ public class PriorityContextThreadTests
         await loop.DisposeOrFailAsync();
     }
 
-    [Fact]
-    public async Task DisposeAsync_FromTheLoopThreadItself_CompletesWithoutDeadlock()
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task Dispose_FromTheLoopThreadItself_ReturnsAtOnceAndTheLoopEnds(bool disposeAsync)
     {
-        var loop = new PriorityContextThread();
-        loop.Context.GetSynchronizationContext(0).Post(_ => loop.Dispose(), null);
+        // Dispose and DisposeAsync on the loop thread cannot wait for their own loop: each only completes it and returns (DisposeAsync
+        // with a completed task); the loop ends once the item that disposed it returns.
+        var loop = new PriorityContextThread(new PriorityContextOptions { Name = $"dispose-itself-{disposeAsync}" });
+        var returned = new TaskCompletionSource<(bool OnLoopThread, bool ReturnedCompleted, bool LoopEndedMeanwhile)>(
+            TaskCreationOptions.RunContinuationsAsynchronously);
+        loop.Context.GetSynchronizationContext(0).Post(
+            _ =>
+            {
+                bool returnedCompleted = true;
+                if (disposeAsync)
+                {
+                    returnedCompleted = IsCompletedAtOnce(loop.DisposeAsync());
+                }
+                else
+                {
+                    loop.Dispose();
+                }
+
+                returned.TrySetResult((Environment.CurrentManagedThreadId == loop.ManagedThreadId, returnedCompleted, loop.Completion.IsCompleted));
+            },
+            null);
+
+        (bool onLoopThread, bool returnedCompleted, bool loopEndedMeanwhile) = await returned.Task.WithTimeout("the disposal on the loop thread to return");
         await loop.Completion.WithTimeout("the loop to finish after disposing itself");
+        onLoopThread.Should().BeTrue();
+        returnedCompleted.Should().BeTrue("from the loop thread DisposeAsync only completes: its task is already completed");
+        loopEndedMeanwhile.Should().BeFalse("the loop ends after the item that disposed it, not inside it");
+        loop.Completion.IsCompletedSuccessfully.Should().BeTrue();
     }
 
     [Theory]

@@ -11,7 +11,7 @@ namespace Snippets;
 /// <summary>
 /// The paste rule: a C# block is a whole program that compiles as pasted into <c>dotnet new console</c> with the PriorityAsync
 /// package added, or its first line is one comment, <c>// Needs: ...</c>, that says what it needs around it. A needs line that names
-/// files of the repository (<c>// Needs: samples/Quickstart/Bus.cs beside it</c>) makes the block a program compiled with those
+/// files of the repository (<c>// Needs: ... samples/HostingGettingStarted/Worker.cs beside it</c>) makes the block a program compiled with those
 /// files; one that names the PriorityAsync.Hosting package adds that package, and <c>dotnet new worker</c> (the Generic Host's
 /// template) stands for that template's usings and packages.
 /// </summary>

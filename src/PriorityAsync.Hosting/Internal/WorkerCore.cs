@@ -143,7 +143,19 @@ internal abstract class WorkerCore : IDisposable
         Task started = StartEntry(options.DefaultLevel, running);
         Volatile.Write(ref _started, 1);
 
-        await started.WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await started.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested && !started.IsFaulted)
+        {
+            // The host asked to stop while it was starting (Ctrl+C or SIGTERM during start-up: the host cancels the start token).
+            // Returning, as BackgroundService.StartAsync does, lets the host finish starting and then stop us; throwing would make
+            // the host fail to start and Run rethrow, so the process would end with an unhandled exception instead of exit code 0.
+            // The stopping token, linked to the start token, is already cancelled: ExecuteAsync sees it as soon as it starts.
+            return;
+        }
+
         Log.Started(_logger, Name, options.Levels, options.DefaultLevel);
     }
 

@@ -20,6 +20,7 @@ internal sealed class Watchdog : IDisposable
     private long _episodeStart; // Stopwatch timestamp of the episode's first check; 0 = no episode
     private bool _episodeReported;
     private volatile bool _stopped;
+    private long _checks;
 
     private Watchdog(SchedulerThread context, TimeSpan timeout)
     {
@@ -34,6 +35,11 @@ internal sealed class Watchdog : IDisposable
 
     /// <summary>The period of the checks, in Stopwatch ticks.</summary>
     public long IntervalTicks { get; }
+
+    /// <summary>For tests: how many checks this watchdog has completed, a report raised included. Checks are at least
+    /// <see cref="IntervalTicks"/> apart, so once it has made <c>timeout / interval + 2</c> of them with no report, a stall that
+    /// existed from the first would have been reported.</summary>
+    internal long Checks => Interlocked.Read(ref _checks);
 
     /// <summary>Guarded by the <see cref="WatchdogThread"/>'s lock: when the next check is due (a Stopwatch timestamp).</summary>
     public long NextCheck { get; set; }
@@ -132,5 +138,7 @@ internal sealed class Watchdog : IDisposable
         {
             _context.Scheduler.OnStallDetected(_context, report);
         }
+
+        Interlocked.Increment(ref _checks); // after the report: a test that has seen the count has seen the handlers run
     }
 }

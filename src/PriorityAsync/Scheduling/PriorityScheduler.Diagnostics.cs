@@ -192,7 +192,7 @@ public abstract partial class PriorityScheduler
                 watchdogs[i] = Watchdog.Start(_threads[i], timeout);
             }
 
-            _watchdogs = watchdogs;
+            Volatile.Write(ref _watchdogs, watchdogs); // read by WatchdogOf from other threads
         }
 
         ContextRegistry.Register(this);
@@ -200,6 +200,14 @@ public abstract partial class PriorityScheduler
         {
             SliceClock.Shared.Register(this);
         }
+    }
+
+    /// <summary>For tests: the stall watchdog of thread <paramref name="thread"/>, or <see langword="null"/> when the scheduler has none
+    /// (no <see cref="PrioritySchedulerOptions.StallTimeout"/>) or has not started running yet.</summary>
+    internal Watchdog? WatchdogOf(int thread)
+    {
+        Watchdog?[] watchdogs = Volatile.Read(ref _watchdogs);
+        return thread < watchdogs.Length ? watchdogs[thread] : null;
     }
 
     /// <summary>As the scheduler ends (or a pool fails to start).</summary>

@@ -5,9 +5,9 @@ using Microsoft.CodeAnalysis.Testing;
 namespace PriorityAsync.Analyzers.Tests.Infrastructure;
 
 /// <summary>
-/// What the test sources compile against: the running .NET's own assemblies, and the real PriorityAsync, PriorityAsync.Hosting and
-/// Microsoft.Extensions assemblies this test project references. Taken from the process, not downloaded: the tests run offline
-/// and against exactly the library the repository builds.
+/// What the test sources compile against: the running .NET's own assemblies, and the real PriorityAsync, PriorityAsync.Hosting,
+/// Microsoft.Extensions and Nito.AsyncEx assemblies this test project references. Taken from the process, not downloaded: the tests
+/// run offline and against exactly the library the repository builds.
 /// </summary>
 internal static class TestReferences
 {
@@ -38,5 +38,6 @@ internal static class TestReferences
 
     private static bool IsLibrary(string fileName) =>
         fileName is "PriorityAsync.dll" or "PriorityAsync.Hosting.dll"
-        || fileName.StartsWith("Microsoft.Extensions.", StringComparison.Ordinal);
+        || fileName.StartsWith("Microsoft.Extensions.", StringComparison.Ordinal)
+        || fileName.StartsWith("Nito.", StringComparison.Ordinal); // AsyncEx's AsyncLock (PA0006)
 }

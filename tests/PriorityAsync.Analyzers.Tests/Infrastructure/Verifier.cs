@@ -25,7 +25,8 @@ internal static class Verifier
         "PA0003" => new DiagnosticResult(Descriptors.UnownedTask),
         "PA0004" => new DiagnosticResult(Descriptors.StaticPriorityOffLoop),
         "PA0005" => new DiagnosticResult(Descriptors.PrioritizeInHelper),
-        _ => throw new ArgumentOutOfRangeException(nameof(id), id, "PA0001 to PA0005"),
+        "PA0006" => new DiagnosticResult(Descriptors.PriorityLock),
+        _ => throw new ArgumentOutOfRangeException(nameof(id), id, "PA0001 to PA0006"),
     };
 
     /// <summary>Checks that <paramref name="source"/> (with {|PA0001:...|} markup, or <paramref name="expected"/>) produces exactly
@@ -40,6 +41,18 @@ internal static class Verifier
         test.TestState.Sources.Add(("Usings.cs", GlobalUsings));
         AddLibrary(test.TestState, libraryStandIns);
         test.ExpectedDiagnostics.AddRange(expected);
+        return test.RunAsync();
+    }
+
+    /// <summary>As <see cref="AnalyzeAsync(string, DiagnosticResult[])"/>, for a program of top-level statements (the README's kind:
+    /// its local functions are declared beside <c>PriorityContext.Run</c> and called inside its lambda).</summary>
+    public static Task AnalyzeProgramAsync(string source)
+    {
+        var test = new CSharpAnalyzerTest<PriorityLoopAnalyzer, DefaultVerifier> { ReferenceAssemblies = TestReferences.None };
+        test.TestState.OutputKind = OutputKind.ConsoleApplication;
+        test.TestState.Sources.Add(source);
+        test.TestState.Sources.Add(("Usings.cs", GlobalUsings));
+        AddLibrary(test.TestState, libraryStandIns: null);
         return test.RunAsync();
     }
 

@@ -13,6 +13,8 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
 {
     private SchedulerHost _host = null!;
 
+    protected SchedulerHost Host => _host;
+
     protected virtual int Threads => 0;
 
     /// <summary>The pool's caps per level (<see cref="PriorityThreadPoolOptions.MaxConcurrencyPerLevel"/>), or null.</summary>
@@ -28,6 +30,10 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
     protected PriorityScheduler Scheduler => _host.Scheduler;
 
     protected TaskScheduler Sut => Scheduler.GetScheduler(Level);
+
+    internal int LevelCount => Levels;
+
+    internal int LevelUnderTest => Level;
 
     public Task InitializeAsync()
     {
@@ -155,41 +161,6 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
     }
 
     [Fact]
-    public async Task Wait_OnLoopThread_RefusesToInlineAheadOfMoreUrgentWork()
-    {
-        if (Level == Levels - 1)
-        {
-            return; // nothing is more urgent than the top level; the lower levels cover this rule
-        }
-
-        var inline = typeof(TaskScheduler).GetMethod("TryExecuteTaskInline", BindingFlags.Instance | BindingFlags.NonPublic)!;
-        var ran = new ConcurrentQueue<string>();
-        Task queued = null!;
-        using LoopHarness.Pause? others = _host.Concurrency > 1 ? PauseAllButOne() : null; // the urgent item stays queued
-        bool inlined = await _host.RunOn(0, () =>
-        {
-            Scheduler.GetSynchronizationContext(Levels - 1).Post(_ => ran.Enqueue("urgent"), null);
-            queued = Scheduler.GetTaskFactory(Level).StartNew(() => ran.Enqueue("task"));
-
-            // What Task.Wait() / RunSynchronously ask the scheduler on the loop thread (a refused inline would then block,
-            // the sync-over-async hazard; calling the override directly keeps the test from deadlocking).
-            return Task.FromResult((bool)inline.Invoke(Sut, [queued, true])!);
-        }).WithTimeout("the body");
-
-        inlined.Should().BeFalse("inlining would let the task overtake the urgent item");
-        others?.Dispose();
-        await queued.WithTimeout("the task, run from the queue");
-        if (_host.RunOrderIsStrictOrder)
-        {
-            ran.Should().Equal("urgent", "task");
-        }
-        else
-        {
-            ran.Should().BeEquivalentTo(["urgent", "task"]);
-        }
-    }
-
-    [Fact]
     public async Task CancelledBeforeRunning_NeverRuns()
     {
         using var cts = new CancellationTokenSource();
@@ -209,7 +180,7 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
 
     /// <summary>Blocks all of a pool's threads but one inside items at the top level, so that an item queued above stays queued while
     /// the remaining thread runs the test's body.</summary>
-    private LoopHarness.Pause PauseAllButOne()
+    protected LoopHarness.Pause PauseAllButOne()
     {
         var pause = new LoopHarness.Pause();
         using var entered = new CountdownEvent(_host.Concurrency - 1);
@@ -227,6 +198,62 @@ public abstract class TaskSchedulerContractTests : IAsyncLifetime
     }
 }
 
+/// <summary>The rules that need a more urgent level than the one under test: declared only for those shapes (a top level has nothing
+/// above it to overtake, and a test there would pass without asserting anything).</summary>
+public abstract class TaskSchedulerBelowTopContractTests : TaskSchedulerContractTests
+{
+    [Fact]
+    public async Task Wait_OnLoopThread_RefusesToInlineAheadOfMoreUrgentWork()
+    {
+        Level.Should().BeLessThan(Levels - 1, "this rule is declared only for a level with a more urgent one above it");
+        var inline = typeof(TaskScheduler).GetMethod("TryExecuteTaskInline", BindingFlags.Instance | BindingFlags.NonPublic)!;
+        var ran = new ConcurrentQueue<string>();
+        Task queued = null!;
+        using LoopHarness.Pause? others = Host.Concurrency > 1 ? PauseAllButOne() : null; // the urgent item stays queued
+        bool inlined = await Host.RunOn(0, () =>
+        {
+            Scheduler.GetSynchronizationContext(Levels - 1).Post(_ => ran.Enqueue("urgent"), null);
+            queued = Scheduler.GetTaskFactory(Level).StartNew(() => ran.Enqueue("task"));
+
+            // What Task.Wait() / RunSynchronously ask the scheduler on the loop thread (a refused inline would then block,
+            // the sync-over-async hazard; calling the override directly keeps the test from deadlocking).
+            return Task.FromResult((bool)inline.Invoke(Sut, [queued, true])!);
+        }).WithTimeout("the body");
+
+        inlined.Should().BeFalse("inlining would let the task overtake the urgent item");
+        others?.Dispose();
+        await queued.WithTimeout("the task, run from the queue");
+        if (Host.RunOrderIsStrictOrder)
+        {
+            ran.Should().Equal("urgent", "task");
+        }
+        else
+        {
+            ran.Should().BeEquivalentTo(["urgent", "task"]);
+        }
+    }
+}
+
+/// <summary>Every shape below the top level runs the rules of <see cref="TaskSchedulerBelowTopContractTests"/>.</summary>
+public sealed class TaskSchedulerContractShapesTests
+{
+    [Fact]
+    public void EveryShapeBelowTheTopLevel_RunsTheRulesThatNeedAMoreUrgentLevel()
+    {
+        var shapes = typeof(TaskSchedulerContractTests).Assembly.GetTypes()
+            .Where(t => !t.IsAbstract && t.IsSubclassOf(typeof(TaskSchedulerContractTests)))
+            .Select(t => (Type: t, Instance: (TaskSchedulerContractTests)Activator.CreateInstance(t)!))
+            .ToList();
+        shapes.Should().Contain(s => s.Instance.LevelUnderTest == s.Instance.LevelCount - 1).And
+            .Contain(s => s.Instance.LevelUnderTest < s.Instance.LevelCount - 1);
+        foreach ((Type type, TaskSchedulerContractTests shape) in shapes)
+        {
+            bool belowTop = shape.LevelUnderTest < shape.LevelCount - 1;
+            type.IsSubclassOf(typeof(TaskSchedulerBelowTopContractTests)).Should().Be(belowTop, type.Name);
+        }
+    }
+}
+
 public sealed class TaskSchedulerContract_Levels1_Level0 : TaskSchedulerContractTests
 {
     protected override int Levels => 1;
@@ -234,14 +261,14 @@ public sealed class TaskSchedulerContract_Levels1_Level0 : TaskSchedulerContract
     protected override int Level => 0;
 }
 
-public sealed class TaskSchedulerContract_Levels3_Level0 : TaskSchedulerContractTests
+public sealed class TaskSchedulerContract_Levels3_Level0 : TaskSchedulerBelowTopContractTests
 {
     protected override int Levels => 3;
 
     protected override int Level => 0;
 }
 
-public sealed class TaskSchedulerContract_Levels3_Level1 : TaskSchedulerContractTests
+public sealed class TaskSchedulerContract_Levels3_Level1 : TaskSchedulerBelowTopContractTests
 {
     protected override int Levels => 3;
 
@@ -262,7 +289,7 @@ public sealed class TaskSchedulerContract_Levels64_Level63 : TaskSchedulerContra
     protected override int Level => 63;
 }
 
-public sealed class TaskSchedulerContract_Pool1_Levels3_Level1 : TaskSchedulerContractTests
+public sealed class TaskSchedulerContract_Pool1_Levels3_Level1 : TaskSchedulerBelowTopContractTests
 {
     protected override int Threads => 1;
 
@@ -280,7 +307,7 @@ public sealed class TaskSchedulerContract_Pool3_Levels1_Level0 : TaskSchedulerCo
     protected override int Level => 0;
 }
 
-public sealed class TaskSchedulerContract_Pool3_Levels3_Level0 : TaskSchedulerContractTests
+public sealed class TaskSchedulerContract_Pool3_Levels3_Level0 : TaskSchedulerBelowTopContractTests
 {
     protected override int Threads => 3;
 
@@ -307,7 +334,7 @@ public sealed class TaskSchedulerContract_Pool4_Levels64_Level63 : TaskScheduler
     protected override int Level => 63;
 }
 
-public sealed class TaskSchedulerContract_Pool3_Levels3_Capped313_Level1 : TaskSchedulerContractTests
+public sealed class TaskSchedulerContract_Pool3_Levels3_Capped313_Level1 : TaskSchedulerBelowTopContractTests
 {
     protected override int Threads => 3;
 
@@ -329,7 +356,7 @@ public sealed class TaskSchedulerContract_Pool3_Levels3_Capped313_Level2 : TaskS
     protected override IReadOnlyList<int>? Caps => [3, 1, 3];
 }
 
-public sealed class TaskSchedulerContract_Pool2_Levels3_Capped122_Level0 : TaskSchedulerContractTests
+public sealed class TaskSchedulerContract_Pool2_Levels3_Capped122_Level0 : TaskSchedulerBelowTopContractTests
 {
     protected override int Threads => 2;
 
@@ -340,7 +367,7 @@ public sealed class TaskSchedulerContract_Pool2_Levels3_Capped122_Level0 : TaskS
     protected override IReadOnlyList<int>? Caps => [1, 2, 2];
 }
 
-public sealed class TaskSchedulerContract_Pool2_Levels3_Aging_Level1 : TaskSchedulerContractTests
+public sealed class TaskSchedulerContract_Pool2_Levels3_Aging_Level1 : TaskSchedulerBelowTopContractTests
 {
     protected override int Threads => 2;
 
@@ -351,7 +378,7 @@ public sealed class TaskSchedulerContract_Pool2_Levels3_Aging_Level1 : TaskSched
     protected override PriorityPolicy? Policy => PriorityPolicy.Aging(TimeSpan.FromMilliseconds(5), TimeSpan.FromMilliseconds(5), TimeSpan.FromMilliseconds(5));
 }
 
-public sealed class TaskSchedulerContract_Pool1_Levels3_Shares_Level0 : TaskSchedulerContractTests
+public sealed class TaskSchedulerContract_Pool1_Levels3_Shares_Level0 : TaskSchedulerBelowTopContractTests
 {
     protected override int Threads => 1;
 

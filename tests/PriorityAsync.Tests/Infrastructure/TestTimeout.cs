@@ -31,6 +31,22 @@ public static class TestTimeout
     /// <summary>The bounded wait for a <see cref="PriorityTask{TResult}"/>'s task.</summary>
     public static Task<T> WithTimeout<T>(this PriorityTask<T> task, string what) => task.Task.WithTimeout(what);
 
+    /// <summary>Polls <paramref name="condition"/> until it holds, for state that raises no event (a counter of another thread), and
+    /// fails loudly if it never does. A poll, not a measurement: nothing is asserted on how long it took.</summary>
+    public static async Task UntilAsync(Func<bool> condition, string what)
+    {
+        long deadline = Stopwatch.GetTimestamp() + (long)(Unexpected.TotalSeconds * Stopwatch.Frequency);
+        while (!condition())
+        {
+            if (Unexpected != Timeout.InfiniteTimeSpan && Stopwatch.GetTimestamp() > deadline)
+            {
+                throw new TimeoutException($"Timed out after {Unexpected.TotalSeconds} s waiting for: {what}.");
+            }
+
+            await Task.Delay(1).ConfigureAwait(false);
+        }
+    }
+
     public static void WaitOrFail(this ManualResetEventSlim e, string what)
     {
         if (!e.Wait(Unexpected))

@@ -193,7 +193,7 @@ public sealed class TaskScopeTests
     }
 
     [Fact]
-    public async Task Start_ChildRunsAtItsOwnLevel_OnTheLoop_QueuedBehindThatLevel()
+    public async Task StartAsync_ChildRunsAtItsOwnLevel_OnTheLoop_QueuedBehindThatLevel()
     {
         var loop = new PriorityContextThread(ThreeLevels);
         await using var disposeLoop = loop.BoundedDisposal();

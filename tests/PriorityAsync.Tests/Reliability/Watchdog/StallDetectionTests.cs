@@ -203,15 +203,20 @@ public sealed class StallDetectionTests
     [Fact]
     public async Task IdleLoop_NoWorkWaiting_NeverReported()
     {
-        // Idle is not a stall, however long it lasts: with nothing waiting, no check can start an episode (no timing involved).
+        // Idle is not a stall, however long it lasts: with nothing waiting, no check can start an episode. "No report" is asserted once
+        // the watchdog has made enough checks to have reported a stall that existed from its first one (ChecksToReport), not after
+        // a wait that may end before it ran at all.
         var options = new PriorityContextOptions { Name = NewName(), StallTimeout = TimeSpan.FromMilliseconds(10) };
         int reports = 0;
         var loop = new PriorityContextThread(options);
+        await using var disposeLoop = loop.BoundedDisposal();
         loop.Context.StallDetected += (_, _) => Interlocked.Increment(ref reports);
 
         // Nothing is ever queued (not even a continuation of this test), so no check can see waiting work, however slow the machine.
-        await Task.Delay(200); // about 80 checks of an idle loop
-        await loop.DisposeAsync().AsTask().WithTimeout("dispose");
+        await TestTimeout.UntilAsync(() => loop.Context.WatchdogOf(0) is not null, "the loop thread to start its watchdog");
+        Internal.Watchdog watchdog = loop.Context.WatchdogOf(0)!;
+        int checks = ChecksToReport(watchdog);
+        await TestTimeout.UntilAsync(() => watchdog.Checks >= checks, $"the watchdog to make {checks} checks");
         Volatile.Read(ref reports).Should().Be(0);
     }
 
@@ -270,16 +275,34 @@ public sealed class StallDetectionTests
     [Fact]
     public async Task StallTimeoutNull_NoWatchdog_BlockedLoopNotReported()
     {
-        // Null turns it off: the same blocked loop raises nothing.
+        // Null turns it off: the loop has no watchdog, so nothing can report it. A loop with one, blocked the same way after it, is
+        // reported: the blocked loop without one stayed silent over a span in which a watchdog did speak.
         var loop = new PriorityContextThread(new PriorityContextOptions { Name = NewName(), StallTimeout = null });
+        var watched = new PriorityContextThread(new PriorityContextOptions { Name = NewName(), StallTimeout = s_shortTimeout });
         int reports = 0;
         loop.Context.StallDetected += (_, _) => Interlocked.Increment(ref reports);
+        var watchedReported = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        watched.Context.StallDetected += (_, _) => watchedReported.TrySetResult();
         using var release = new ManualResetEventSlim(false);
-        loop.Context.GetSynchronizationContext(0).Post(_ => release.Wait(TestTimeout.Unexpected), null);
-        loop.Context.GetSynchronizationContext(1).Post(_ => { }, null);
-        await Task.Delay(300); // three times the short timeout the other tests use: long enough for a watchdog to have spoken
+        foreach (PriorityContextThread thread in new[] { loop, watched })
+        {
+            var entered = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            thread.Context.GetSynchronizationContext(0).Post(
+                _ =>
+                {
+                    entered.SetResult();
+                    release.Wait(TestTimeout.Unexpected);
+                },
+                null);
+            await entered.Task.WithTimeout("the loop to block");
+            thread.Context.GetSynchronizationContext(1).Post(_ => { }, null); // waiting work, which nothing can start
+        }
+
+        loop.Context.WatchdogOf(0).Should().BeNull("StallTimeout = null starts no watchdog");
+        await watchedReported.Task.WithTimeout("the watched loop, blocked the same way, to be reported");
         release.Set();
         await loop.DisposeAsync().AsTask().WithTimeout("dispose");
+        await watched.DisposeAsync().AsTask().WithTimeout("dispose the watched loop");
         Volatile.Read(ref reports).Should().Be(0);
     }
 
@@ -364,4 +387,9 @@ public sealed class StallDetectionTests
     }
 
     private static string NewName() => "stall-" + Guid.NewGuid().ToString("N")[..8];
+
+    /// <summary>The checks after which a stall that existed from the first check has been reported: the first opens the episode, and
+    /// checks are at least an interval apart, so the episode is a timeout old by check <c>timeout / interval + 2</c>.</summary>
+    private static int ChecksToReport(Internal.Watchdog watchdog) =>
+        (int)Math.Ceiling(watchdog.Timeout.TotalSeconds * Stopwatch.Frequency / watchdog.IntervalTicks) + 2;
 }
