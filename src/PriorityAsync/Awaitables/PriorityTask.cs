@@ -44,6 +44,9 @@ public readonly struct PriorityTask
     /// the calling code waits on each of them from now on, so each runs at least at its level until it completes.</summary>
     /// <param name="tasks">The work to wait for.</param>
     /// <returns>A task with every failure of the work (the first rethrown by an <c>await</c>).</returns>
+    /// <remarks>It completes through the calling code's context (on a loop, at the caller's level), never through the thread pool:
+    /// <see cref="Task.WhenAll(IEnumerable{Task})"/> over these tasks completes on a pool thread, since the work's tasks do not run the
+    /// continuations of other code on the scheduler's thread.</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="tasks"/> is <see langword="null"/>.</exception>
     public static Task WhenAll(IEnumerable<PriorityTask> tasks)
     {
@@ -55,7 +58,7 @@ public readonly struct PriorityTask
             all.Add(task.Task);
         }
 
-        return Task.WhenAll(all);
+        return WhenAllHere(all);
     }
 
     /// <summary>A task that completes with every result of <paramref name="tasks"/>, in order, as
@@ -63,6 +66,8 @@ public readonly struct PriorityTask
     /// <typeparam name="TResult">The result type.</typeparam>
     /// <param name="tasks">The work to wait for.</param>
     /// <returns>A task with the results, or every failure of the work.</returns>
+    /// <remarks>It completes through the calling code's context, never through the thread pool (see
+    /// <see cref="WhenAll(IEnumerable{PriorityTask})"/>).</remarks>
     /// <exception cref="ArgumentNullException"><paramref name="tasks"/> is <see langword="null"/>.</exception>
     public static Task<TResult[]> WhenAll<TResult>(IEnumerable<PriorityTask<TResult>> tasks)
     {
@@ -72,6 +77,32 @@ public readonly struct PriorityTask
         {
             Joins.Join(task.Task);
             all.Add(task.Task);
+        }
+
+        return WhenAllHere(all);
+    }
+
+    // Each await comes back through the caller's context (a post on a loop, at its level); once all are done, Task.WhenAll is complete
+    // at once, with every failure (unwrapped as is: an async method would keep only the first).
+    private static Task WhenAllHere(List<Task> all) => AwaitEach(all).Unwrap();
+
+    private static Task<TResult[]> WhenAllHere<TResult>(List<Task<TResult>> all) => AwaitEach(all).Unwrap();
+
+    private static async Task<Task> AwaitEach(List<Task> all)
+    {
+        foreach (Task task in all)
+        {
+            await task.ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
+        }
+
+        return Task.WhenAll(all);
+    }
+
+    private static async Task<Task<TResult[]>> AwaitEach<TResult>(List<Task<TResult>> all)
+    {
+        foreach (Task task in all)
+        {
+            await task.ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
         }
 
         return Task.WhenAll(all);

@@ -16,6 +16,9 @@ internal static class EscalationGraph
 {
     private static readonly Lock s_lock = new();
 
+    // RecomputeLocked's work list, reused under s_lock (a recompute never starts another), so that a change allocates nothing.
+    private static readonly Stack<IEscalationNode> s_pending = new();
+
     /// <summary>An edge for code running in <paramref name="waiter"/> that waits on <paramref name="target"/>, or null when the waiter
     /// runs on no priority scheduler (it has no level to lend).</summary>
     public static WaitEdge? CreateEdge(SynchronizationContext? waiter, IEscalationNode? target, object cause) =>
@@ -131,7 +134,8 @@ internal static class EscalationGraph
     /// deadlock) keeps its floors.</summary>
     private static void RecomputeLocked(IEscalationNode start, ref EscalationBatch batch)
     {
-        var pending = new Stack<IEscalationNode>();
+        Stack<IEscalationNode> pending = s_pending;
+        pending.Clear(); // left over only if a previous recompute threw
         pending.Push(start);
         while (pending.TryPop(out IEscalationNode? node))
         {
@@ -174,13 +178,7 @@ internal static class EscalationGraph
                 }
             }
 
-            if (links?.ChildrenSnapshot() is { } children)
-            {
-                foreach (IEscalationNode child in children)
-                {
-                    pending.Push(child);
-                }
-            }
+            links?.PushChildren(pending);
         }
     }
 }

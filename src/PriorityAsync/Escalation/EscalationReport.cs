@@ -37,7 +37,7 @@ internal static class EscalationReport
                 // Named now: work that completes drops back, and a completed operation no longer names its delegate.
                 string work = links.RaisedWork = node.Describe();
                 (string kind, string by) = DescribeCause(cause);
-                batch.After(() => Started(node, work, own, floor, kind, by));
+                batch.After(StartedReport(node, work, own, floor, kind, by));
             }
         }
         else if (previous > own && floor <= own && node.LinksIfAny is { } links)
@@ -46,7 +46,7 @@ internal static class EscalationReport
             if (Listening)
             {
                 string work = links.RaisedWork ?? node.Describe();
-                batch.After(() => Ended(node, work, own, to, start, end));
+                batch.After(EndedReport(node, work, own, to, start, end));
             }
 
             links.RaisedWork = null;
@@ -82,6 +82,13 @@ internal static class EscalationReport
         IEscalationNode owner => ("owner", owner.Describe()),
         _ => ("owner", "its owner"),
     };
+
+    // The closures are made here, not in FloorChanged, whose parameters they would capture: that would allocate on every call.
+    private static Action StartedReport(IEscalationNode node, string work, int own, int floor, string kind, string by) =>
+        () => Started(node, work, own, floor, kind, by);
+
+    private static Action EndedReport(IEscalationNode node, string work, int own, int to, long start, long end) =>
+        () => Ended(node, work, own, to, start, end);
 
     private static void Started(IEscalationNode node, string work, int own, int floor, string kind, string by)
     {

@@ -5,8 +5,8 @@ namespace PriorityAsync.Internal;
 
 /// <summary>
 /// A node's part in the escalation graph ([X-GRAPH]), created when it first takes part: the waits on it and the waits it makes (under
-/// the graph's lock), and its parents and children (under <see cref="_lock"/>, so a holder enters and leaves a region without the
-/// graph's lock, [X-PARENT]).
+/// the graph's lock), and its parents and children (the first of each set by an interlocked operation, the others under
+/// <see cref="_lock"/>, so a holder enters and leaves a region without the graph's lock, [X-PARENT]).
 /// </summary>
 internal sealed class NodeLinks
 {
@@ -44,8 +44,8 @@ internal sealed class NodeLinks
         _lock.Enter();
         try
         {
-            top = _parent;
-            int floor = _parent?.Floor ?? -1;
+            top = Volatile.Read(ref _parent);
+            int floor = top?.Floor ?? -1;
             if (_moreParents is { } more)
             {
                 foreach (IEscalationNode parent in more)
@@ -66,26 +66,24 @@ internal sealed class NodeLinks
         }
     }
 
-    /// <summary>A moment's copy of the children, for a raise to pass on ([X-PARENT]); null when there are none.</summary>
-    public IEscalationNode[]? ChildrenSnapshot()
+    /// <summary>Pushes the children as they are now, for a raise to pass on ([X-PARENT]).</summary>
+    public void PushChildren(Stack<IEscalationNode> pending)
     {
         _lock.Enter();
         try
         {
-            if (_child is null)
+            if (Volatile.Read(ref _child) is { } first)
             {
-                return null;
+                pending.Push(first);
             }
 
-            if (_moreChildren is not { Count: > 0 } more)
+            if (_moreChildren is { } more)
             {
-                return [_child];
+                foreach (IEscalationNode child in more)
+                {
+                    pending.Push(child);
+                }
             }
-
-            var all = new IEscalationNode[more.Count + 1];
-            all[0] = _child;
-            more.CopyTo(all, 1);
-            return all;
         }
         finally
         {
@@ -101,19 +99,19 @@ internal sealed class NodeLinks
 
     public void RemoveChild(IEscalationNode child) => Remove(ref _child, ref _moreChildren, child);
 
+    // The first parent (child) is set and cleared with one interlocked operation: a region has one parent per holding, a flow a child
+    // per region it holds, so the spin lock guards only the rare list. A node present throughout an add or a remove is seen by a reader.
     private void Add(ref IEscalationNode? first, ref List<IEscalationNode>? more, IEscalationNode node)
     {
+        if (Interlocked.CompareExchange(ref first, node, null) is null)
+        {
+            return;
+        }
+
         _lock.Enter();
         try
         {
-            if (first is null)
-            {
-                first = node;
-            }
-            else
-            {
-                (more ??= []).Add(node);
-            }
+            (more ??= []).Add(node);
         }
         finally
         {
@@ -124,22 +122,15 @@ internal sealed class NodeLinks
     /// <summary>Removes one occurrence (a region's flow has one parent per holding, and two holdings may share one).</summary>
     private void Remove(ref IEscalationNode? first, ref List<IEscalationNode>? more, IEscalationNode node)
     {
+        if (ReferenceEquals(Interlocked.CompareExchange(ref first, null, node), node))
+        {
+            return;
+        }
+
         _lock.Enter();
         try
         {
-            if (ReferenceEquals(first, node))
-            {
-                first = null;
-                if (more is { Count: > 0 })
-                {
-                    first = more[^1];
-                    more.RemoveAt(more.Count - 1);
-                }
-            }
-            else
-            {
-                more?.Remove(node);
-            }
+            more?.Remove(node);
         }
         finally
         {

@@ -23,19 +23,19 @@ namespace PriorityAsync;
 /// </remarks>
 public sealed class PrioritySemaphore
 {
-    // [X-LOCK]: _count, _waiters, _holdings and the sites under _lock. No user code and no queueing under it; the graph's lock may be
+    // [X-LOCK]: _count, _waiters, _holdings and the regions under _lock. No user code and no queueing under it; the graph's lock may be
     // taken under it (lock order: this, the graph's, a node's spin lock).
     private readonly Lock _lock = new();
     private readonly int _maxCount;
     private readonly string _kind;
-    private readonly List<Holding> _holdings = new(1);
+    private HoldingSet _holdings;
     private int _count;
     private List<LockWaiter>? _waiters;
     private long _sequence;
     private long _generation;
-    private PriorityScheduler? _siteScheduler;
-    private HoldSite?[]? _sites;
-    private List<(PriorityScheduler Scheduler, HoldSite?[] Sites)>? _otherSites;
+    private PriorityScheduler? _regionScheduler;
+    private WorkFlow?[]? _regions;
+    private List<(PriorityScheduler Scheduler, WorkFlow?[] Regions)>? _otherRegions;
 
     /// <summary>Creates a semaphore with <paramref name="initialCount"/> free permits and no maximum.</summary>
     /// <param name="initialCount">The permits free at first, zero or more.</param>
@@ -195,18 +195,41 @@ public sealed class PrioritySemaphore
     /// gives up at once (a zero timeout: null, false), or queues a waiter and returns it.</summary>
     internal LockWaiter? Acquire(TimeSpan timeout, CancellationToken cancellationToken, out bool acquired, out long generation)
     {
+        // The uncontended path: one lock round trip, as SemaphoreSlim's, and the region entered after it.
+        var caller = SynchronizationContext.Current as PrioritySynchronizationContext;
+        WorkFlow? region;
+        lock (_lock)
+        {
+            if (_count <= 0 || _waiters is { Count: > 0 })
+            {
+                goto Contended;
+            }
+
+            _count--;
+            region = AddHolding(caller, out generation);
+        }
+
+        EnterRegion(region, caller);
+        acquired = true;
+        return null;
+
+    Contended:
+        return AcquireContended(caller, timeout, cancellationToken, out acquired, out generation);
+    }
+
+    private LockWaiter? AcquireContended(
+        PrioritySynchronizationContext? caller, TimeSpan timeout, CancellationToken cancellationToken, out bool acquired, out long generation)
+    {
         generation = 0;
-        SynchronizationContext? current = SynchronizationContext.Current;
-        var caller = current as PrioritySynchronizationContext;
         var batch = default(EscalationBatch);
         LockWaiter? waiter = null;
-        HoldSite? site = null;
+        WorkFlow? region = null;
         lock (_lock)
         {
             if (_count > 0 && _waiters is not { Count: > 0 })
             {
                 _count--;
-                site = AddHolding(caller, out generation);
+                region = AddHolding(caller, out generation); // released meanwhile
             }
             else if (timeout == TimeSpan.Zero)
             {
@@ -235,16 +258,16 @@ public sealed class PrioritySemaphore
             return waiter;
         }
 
-        EnterRegion(site, caller);
+        EnterRegion(region, caller);
         acquired = true;
         return null;
     }
 
     /// <summary>[X-LOCK]: the holder's code runs in its region's flow, a child of the flow it ran in (so a raise of that flow reaches the
     /// region): attached before any of the region's code posts, and made current for the rest of the taking method.</summary>
-    private static void EnterRegion(HoldSite? site, PrioritySynchronizationContext? caller)
+    private static void EnterRegion(WorkFlow? region, PrioritySynchronizationContext? caller)
     {
-        if (site is null)
+        if (region is null)
         {
             return; // off every priority scheduler: nothing to raise
         }
@@ -252,35 +275,30 @@ public sealed class PrioritySemaphore
         if (caller!.Node is { } parent)
         {
             var batch = default(EscalationBatch);
-            EscalationGraph.Attach(site.Flow, parent, ref batch);
+            EscalationGraph.Attach(region, parent, ref batch);
             batch.Run();
         }
 
-        SynchronizationContext.SetSynchronizationContext(site.Flow);
+        SynchronizationContext.SetSynchronizationContext(region);
     }
 
-    /// <summary>Under the lock: records a holding for code running in <paramref name="caller"/> and returns its region's site (null off
+    /// <summary>Under the lock: records a holding for code running in <paramref name="caller"/> and returns its region (null off
     /// every priority scheduler).</summary>
-    private HoldSite? AddHolding(PrioritySynchronizationContext? caller, out long generation)
+    private WorkFlow? AddHolding(PrioritySynchronizationContext? caller, out long generation)
     {
         generation = ++_generation;
-        HoldSite? site = caller is null ? null : SiteFor(caller.Scheduler, caller.Level);
-        if (site is not null)
-        {
-            site.Holdings++;
-        }
-
-        _holdings.Add(new Holding(site, caller, generation));
-        return site;
+        WorkFlow? region = caller is null ? null : RegionFor(caller.Scheduler, caller.Level);
+        _holdings.Add(new Holding(region, caller, generation));
+        return region;
     }
 
     /// <summary>Under the lock: a semaphore of one permit, waited for by code in the region of its only holding, would wait for ever.</summary>
     private void ThrowIfWaitingOnItself(PrioritySynchronizationContext? caller)
     {
-        if (_maxCount == 1 && caller is FlowContext { Flow: var flow } && _holdings.Count == 1 && ReferenceEquals(_holdings[0].Site?.Flow, flow))
+        if (_maxCount == 1 && caller is FlowContext { Flow: var flow } && _holdings.Count == 1 && ReferenceEquals(_holdings.First.Region, flow))
         {
             throw new InvalidOperationException(
-                $"{SubjectAtStart} is already held by the code that is waiting for it (it was taken at level {_holdings[0].Site!.Flow.OwnLevel} " +
+                $"{SubjectAtStart} is already held by the code that is waiting for it (it was taken at level {_holdings.First.Region!.OwnLevel} " +
                 "of this flow of work and is released only when that code goes on), so the wait would never end: it is not re-entrant. " +
                 "Release it before taking it again, or pass what needs it to code that does not hold it. Code called or started inside " +
                 "the held region runs in it; start independent work with Priority.Start or InvokeAsync.");
@@ -293,6 +311,34 @@ public sealed class PrioritySemaphore
     /// <see cref="PriorityLock"/>'s releaser) and grants the freed permits to the best waiters ([X-LOCK]).</summary>
     internal int ReleaseCore(int releaseCount, long generation)
     {
+        // The uncontended path: the only holding ends, nobody waits; one lock round trip, and the region left after it.
+        Holding ended;
+        int previousCount;
+        lock (_lock)
+        {
+            if (releaseCount != 1 || _waiters is { Count: > 0 } || _count >= _maxCount || !_holdings.TryTakeOnly(generation, out ended))
+            {
+                goto Slow;
+            }
+
+            previousCount = _count++;
+        }
+
+        if (ended.Region is not null)
+        {
+            var leave = default(EscalationBatch);
+            Ended.Leave(ended, SynchronizationContext.Current as FlowContext, ref leave);
+            leave.Run();
+        }
+
+        return previousCount;
+
+    Slow:
+        return ReleaseSlow(releaseCount, generation);
+    }
+
+    private int ReleaseSlow(int releaseCount, long generation)
+    {
         var current = SynchronizationContext.Current as FlowContext;
         var batch = default(EscalationBatch);
         var ended = default(Ended);
@@ -300,7 +346,7 @@ public sealed class PrioritySemaphore
         int previousCount;
         lock (_lock)
         {
-            int index = generation == 0 ? -1 : HoldingNumbered(generation);
+            int index = generation == 0 ? -1 : _holdings.IndexOf(generation);
             if (generation != 0 && index < 0)
             {
                 throw new InvalidOperationException(
@@ -328,7 +374,7 @@ public sealed class PrioritySemaphore
             {
                 LockWaiter next = TakeBestWaiter(waiters, ref batch);
                 _count--;
-                next.HoldContext = AddHolding(next.Context, out long nextGeneration)?.Flow;
+                next.HoldContext = AddHolding(next.Context, out long nextGeneration);
                 next.Generation = nextGeneration;
                 granted.Add(next);
             }
@@ -356,19 +402,6 @@ public sealed class PrioritySemaphore
         }
     }
 
-    private int HoldingNumbered(long generation)
-    {
-        for (int i = 0; i < _holdings.Count; i++)
-        {
-            if (_holdings[i].Generation == generation)
-            {
-                return i;
-            }
-        }
-
-        return -1;
-    }
-
     /// <summary>Under the lock: the holding of the region <paramref name="current"/> runs in, else the oldest.</summary>
     private int HoldingOf(FlowContext? current)
     {
@@ -376,7 +409,7 @@ public sealed class PrioritySemaphore
         {
             for (int i = 0; i < _holdings.Count; i++)
             {
-                if (ReferenceEquals(_holdings[i].Site?.Flow, current.Flow))
+                if (ReferenceEquals(_holdings[i].Region, current.Flow))
                 {
                     return i;
                 }
@@ -386,17 +419,10 @@ public sealed class PrioritySemaphore
         return 0;
     }
 
-    /// <summary>Under the lock: removes a holding; its site keeps its flow for the next holding at that level.</summary>
+    /// <summary>Under the lock: removes a holding; its region's flow is kept for the next holding at that level.</summary>
     private Holding EndHolding(int index)
     {
-        Holding holding = _holdings[index];
-        _holdings.RemoveAt(index);
-        if (holding.Site is { } site)
-        {
-            site.Holdings--;
-        }
-
-        return holding;
+        return _holdings.RemoveAt(index);
     }
 
     // ---- Waiters ------------------------------------------------------------------------------------------------------------
@@ -504,9 +530,9 @@ public sealed class PrioritySemaphore
 
         foreach (Holding holding in _holdings)
         {
-            if (holding.Site is { } site && ReferenceEquals(site.Flow.Scheduler, context.Scheduler) && !LendsTo(edges, site.Flow))
+            if (holding.Region is { } region && ReferenceEquals(region.Scheduler, context.Scheduler) && !LendsTo(edges, region))
             {
-                var edge = new WaitEdge(context.Node, context.Level, context.Scheduler, site.Flow, this);
+                var edge = new WaitEdge(context.Node, context.Level, context.Scheduler, region, this);
                 (edges ??= waiter.Edges = []).Add(edge);
                 EscalationGraph.Add(edge, ref batch);
             }
@@ -517,7 +543,7 @@ public sealed class PrioritySemaphore
     {
         foreach (Holding holding in _holdings)
         {
-            if (ReferenceEquals(holding.Site?.Flow, node) && ReferenceEquals(holding.Site!.Flow.Scheduler, scheduler))
+            if (ReferenceEquals(holding.Region, node) && ReferenceEquals(holding.Region!.Scheduler, scheduler))
             {
                 return true;
             }
@@ -555,37 +581,42 @@ public sealed class PrioritySemaphore
         }
     }
 
-    // ---- Sites: one region flow per scheduler and level, reused by every holding there -------------------------------------
+    // ---- Regions: one flow per scheduler and level, reused by every holding there -------------------------------------
 
-    private HoldSite SiteFor(PriorityScheduler scheduler, int level)
+    private WorkFlow RegionFor(PriorityScheduler scheduler, int level)
     {
-        HoldSite?[] sites;
-        if (_siteScheduler is null || ReferenceEquals(_siteScheduler, scheduler))
+        if (ReferenceEquals(_regionScheduler, scheduler) && _regions![level] is { } known)
         {
-            _siteScheduler = scheduler;
-            sites = _sites ??= new HoldSite?[scheduler.Levels];
+            return known;
+        }
+
+        WorkFlow?[] regions;
+        if (_regionScheduler is null || ReferenceEquals(_regionScheduler, scheduler))
+        {
+            _regionScheduler = scheduler;
+            regions = _regions ??= new WorkFlow?[scheduler.Levels];
         }
         else
         {
-            sites = OtherSites(scheduler);
+            regions = OtherRegions(scheduler);
         }
 
-        return sites[level] ??= new HoldSite(new WorkFlow(scheduler, level, $"{_kind}{(Name is null ? string.Empty : $" '{Name}'")} region"));
+        return regions[level] ??= new WorkFlow(scheduler, level, $"{_kind}{(Name is null ? string.Empty : $" '{Name}'")} region");
     }
 
-    private HoldSite?[] OtherSites(PriorityScheduler scheduler)
+    private WorkFlow?[] OtherRegions(PriorityScheduler scheduler)
     {
-        _otherSites ??= [];
-        foreach ((PriorityScheduler other, HoldSite?[] sites) in _otherSites)
+        _otherRegions ??= [];
+        foreach ((PriorityScheduler other, WorkFlow?[] regions) in _otherRegions)
         {
             if (ReferenceEquals(other, scheduler))
             {
-                return sites;
+                return regions;
             }
         }
 
-        var created = new HoldSite?[scheduler.Levels];
-        _otherSites.Add((scheduler, created));
+        var created = new WorkFlow?[scheduler.Levels];
+        _otherRegions.Add((scheduler, created));
         return created;
     }
 
@@ -619,7 +650,7 @@ public sealed class PrioritySemaphore
         var parts = new List<string>(_holdings.Count);
         foreach (Holding holding in _holdings)
         {
-            parts.Add(holding.Site is { } site ? $"code at level {site.Flow.OwnLevel} of {site.Flow.Scheduler.Subject}" : "code off every priority scheduler");
+            parts.Add(holding.Region is { } region ? $"code at level {region.OwnLevel} of {region.Scheduler.Subject}" : "code off every priority scheduler");
         }
 
         return string.Join(", ", parts);
@@ -627,14 +658,90 @@ public sealed class PrioritySemaphore
 
     /// <summary>One permit held: the region it runs in (null off every scheduler), the context its code ran in before (given back at the
     /// release), and its number.</summary>
-    private readonly record struct Holding(HoldSite? Site, PrioritySynchronizationContext? Previous, long Generation);
+    private readonly record struct Holding(WorkFlow? Region, PrioritySynchronizationContext? Previous, long Generation);
 
-    /// <summary>The region flow of one scheduler and level, and how many holdings run in it now.</summary>
-    private sealed class HoldSite(WorkFlow flow)
+    /// <summary>The holdings now, oldest first: the first inline (a lock has one at most), the others in a list. Under the lock.</summary>
+    private struct HoldingSet
     {
-        public WorkFlow Flow { get; } = flow;
+        private Holding _first;
+        private List<Holding>? _more;
 
-        public int Holdings { get; set; }
+        public int Count { get; private set; }
+
+        public readonly Holding First => _first;
+
+        public readonly Holding this[int index] => index == 0 ? _first : _more![index - 1];
+
+        public void Add(Holding holding)
+        {
+            if (Count == 0)
+            {
+                _first = holding;
+            }
+            else
+            {
+                (_more ??= []).Add(holding);
+            }
+
+            Count++;
+        }
+
+        /// <summary>The index of the holding numbered <paramref name="generation"/>, or -1.</summary>
+        public readonly int IndexOf(long generation)
+        {
+            for (int i = 0; i < Count; i++)
+            {
+                if (this[i].Generation == generation)
+                {
+                    return i;
+                }
+            }
+
+            return -1;
+        }
+
+        /// <summary>Takes the only holding, if there is one and it is the one numbered <paramref name="generation"/> (0: any).</summary>
+        public bool TryTakeOnly(long generation, out Holding holding)
+        {
+            holding = _first;
+            if (Count != 1 || (generation != 0 && _first.Generation != generation))
+            {
+                return false;
+            }
+
+            _first = default;
+            Count = 0;
+            return true;
+        }
+
+        public Holding RemoveAt(int index)
+        {
+            Holding removed = this[index];
+            if (index == 0)
+            {
+                _first = Count > 1 ? _more![0] : default;
+                index = 1; // the one moved to the first slot leaves the list
+            }
+
+            if (Count > 1)
+            {
+                _more!.RemoveAt(index - 1);
+            }
+
+            Count--;
+            return removed;
+        }
+
+        public readonly Enumerator GetEnumerator() => new(this);
+
+        public struct Enumerator(HoldingSet set)
+        {
+            private int _index = -1;
+
+            public readonly Holding Current => set[_index];
+
+            public bool MoveNext() => ++_index < set.Count;
+        }
     }
 
     /// <summary>The holdings a release ended: one inline (the usual case allocates nothing), more in a list.</summary>
@@ -675,19 +782,19 @@ public sealed class PrioritySemaphore
             }
         }
 
-        private static void Leave(Holding holding, FlowContext? current, ref EscalationBatch batch)
+        public static void Leave(Holding holding, FlowContext? current, ref EscalationBatch batch)
         {
-            if (holding.Site is not { } site)
+            if (holding.Region is not { } region)
             {
                 return;
             }
 
             if (holding.Previous!.Node is { } parent)
             {
-                EscalationGraph.Detach(site.Flow, parent, ref batch);
+                EscalationGraph.Detach(region, parent, ref batch);
             }
 
-            if (current is not null && ReferenceEquals(current.Flow, site.Flow))
+            if (current is not null && ReferenceEquals(current.Flow, region))
             {
                 PrioritySynchronizationContext previous = holding.Previous;
                 SynchronizationContext.SetSynchronizationContext(current.Level == previous.Level ? previous : previous.ContextAt(current.Level));

@@ -54,6 +54,27 @@ public class EscalationTests
     }
 
     [Fact]
+    public async Task WhenAll_GathersEveryFailure_AsTaskWhenAllDoes()
+    {
+        Task? all = null;
+        await OnLoop(2, async context =>
+        {
+            all = PriorityTask.WhenAll(
+            [
+                context.InvokeAsync(() => Task.FromException(new InvalidOperationException("first")), level: 0),
+                context.InvokeAsync(async () => await Priority.Yield(), level: 1),
+                context.InvokeAsync(() => Task.FromException(new ArgumentException("second")), level: 0),
+            ]);
+            Func<Task> awaiting = () => all;
+            await awaiting.Should().ThrowAsync<InvalidOperationException>().WithMessage("first");
+        });
+
+        all!.Exception!.InnerExceptions.Select(e => e.Message).Should().Equal("first", "second");
+        Action nullTasks = () => PriorityTask.WhenAll((IEnumerable<PriorityTask>)null!);
+        nullTasks.Should().Throw<ArgumentNullException>();
+    }
+
+    [Fact]
     public async Task AwaitInvokeAsync_FromTheSameLevel_ChangesNothing()
     {
         var log = new Log();

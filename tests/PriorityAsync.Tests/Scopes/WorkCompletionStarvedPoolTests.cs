@@ -8,7 +8,8 @@ namespace PriorityAsync.Tests.Scopes;
 /// Work the loop started completes on the loop: an <c>InvokeAsync</c> task, a scope's child and a scope's body end where the work's own
 /// task ends, never through the thread pool, so code on the loop that awaits them goes on with every pool thread blocked. Also when the
 /// work's delegate returns another task the library completes (a scope's, another InvokeAsync's), which runs its continuations
-/// asynchronously.
+/// asynchronously. <see cref="PriorityTask.WhenAll(IEnumerable{PriorityTask})"/> too (<c>Task.WhenAll</c> over these tasks would complete on
+/// a pool thread).
 /// </summary>
 [Collection(PoolStarvationCollection.Name)]
 public class WorkCompletionStarvedPoolTests
@@ -38,6 +39,11 @@ public class WorkCompletionStarvedPoolTests
                     steps.Add("InvokeAsync of a scope");
                     await loop.Context.InvokeAsync(() => loop.Context.InvokeAsync(async () => await Yield(), level: 0).Task, level: 1);
                     steps.Add("InvokeAsync of an InvokeAsync");
+                    int[] results = await PriorityTask.WhenAll(
+                        [loop.Context.InvokeAsync(async () => { await Yield(); return 1; }, level: 0), loop.Context.InvokeAsync(() => Task.FromResult(2), level: 1)]);
+                    steps.Add($"WhenAll {string.Join(",", results)}");
+                    await PriorityTask.WhenAll([loop.Context.InvokeAsync(async () => await Yield(), level: 0)]);
+                    steps.Add("untyped WhenAll");
                     done.Set();
                 },
                 null);
@@ -46,6 +52,7 @@ public class WorkCompletionStarvedPoolTests
             StarvedPool.IsStarved.Should().BeTrue("the test is only meaningful while blockers still wait in the pool's queue");
         }
 
-        steps.Should().Equal("InvokeAsync", "child", "scope", "InvokeAsync of a scope", "InvokeAsync of an InvokeAsync");
+        steps.Should().Equal(
+            "InvokeAsync", "child", "scope", "InvokeAsync of a scope", "InvokeAsync of an InvokeAsync", "WhenAll 1,2", "untyped WhenAll");
     }
 }
