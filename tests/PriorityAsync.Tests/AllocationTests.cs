@@ -234,6 +234,64 @@ public class AllocationTests
         bytesPerItem.Should().BeLessThan(BudgetBytesPerItem);
     }
 
+    // ---- Priority locks --------------------------------------------------------------------------------------------------------------
+
+    [Theory]
+    [InlineData("level code")]
+    [InlineData("work nobody awaits")]
+    [InlineData("awaited work")]
+    public async Task UncontendedLockAndSemaphore_AllocateNothing(string where)
+    {
+        const int pairs = 20_000;
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
+        var lk = new PriorityLock();
+        var semaphore = new PrioritySemaphore(2, 2);
+
+        async Task<double> TakeAndRelease()
+        {
+            for (int warm = 0; warm < 2; warm++)
+            {
+                await Pairs(); // warm-up: the regions' flows and links are made once
+            }
+
+            long before = GC.GetAllocatedBytesForCurrentThread();
+            await Pairs();
+            return (GC.GetAllocatedBytesForCurrentThread() - before) / (double)pairs;
+        }
+
+        async Task Pairs()
+        {
+            for (int i = 0; i < pairs; i++)
+            {
+                using (await lk.LockAsync())
+                {
+                }
+
+                await semaphore.WaitAsync();
+                semaphore.Release();
+            }
+        }
+
+        double bytesPerPair = await loop.Context.RunOn(2, async () =>
+        {
+            PriorityContext context = PriorityContext.Current!;
+            switch (where)
+            {
+                case "level code":
+                    return await TakeAndRelease();
+                case "work nobody awaits":
+                    var result = new TaskCompletionSource<double>();
+                    _ = context.InvokeAsync(async () => result.SetResult(await TakeAndRelease()), level: 0);
+                    return await result.Task;
+                default:
+                    return await context.InvokeAsync(TakeAndRelease, level: 0); // awaited from level 2: the work is raised
+            }
+        }).WithTimeout("the takes and releases");
+
+        bytesPerPair.Should().BeLessThanOrEqualTo(BudgetBytesPerItem, $"an uncontended take and release in {where} allocate nothing");
+    }
+
     // ---- Children (TaskScope) ------------------------------------------------------------------------------------------------------
 
     [Fact]
