@@ -288,6 +288,54 @@ public class PriorityContextInvokeTests
         bytesPerCall.Should().BeLessThanOrEqualTo(200 + AllocationTests.FlowBytes(loop.Context));
     }
 
+    [Theory]
+    [InlineData("level code")]
+    [InlineData("a flow")]
+    public async Task InvokeAsync_AwaitedOneByOne_AddsOnlyTheAwaitsContinuation(string from)
+    {
+        // The usual use: code awaits each call. Its join is a number and a field on the work's flow ([X-JOIN]): no edge, no lists, no lock;
+        // the await adds only what awaiting any task from a SynchronizationContext does. From level code (a factory task) and from a flow
+        // (InvokeAsync work, whose links are made once).
+        const int Count = 1_000;
+        var loop = new PriorityContextThread();
+        await using var disposeLoop = loop.BoundedDisposal();
+        Func<Task<(double, double)>> measure = async () =>
+        {
+            PriorityContext context = PriorityContext.Current!;
+            Func<Task> work = static () => Task.CompletedTask;
+            double lowestAwaited = double.MaxValue, lowestNotAwaited = double.MaxValue;
+            for (int window = 0; window < 7; window++) // the first two warm up
+            {
+                long before = GC.GetAllocatedBytesForCurrentThread();
+                for (int i = 0; i < Count; i++)
+                {
+                    await context.InvokeAsync(work, 0);
+                }
+
+                long middle = GC.GetAllocatedBytesForCurrentThread();
+                for (int i = 0; i < Count; i++)
+                {
+                    _ = context.InvokeAsync(work, 0);
+                }
+
+                await context.Yield(0);
+                if (window >= 2)
+                {
+                    lowestAwaited = Math.Min(lowestAwaited, (middle - before) / (double)Count);
+                    lowestNotAwaited = Math.Min(lowestNotAwaited, (GC.GetAllocatedBytesForCurrentThread() - middle) / (double)Count);
+                }
+            }
+
+            return (lowestAwaited, lowestNotAwaited);
+        };
+        (double awaited, double notAwaited) = await (from == "a flow" ? loop.Context.InvokeAsync(measure, 0).Task : loop.Context.RunOn(0, measure))
+            .WithTimeout("the measurement");
+
+        // One continuation object (SynchronizationContextAwaitTaskContinuation, 48 B on x64) and room for rounding; an edge with its
+        // lists (about 200 B) would fail it.
+        awaited.Should().BeLessThanOrEqualTo(notAwaited + 64, $"awaiting ({awaited:F1} B) adds only the await's continuation to a call ({notAwaited:F1} B)");
+    }
+
     // ---- Run<TResult>(Func<TResult>) ---------------------------------------------------------------------------------------
 
     [Fact]

@@ -15,6 +15,10 @@ internal sealed class ControllerNode(PriorityTaskController controller) : IEscal
 
     public int Floor => Volatile.Read(ref _floor);
 
+    public int GraphFloor => Floor;
+
+    public int JoinedLevel => -1; // its Run tasks share the node: each wait is an edge with its task as the cause
+
     public NodeLinks Links => Volatile.Read(ref _links) ?? NodeLinks.Create(ref _links);
 
     public NodeLinks? LinksIfAny => Volatile.Read(ref _links);

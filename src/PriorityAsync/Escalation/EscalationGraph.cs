@@ -19,11 +19,6 @@ internal static class EscalationGraph
     // RecomputeLocked's work list, reused under s_lock (a recompute never starts another), so that a change allocates nothing.
     private static readonly Stack<IEscalationNode> s_pending = new();
 
-    /// <summary>An edge for code running in <paramref name="waiter"/> that waits on <paramref name="target"/>, or null when the waiter
-    /// runs on no priority scheduler (it has no level to lend).</summary>
-    public static WaitEdge? CreateEdge(SynchronizationContext? waiter, IEscalationNode? target, object cause) =>
-        waiter is PrioritySynchronizationContext level ? new WaitEdge(level.Node, level.Level, level.Scheduler, target, cause) : null;
-
     /// <summary>Adds a wait: <see cref="WaitEdge.To"/> (and what it waits on) is raised to the waiter's level.</summary>
     public static void Add(WaitEdge edge, ref EscalationBatch batch)
     {
@@ -129,7 +124,8 @@ internal static class EscalationGraph
         }
     }
 
-    /// <summary>[X-GRAPH]: a node's floor is the highest value of its same-scheduler waits and of its parents' floors; a change passes
+    /// <summary>[X-GRAPH]: a node's floor is the highest value of its same-scheduler waits (edges, and joins at a fixed level) and of its
+    /// parents' floors; a change passes
     /// on to what the node waits on and to its children. Values only rise along a path, so a chain settles; a cycle of waits (a
     /// deadlock) keeps its floors.</summary>
     private static void RecomputeLocked(IEscalationNode start, ref EscalationBatch batch)
@@ -140,12 +136,17 @@ internal static class EscalationGraph
         while (pending.TryPop(out IEscalationNode? node))
         {
             NodeLinks? links = node.LinksIfAny;
-            int floor = -1;
-            object? cause = null;
+            int floor = node.JoinedLevel;
+            object? cause = floor >= 0 ? Joins.FixedLevel : null;
             if (links is not null)
             {
-                floor = links.ParentFloor(out IEscalationNode? topParent);
-                cause = topParent;
+                int parentFloor = links.ParentFloor(out IEscalationNode? topParent);
+                if (parentFloor > floor)
+                {
+                    floor = parentFloor;
+                    cause = topParent;
+                }
+
                 if (links.Incoming is { } incoming)
                 {
                     foreach (WaitEdge edge in incoming)
@@ -159,7 +160,7 @@ internal static class EscalationGraph
                 }
             }
 
-            int previous = node.Floor;
+            int previous = node.GraphFloor;
             if (floor == previous)
             {
                 continue;

@@ -36,7 +36,7 @@ internal static class EscalationReport
             {
                 // Named now: work that completes drops back, and a completed operation no longer names its delegate.
                 string work = links.RaisedWork = node.Describe();
-                (string kind, string by) = DescribeCause(cause);
+                (string kind, string by) = ReferenceEquals(cause, Joins.FixedLevel) ? ("join", $"code at level {floor}") : DescribeCause(cause);
                 batch.After(StartedReport(node, work, own, floor, kind, by));
             }
         }

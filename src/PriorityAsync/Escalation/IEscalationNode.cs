@@ -19,13 +19,20 @@ internal interface IEscalationNode
     /// <summary>The level this node's work runs at at least, or -1 when nothing raised it.</summary>
     int Floor { get; }
 
+    /// <summary>The floor as the graph last computed it (what a recompute compares with): <see cref="Floor"/> may be higher by a join
+    /// at a fixed level that could change nothing yet, and so needed no recompute ([X-JOIN]).</summary>
+    int GraphFloor { get; }
+
+    /// <summary>The level the joins without an edge hold the node at now (the waiting code's level, or its flow's floor), or -1 ([X-JOIN]).</summary>
+    int JoinedLevel { get; }
+
     /// <summary>The node's edges, parents and children, created on first use.</summary>
     NodeLinks Links { get; }
 
     /// <summary>The node's links if it has taken part in the graph, else null.</summary>
     NodeLinks? LinksIfAny { get; }
 
-    /// <summary>Writes the floor. Graph lock only.</summary>
+    /// <summary>Writes the graph's floor. Graph lock only.</summary>
     void SetFloor(int floor);
 
     /// <summary>Called under the graph's lock when <see cref="Floor"/> changed: move queued work up, tell the owner. What must run

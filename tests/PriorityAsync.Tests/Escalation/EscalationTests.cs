@@ -174,6 +174,106 @@ public class EscalationTests
     }
 
     [Fact]
+    public async Task TwoFlowsWaitOnTheSameWork_TheLaterAndHigherOneRaisesIt()
+    {
+        // The first waiting flow is kept in a field of the work's flow, a second one waits through an edge ([X-JOIN]): both raise.
+        var log = new Log();
+        await OnLoop(3, async context =>
+        {
+            var gate = new TaskCompletionSource();
+            PriorityTask work = context.InvokeAsync(
+                async () =>
+                {
+                    await gate.Task;
+                    log.Add("w");
+                },
+                level: 0);
+            PriorityTask first = context.InvokeAsync(
+                async () =>
+                {
+                    await work;
+                    log.Add("first");
+                },
+                level: 1);
+            await context.Yield(0); // the work waits on the gate, the first waiter (level 1) waits on the work
+            await Prioritize(3);
+            Medium(context, log, 2, "m1");
+            PriorityTask second = context.InvokeAsync(
+                async () =>
+                {
+                    await work;
+                    log.Add("second");
+                },
+                level: 3);
+            gate.SetResult(); // the work goes on at level 1 (its first waiter's) until the second waiter raises it to 3
+            await second;
+            log.Add("waiter");
+            await first; // raises the first waiter too, whose continuation was queued at level 1
+        });
+
+        log.Entries.Should().Equal("w", "second", "waiter", "first", "m1");
+    }
+
+    [Fact]
+    public async Task JoinBelowTheWorksLevel_WorkThatThenGoesLower_RunsThereAtTheWaitersLevel()
+    {
+        // The waiter (level 1) is below the work's own level (2), so the join changes nothing until the work moves below level 1: then
+        // the waiter's level holds it up ([X-JOIN], a join at a fixed level that needed no recompute).
+        var log = new Log();
+        await OnLoop(1, async context =>
+        {
+            Medium(context, log, 0, "m0");
+            await context.InvokeAsync(
+                async () =>
+                {
+                    log.Add("w");
+                    await Prioritize(0); // nothing waits above level 0: goes on at once
+                    await Yield(); // queued in the flow's level-0 context, at the waiter's level
+                    log.Add($"w at {CurrentLevel}");
+                },
+                level: 2);
+            log.Add("waiter");
+        });
+
+        log.Entries.Should().Equal("w", "w at 0", "waiter", "m0");
+    }
+
+    [Fact]
+    public async Task JoinBelowTheWorksLevel_AfterTheTaskCompletes_WhatTheWorkLeftBelowGoesBackToItsLevel()
+    {
+        var log = new Log();
+        await OnLoop(1, async context =>
+        {
+            Medium(context, log, 0, "m0");
+            await context.InvokeAsync(
+                () =>
+                {
+#pragma warning disable PA0003 // on purpose: work left running by the work
+                    _ = StragglerAsync(log);
+#pragma warning restore PA0003
+                    log.Add("w");
+                    return Task.CompletedTask;
+                },
+                level: 2);
+            log.Add("waiter");
+        });
+
+        // s2 was queued in the flow's level-0 context while the waiter (level 1) waited, so at level 1; s3 after the work's task
+        // completed, at level 0 behind m0.
+        log.Entries.Should().Equal("s1", "w", "s2", "waiter", "m0", "s3");
+
+        static async Task StragglerAsync(Log log)
+        {
+            await Prioritize(0); // nothing waits above level 0: goes on at once
+            log.Add("s1");
+            await Yield();
+            log.Add("s2");
+            await Yield();
+            log.Add("s3");
+        }
+    }
+
+    [Fact]
     public async Task RaisedWork_PrioritizeAndCheckpointInside_StayRaised()
     {
         var log = new Log();
