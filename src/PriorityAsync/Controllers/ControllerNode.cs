@@ -19,6 +19,8 @@ internal sealed class ControllerNode(PriorityTaskController controller) : IEscal
 
     public int JoinedLevel => -1; // its Run tasks share the node: each wait is an edge with its task as the cause
 
+    public object? JoinCause => null;
+
     public NodeLinks Links => Volatile.Read(ref _links) ?? NodeLinks.Create(ref _links);
 
     public NodeLinks? LinksIfAny => Volatile.Read(ref _links);

@@ -87,6 +87,11 @@ internal static class EscalationGraph
     /// floor; we read its floor after joining them, so one of the two sees the other).</summary>
     public static void Attach(IEscalationNode child, IEscalationNode parent, ref EscalationBatch batch)
     {
+        if (child is WorkFlow { IsRegion: true } region && region.TryHoldUp(parent))
+        {
+            return; // one holding at a time: from the region's field, without the graph's lock unless it matters
+        }
+
         child.Links.AddParent(parent);
         parent.Links.AddChild(child);
         if (parent.Floor > child.Floor)
@@ -98,6 +103,11 @@ internal static class EscalationGraph
     /// <summary>Undoes one <see cref="Attach"/>; a child raised through that parent drops back ([X-PARENT]).</summary>
     public static void Detach(IEscalationNode child, IEscalationNode parent, ref EscalationBatch batch)
     {
+        if (child is WorkFlow { IsRegion: true } region && region.TryReleaseUp(parent))
+        {
+            return;
+        }
+
         parent.Links.RemoveChild(child);
         child.Links.RemoveParent(parent);
         if (child.Floor >= 0)
@@ -137,7 +147,7 @@ internal static class EscalationGraph
         {
             NodeLinks? links = node.LinksIfAny;
             int floor = node.JoinedLevel;
-            object? cause = floor >= 0 ? Joins.FixedLevel : null;
+            object? cause = floor >= 0 ? node.JoinCause : null;
             if (links is not null)
             {
                 int parentFloor = links.ParentFloor(out IEscalationNode? topParent);

@@ -23,8 +23,12 @@ internal interface IEscalationNode
     /// at a fixed level that could change nothing yet, and so needed no recompute ([X-JOIN]).</summary>
     int GraphFloor { get; }
 
-    /// <summary>The level the joins without an edge hold the node at now (the waiting code's level, or its flow's floor), or -1 ([X-JOIN]).</summary>
+    /// <summary>The level the node is held at without the graph's edges now (the joins of [X-JOIN]: the waiting code's level, or its
+    /// flow's floor; the holder of a lock region, [X-LOCK]), or -1.</summary>
     int JoinedLevel { get; }
+
+    /// <summary>What gave <see cref="JoinedLevel"/>, for a report: <see cref="Joins.FixedLevel"/> for a join, a region's holder.</summary>
+    object? JoinCause { get; }
 
     /// <summary>The node's edges, parents and children, created on first use.</summary>
     NodeLinks Links { get; }

@@ -91,6 +91,10 @@ internal sealed class NodeLinks
         }
     }
 
+    /// <summary>Whether a change of this node's floor reaches other nodes: it has children, or its code waits on others (a moment's
+    /// look, without the graph's lock: a dependent added meanwhile reads the floor itself).</summary>
+    public bool HasDependents => Volatile.Read(ref _child) is not null || _moreChildren is { Count: > 0 } || Outgoing is { Count: > 0 };
+
     public void AddParent(IEscalationNode parent) => Add(ref _parent, ref _moreParents, parent);
 
     public void RemoveParent(IEscalationNode parent) => Remove(ref _parent, ref _moreParents, parent);

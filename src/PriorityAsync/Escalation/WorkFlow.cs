@@ -15,18 +15,24 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     private readonly string _kind;
     private int _floor = -1;
     private int _joined = -1;
-    private IEscalationNode? _joiner; // the first flow whose code waits on this one's task ([X-JOIN])
+    private IEscalationNode? _up; // the first flow whose code waits on this one's task ([X-JOIN]), or that holds the lock of this region ([X-LOCK])
     private NodeLinks? _links;
     private FlowContext?[]? _others; // by level, created on first use (Prioritize to another level inside the flow)
 
     /// <param name="scheduler">The scheduler the flow runs on.</param>
     /// <param name="level">The level it starts at.</param>
     /// <param name="kind">What the flow is, for diagnostics: "InvokeAsync", "TaskScope child", "PriorityLock 'x' region".</param>
-    public WorkFlow(PriorityScheduler scheduler, int level, string kind)
+    /// <param name="isRegion">Whether it is the region of a priority lock ([X-LOCK]): then its field holds its holder's flow; otherwise
+    /// the first flow that waits on its task ([X-JOIN]).</param>
+    public WorkFlow(PriorityScheduler scheduler, int level, string kind, bool isRegion = false)
         : base(scheduler, level)
     {
         _kind = kind;
+        IsRegion = isRegion;
     }
+
+    /// <summary>Whether it is the region of a priority lock.</summary>
+    public bool IsRegion { get; }
 
     public int OwnLevel => Level;
 
@@ -34,7 +40,9 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
 
     public int GraphFloor => Volatile.Read(ref _floor);
 
-    public int JoinedLevel => Math.Max(Volatile.Read(ref _joined), Volatile.Read(ref _joiner)?.Floor ?? -1);
+    public int JoinedLevel => Math.Max(Volatile.Read(ref _joined), Volatile.Read(ref _up)?.Floor ?? -1);
+
+    public object? JoinCause => IsRegion ? Volatile.Read(ref _up) : Joins.FixedLevel; // a region's holder owns it; a flow is joined
 
     public NodeLinks Links => Volatile.Read(ref _links) ?? NodeLinks.Create(ref _links);
 
@@ -59,23 +67,14 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
 
     /// <summary>[X-JOIN]: code at <paramref name="level"/>, running in <paramref name="from"/> (a flow, or null: level code), waits on this
     /// flow's <paramref name="task"/>. Without an edge: the joined level only rises until the task completes, and the first waiting flow
-    /// is kept in a field (as a parent: its raise reaches this flow). The graph recomputes the flow only when that can change what runs
-    /// where (above its own level, or with children, waits or contexts below it); otherwise <see cref="Floor"/> carries it.</summary>
+    /// holds this one up from its field. The graph recomputes the flow only when that can change what runs where; otherwise
+    /// <see cref="Floor"/> carries it.</summary>
     /// <returns>False when another flow waits already: the caller adds an edge instead.</returns>
     public bool TryJoin(IEscalationNode? from, int level, Task task)
     {
-        if (from is not null)
+        if (IsRegion || (from is not null && !TryTakeUp(from)))
         {
-            if (ReferenceEquals(from, this) || Interlocked.CompareExchange(ref _joiner, from, null) is not null)
-            {
-                return false;
-            }
-
-            from.Links.AddChild(this); // after the joiner is published: a raise of `from` that finds this child reads it
-            if (!ReferenceEquals(Volatile.Read(ref _joiner), from))
-            {
-                from.Links.RemoveChild(this); // an end cleared it meanwhile and may have looked before the child was there
-            }
+            return false;
         }
 
         bool raised = false;
@@ -92,12 +91,9 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
             seen = was;
         }
 
-        int wanted = Math.Max(level, from?.Floor ?? -1);
-        if ((raised || from is not null) && (wanted > Level || LinksIfAny is not null || Volatile.Read(ref _others) is not null))
+        if (raised || from is not null)
         {
-            var batch = default(EscalationBatch);
-            EscalationGraph.Recompute(this, ref batch);
-            batch.Run();
+            RecomputeIfItMatters(Math.Max(level, from?.Floor ?? -1));
         }
 
         if (task.IsCompleted)
@@ -111,15 +107,91 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     /// <summary>[X-JOIN]: the flow's task completed; the joins without an edge end.</summary>
     public void EndJoins()
     {
-        int joined = Interlocked.Exchange(ref _joined, -1);
-        IEscalationNode? joiner = Interlocked.Exchange(ref _joiner, null);
-        joiner?.LinksIfAny?.RemoveChild(this);
-        if ((joined >= 0 || joiner is not null) && (GraphFloor >= 0 || LinksIfAny is not null || Volatile.Read(ref _others) is not null))
+        if (IsRegion)
         {
-            var batch = default(EscalationBatch);
-            EscalationGraph.Recompute(this, ref batch);
-            batch.Run();
+            return; // a region has no task; its field holds its holder
         }
+
+        int joined = Interlocked.Exchange(ref _joined, -1);
+        IEscalationNode? up = Interlocked.Exchange(ref _up, null);
+        up?.LinksIfAny?.RemoveChild(this);
+        if (joined >= 0 || up is not null)
+        {
+            RecomputeIfCounted();
+        }
+    }
+
+    /// <summary>[X-LOCK]: this region is held by code running in <paramref name="holder"/>: held up by it from the field when that is
+    /// free (one holding at a time, the usual case).</summary>
+    /// <returns>False when the field holds another holding's flow: the caller attaches it as a parent instead.</returns>
+    public bool TryHoldUp(IEscalationNode holder)
+    {
+        if (!IsRegion || !TryTakeUp(holder))
+        {
+            return false;
+        }
+
+        RecomputeIfItMatters(holder.Floor);
+        return true;
+    }
+
+    /// <summary>[X-LOCK]: the holding that <see cref="TryHoldUp"/> attached ended.</summary>
+    /// <returns>False when <paramref name="holder"/> is not the one in the field: the caller detaches a parent instead.</returns>
+    public bool TryReleaseUp(IEscalationNode holder)
+    {
+        if (!IsRegion || !ReferenceEquals(Interlocked.CompareExchange(ref _up, null, holder), holder))
+        {
+            return false;
+        }
+
+        holder.LinksIfAny?.RemoveChild(this);
+        RecomputeIfCounted();
+        return true;
+    }
+
+    /// <summary>Publishes <paramref name="up"/> in the field, then attaches this flow as its child, so that a raise of it that finds the
+    /// child reads the field ([X-PARENT]); an end that cleared the field in between may have looked before the child was there.</summary>
+    private bool TryTakeUp(IEscalationNode up)
+    {
+        if (ReferenceEquals(up, this) || Interlocked.CompareExchange(ref _up, up, null) is not null)
+        {
+            return false;
+        }
+
+        up.Links.AddChild(this);
+        if (!ReferenceEquals(Volatile.Read(ref _up), up))
+        {
+            up.Links.RemoveChild(this);
+        }
+
+        return true;
+    }
+
+    /// <summary>After a join or a holding raised the level this flow is held at to <paramref name="wanted"/>: the graph recomputes it only
+    /// if that can change what runs where (above its own level; or it has children, waits of its own or contexts below its level, which
+    /// the recompute reaches); otherwise the posters read it in <see cref="Floor"/>.</summary>
+    private void RecomputeIfItMatters(int wanted)
+    {
+        if (wanted > Level || LinksIfAny?.HasDependents == true || Volatile.Read(ref _others) is not null)
+        {
+            Recompute();
+        }
+    }
+
+    /// <summary>After a join or a holding ended: the graph recomputes the flow only if it had counted them (or may have).</summary>
+    private void RecomputeIfCounted()
+    {
+        if (GraphFloor >= 0 || LinksIfAny?.HasDependents == true || Volatile.Read(ref _others) is not null)
+        {
+            Recompute();
+        }
+    }
+
+    private void Recompute()
+    {
+        var batch = default(EscalationBatch);
+        EscalationGraph.Recompute(this, ref batch);
+        batch.Run();
     }
 
     public string Describe() => Work?.Describe() is { } work ? $"{_kind} {work}" : _kind;

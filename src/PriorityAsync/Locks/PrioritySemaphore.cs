@@ -601,7 +601,7 @@ public sealed class PrioritySemaphore
             regions = OtherRegions(scheduler);
         }
 
-        return regions[level] ??= new WorkFlow(scheduler, level, $"{_kind}{(Name is null ? string.Empty : $" '{Name}'")} region");
+        return regions[level] ??= new WorkFlow(scheduler, level, $"{_kind}{(Name is null ? string.Empty : $" '{Name}'")} region", isRegion: true);
     }
 
     private WorkFlow?[] OtherRegions(PriorityScheduler scheduler)
