@@ -126,6 +126,8 @@ else
             typeof(CheckpointBenchmarks),
             typeof(ControllerBenchmarks),
             typeof(HostDrainBenchmarks),
+            typeof(LockBenchmarks),
+            typeof(FlowBenchmarks),
             .. diagnostics,
         ];
 
