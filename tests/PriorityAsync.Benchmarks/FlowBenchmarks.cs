@@ -56,7 +56,7 @@ public class FlowBenchmarks
     public void Yield_Plain() => _loop!.Run();
 
     [BenchmarkCategory("Flow Yield")]
-    [Benchmark(OperationsPerInvoke = Yields, Description = "await Yield(), in a flow (InvokeAsync work)")]
+    [Benchmark(OperationsPerInvoke = Yields, Description = "await Yield(), in a flow (await InvokeAsync work)")]
     public void Yield_InInvokeAsync() => _loop!.Run();
 
     [BenchmarkCategory("Flow Yield")]
@@ -68,7 +68,7 @@ public class FlowBenchmarks
     public void PostRun_Plain() => _loop!.Run();
 
     [BenchmarkCategory("Flow Post")]
-    [Benchmark(OperationsPerInvoke = Posts, Description = "Post+run from the loop thread, in a flow (InvokeAsync work)")]
+    [Benchmark(OperationsPerInvoke = Posts, Description = "Post+run from the loop thread, in a flow (await InvokeAsync work)")]
     public void PostRun_InInvokeAsync() => _loop!.Run();
 
     [BenchmarkCategory("Flow InvokeAsync")]

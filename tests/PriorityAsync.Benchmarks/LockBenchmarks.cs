@@ -10,7 +10,8 @@ namespace PriorityAsync.Benchmarks;
 /// <summary>
 /// Uncontended acquire + release of the priority-inheriting lock (issue 38) against the locks a user would otherwise pick, side by side
 /// in one run: <see cref="PriorityLock"/> off every scheduler, on a loop in plain level code and on a loop inside a flow
-/// (<c>InvokeAsync</c> work, where taking it attaches its region to the flow); <see cref="PrioritySemaphore"/>'s
+/// (<c>InvokeAsync</c> work, where taking it attaches its region to the flow: work its caller awaits, as usual, and work nobody
+/// awaits); <see cref="PrioritySemaphore"/>'s
 /// <c>WaitAsync</c> + <c>Release</c>; <see cref="SemaphoreSlim"/>'s (the baseline); Nito.AsyncEx's <see cref="AsyncLock"/>
 /// (<c>LockAsync</c> + <c>Dispose</c>, Nito.AsyncEx.Coordination 5.1.2).
 /// </summary>
@@ -39,6 +40,9 @@ public class LockBenchmarks
     [GlobalSetup(Target = nameof(PriorityLock_OnLoop_InFlow))]
     public void SetupLockInFlow() => _loop = new LoopBatch("bench-lock", LoopCode.InvokeAsync, PriorityLockPairsAsync);
 
+    [GlobalSetup(Target = nameof(PriorityLock_OnLoop_InFlowNotAwaited))]
+    public void SetupLockInFlowNotAwaited() => _loop = new LoopBatch("bench-lock", LoopCode.InvokeAsyncNotAwaited, PriorityLockPairsAsync);
+
     [GlobalSetup(Target = nameof(PrioritySemaphore_OnLoop_Plain))]
     public void SetupPrioritySemaphorePlain() => _loop = new LoopBatch("bench-lock", LoopCode.Plain, PrioritySemaphorePairsAsync);
 
@@ -54,8 +58,11 @@ public class LockBenchmarks
     [Benchmark(OperationsPerInvoke = Ops, Description = "PriorityLock: LockAsync+Dispose, on a loop, plain level code")]
     public void PriorityLock_OnLoop_Plain() => _loop!.Run();
 
-    [Benchmark(OperationsPerInvoke = Ops, Description = "PriorityLock: LockAsync+Dispose, on a loop, in a flow (InvokeAsync work)")]
+    [Benchmark(OperationsPerInvoke = Ops, Description = "PriorityLock: LockAsync+Dispose, on a loop, in a flow (await InvokeAsync work)")]
     public void PriorityLock_OnLoop_InFlow() => _loop!.Run();
+
+    [Benchmark(OperationsPerInvoke = Ops, Description = "PriorityLock: LockAsync+Dispose, on a loop, in a flow nobody awaits")]
+    public void PriorityLock_OnLoop_InFlowNotAwaited() => _loop!.Run();
 
     [Benchmark(OperationsPerInvoke = Ops, Description = "PrioritySemaphore: WaitAsync+Release, off every scheduler")]
     public void PrioritySemaphore_OffScheduler() => PrioritySemaphorePairsAsync().GetAwaiter().GetResult();

@@ -164,7 +164,8 @@ public sealed class KeyRatios
             ("TaskScheduler StartNew + await", "PriorityAsync_StartNew", new[] { "Default_StartNew", "Exclusive_StartNew", "AsyncContext_StartNew" }),
             ("lock, uncontended, off every scheduler", "PriorityLock_OffScheduler", new[] { "SemaphoreSlim_OffScheduler", "AsyncLock_OffScheduler" }),
             ("lock, uncontended, on a loop (plain level code)", "PriorityLock_OnLoop_Plain", new[] { "SemaphoreSlim_OnLoop_Plain" }),
-            ("lock, uncontended, on a loop (in a flow)", "PriorityLock_OnLoop_InFlow", new[] { "SemaphoreSlim_OnLoop_Plain" }),
+            ("lock, uncontended, on a loop (in a flow its caller awaits)", "PriorityLock_OnLoop_InFlow", new[] { "SemaphoreSlim_OnLoop_Plain" }),
+            ("lock, uncontended, on a loop (in a flow nobody awaits)", "PriorityLock_OnLoop_InFlowNotAwaited", new[] { "SemaphoreSlim_OnLoop_Plain" }),
             ("semaphore, uncontended, off every scheduler", "PrioritySemaphore_OffScheduler", new[] { "SemaphoreSlim_OffScheduler" }),
             ("semaphore, uncontended, on a loop (plain level code)", "PrioritySemaphore_OnLoop_Plain", new[] { "SemaphoreSlim_OnLoop_Plain" }),
         };
@@ -315,7 +316,8 @@ public sealed class KeyRatios
         {
             ("PriorityLock_OffScheduler", "off every scheduler", "SemaphoreSlim_OffScheduler"),
             ("PriorityLock_OnLoop_Plain", "on a loop, plain level code", "SemaphoreSlim_OnLoop_Plain"),
-            ("PriorityLock_OnLoop_InFlow", "on a loop, in a flow", "SemaphoreSlim_OnLoop_Plain"),
+            ("PriorityLock_OnLoop_InFlow", "on a loop, in a flow its caller awaits", "SemaphoreSlim_OnLoop_Plain"),
+            ("PriorityLock_OnLoop_InFlowNotAwaited", "on a loop, in a flow nobody awaits", "SemaphoreSlim_OnLoop_Plain"),
         })
         {
             if (Find(key) is not { } priorityLock)

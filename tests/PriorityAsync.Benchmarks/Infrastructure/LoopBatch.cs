@@ -10,8 +10,13 @@ internal enum LoopCode
     /// <summary>Plain level code: a callback posted to level 0's own context (what a <c>Run</c> entry or a posted callback runs in).</summary>
     Plain,
 
-    /// <summary>Inside <c>InvokeAsync</c> work at level 0: a flow of its own ([X-FLOW] in docs/design.md).</summary>
+    /// <summary>Inside <c>InvokeAsync</c> work at level 0, a flow of its own ([X-FLOW] in docs/design.md), which plain level code at
+    /// level 0 awaits (<c>await InvokeAsync(...)</c>, as the work's caller usually does): the await is a wait on the flow, at its own
+    /// level, so it raises nothing.</summary>
     InvokeAsync,
+
+    /// <summary>Inside <c>InvokeAsync</c> work at level 0 that nobody awaits (<c>_ = InvokeAsync(...)</c>).</summary>
+    InvokeAsyncNotAwaited,
 
     /// <summary>Inside a child of the scheduler's root scope at level 0: a flow of its own too.</summary>
     ScopeChild,
@@ -54,8 +59,9 @@ internal sealed class LoopBatch : IDisposable
         _where = where;
         _flow = where switch
         {
-            LoopCode.InvokeAsync => _thread.Context.InvokeAsync(FlowAsync, 0).Task,
-            LoopCode.ScopeChild => StartChild(),
+            LoopCode.InvokeAsync => StartOnLoop(AwaitFlowAsync),
+            LoopCode.InvokeAsyncNotAwaited => _thread.Context.InvokeAsync(FlowAsync, 0).Task,
+            LoopCode.ScopeChild => StartOnLoop(() => _thread.Context.Scope.StartAsync(_ => FlowAsync(), 0).Task), // on the scope's threads
             _ => null,
         };
     }
@@ -93,12 +99,15 @@ internal sealed class LoopBatch : IDisposable
         _thread.Dispose();
     }
 
-    private Task StartChild()
+    /// <summary>Calls <paramref name="start"/> in plain level code at level 0 and returns what it returned.</summary>
+    private Task StartOnLoop(Func<Task> start)
     {
-        Task? child = null;
-        _level0.Send(_ => child = _thread.Context.Scope.StartAsync(_ => FlowAsync(), 0).Task, null); // a scope starts children on its own threads
-        return child!;
+        Task? started = null;
+        _level0.Send(_ => started = start(), null);
+        return started!;
     }
+
+    private async Task AwaitFlowAsync() => await _thread.Context.InvokeAsync(FlowAsync, 0); // the PriorityTask: a wait on the flow
 
     private async Task RunPlainAsync()
     {
