@@ -79,28 +79,22 @@ public static class SideBuilder
     }
 
     /// <summary>Whether the assembly at <paramref name="dll"/> defines the type, read from its metadata (nothing is loaded).</summary>
-    private static bool DefinesType(string dll, string ns, string name)
-    {
-        using FileStream stream = File.OpenRead(dll);
-        using var pe = new PEReader(stream);
-        MetadataReader reader = pe.GetMetadataReader();
-        return reader.TypeDefinitions
-            .Select(reader.GetTypeDefinition)
-            .Any(type => reader.GetString(type.Name) == name && reader.GetString(type.Namespace) == ns);
-    }
+    private static bool DefinesType(string dll, string ns, string name) =>
+        AnyTypeOf(dll, ns, (reader, type) => reader.GetString(type.Name) == name);
 
     /// <summary>Whether a type of namespace <paramref name="ns"/> in the assembly at <paramref name="dll"/> defines a method named
     /// <paramref name="name"/>, read from its metadata.</summary>
-    private static bool DefinesMethod(string dll, string ns, string name)
+    private static bool DefinesMethod(string dll, string ns, string name) =>
+        AnyTypeOf(dll, ns, (reader, type) => type.GetMethods().Any(method => reader.GetString(reader.GetMethodDefinition(method).Name) == name));
+
+    private static bool AnyTypeOf(string dll, string ns, Func<MetadataReader, TypeDefinition, bool> match)
     {
         using FileStream stream = File.OpenRead(dll);
         using var pe = new PEReader(stream);
         MetadataReader reader = pe.GetMetadataReader();
         return reader.TypeDefinitions
             .Select(reader.GetTypeDefinition)
-            .Where(type => reader.GetString(type.Namespace) == ns)
-            .SelectMany(type => type.GetMethods())
-            .Any(method => reader.GetString(reader.GetMethodDefinition(method).Name) == name);
+            .Any(type => reader.GetString(type.Namespace) == ns && match(reader, type));
     }
 
     private static string BuildLibrary(string project, string sideDir)

@@ -323,13 +323,7 @@ internal sealed class BenchOptions
                     options.LeaseRuns = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     break;
                 case "--watchdog-cost":
-                    options.WatchdogSeconds = 30; // seconds per case, unless a number follows
-                    if (i + 1 < args.Length && int.TryParse(args[i + 1], System.Globalization.CultureInfo.InvariantCulture, out int watchdogSeconds))
-                    {
-                        options.WatchdogSeconds = watchdogSeconds;
-                        i++;
-                    }
-
+                    options.WatchdogSeconds = NumberAfter(args, ref i, 30); // seconds per case, unless a number follows
                     break;
                 case "--no-bdn":
                     options.RunBdn = false;
@@ -347,45 +341,21 @@ internal sealed class BenchOptions
                     options.ResultsFrom = args[++i];
                     break;
                 case "--threads":
-                    options.ThreadsRounds = 3;
-                    if (i + 1 < args.Length && int.TryParse(args[i + 1], System.Globalization.CultureInfo.InvariantCulture, out int threadsRounds))
-                    {
-                        options.ThreadsRounds = threadsRounds;
-                        i++;
-                    }
-
+                    options.ThreadsRounds = NumberAfter(args, ref i, 3);
                     break;
                 case "--threads-cases" when i + 1 < args.Length:
-                    string[] threadsCases = args[++i].Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
-                    if (threadsCases.Length == 0 || threadsCases.Except(PriorityAsync.Benchmarks.Threads.ThreadsHarness.CaseNames).Any())
-                    {
-                        throw new ArgumentException($"Unknown --threads-cases value '{args[i]}'. Use a comma-separated list of {string.Join(", ", PriorityAsync.Benchmarks.Threads.ThreadsHarness.CaseNames)}.");
-                    }
-
-                    options.ThreadsCases = threadsCases;
+                    options.ThreadsCases = CasesAfter(args, ref i, PriorityAsync.Benchmarks.Threads.ThreadsHarness.CaseNames);
                     options.ThreadsRounds = options.ThreadsRounds == 0 ? 3 : options.ThreadsRounds;
                     break;
                 case "--inversion":
-                    options.InversionRuns = 1;
-                    if (i + 1 < args.Length && int.TryParse(args[i + 1], System.Globalization.CultureInfo.InvariantCulture, out int inversionRuns))
-                    {
-                        options.InversionRuns = inversionRuns;
-                        i++;
-                    }
-
+                    options.InversionRuns = NumberAfter(args, ref i, 1);
                     break;
                 case "--inversion-seconds" when i + 1 < args.Length:
                     options.InversionSeconds = double.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     options.InversionRuns = Math.Max(options.InversionRuns, 1);
                     break;
                 case "--inversion-cases" when i + 1 < args.Length:
-                    string[] inversionCases = args[++i].Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
-                    if (inversionCases.Length == 0 || inversionCases.Except(Inversion.CaseNames).Any())
-                    {
-                        throw new ArgumentException($"Unknown --inversion-cases value '{args[i]}'. Use a comma-separated list of {string.Join(", ", Inversion.CaseNames)}.");
-                    }
-
-                    options.InversionCases = inversionCases;
+                    options.InversionCases = CasesAfter(args, ref i, Inversion.CaseNames);
                     options.InversionRuns = Math.Max(options.InversionRuns, 1);
                     break;
                 case "--policies":
@@ -420,5 +390,30 @@ internal sealed class BenchOptions
             ? Path.Combine("BenchmarkDotNet.Artifacts", options.Quick ? "benchmarks-quick.svg" : "benchmarks-partial.svg")
             : (Directory.Exists("docs") ? Path.Combine("docs", "benchmarks.svg") : Path.Combine("BenchmarkDotNet.Artifacts", "benchmarks.svg")));
         return options;
+    }
+
+    /// <summary>The number after the option at <paramref name="i"/> when one follows (and steps over it), else <paramref name="otherwise"/>.</summary>
+    private static int NumberAfter(string[] args, ref int i, int otherwise)
+    {
+        if (i + 1 < args.Length && int.TryParse(args[i + 1], System.Globalization.CultureInfo.InvariantCulture, out int number))
+        {
+            i++;
+            return number;
+        }
+
+        return otherwise;
+    }
+
+    /// <summary>The comma-separated case names after the option at <paramref name="i"/>, each one of <paramref name="known"/>.</summary>
+    private static string[] CasesAfter(string[] args, ref int i, string[] known)
+    {
+        string option = args[i];
+        string[] cases = args[++i].Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+        if (cases.Length == 0 || cases.Except(known).Any())
+        {
+            throw new ArgumentException($"Unknown {option} value '{args[i]}'. Use a comma-separated list of {string.Join(", ", known)}.");
+        }
+
+        return cases;
     }
 }
