@@ -14,8 +14,8 @@ namespace PriorityAsync.Benchmarks;
 /// </summary>
 /// <remarks>
 /// Every row runs on a long-lived <see cref="PriorityContextThread"/> (<see cref="LoopBatch"/>): a flow is started once and runs one batch
-/// per invocation, so the figures are the steady state (a flow's FIFO has grown to the batch already); the hand-off per invocation
-/// (10-50 us) adds about 1-3 ns per item to every row alike.
+/// per invocation, so the figures are the steady state (a flow's FIFO has grown to the batch already); the hand-off per invocation (a
+/// wake-up of the loop, shared by the batch's items) is paid by every row alike.
 /// </remarks>
 public class FlowBenchmarks
 {

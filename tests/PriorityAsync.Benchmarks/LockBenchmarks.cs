@@ -18,8 +18,8 @@ namespace PriorityAsync.Benchmarks;
 /// <remarks>
 /// Each invocation runs <see cref="Ops"/> acquire + release pairs in one async method, every <c>await</c> completing at once. The rows
 /// "off every scheduler" run on the benchmark's thread; the rows "on a loop" run on a long-lived <see cref="PriorityContextThread"/>
-/// (<see cref="LoopBatch"/>), whose hand-off per invocation (10-50 us) adds about 1-3 ns per pair: compare a loop row with
-/// <c>SemaphoreSlim</c> on the same loop, which pays the same.
+/// (<see cref="LoopBatch"/>), whose hand-off per invocation (a wake-up of the loop, shared by <see cref="Ops"/> pairs) the loop rows pay
+/// alone: compare a loop row with <c>SemaphoreSlim</c> on the same loop, which pays the same.
 /// </remarks>
 [BenchmarkCategory("Locks")]
 public class LockBenchmarks

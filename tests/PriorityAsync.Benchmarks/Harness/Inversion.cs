@@ -21,9 +21,9 @@ namespace PriorityAsync.Benchmarks.Harness;
 /// </summary>
 /// <remarks>
 /// <para>The keeper's wait runs from just before it asks to just after it has what it asked for. Figures: the rounds (keeper waits),
-/// how many found the lock taken (not granted at once), the worst wait, p99 and median (nearest rank, all runs pooled), and how much of its spin time the flood
-/// lost its core (gaps of more than <see cref="GapMs"/> ms between two clock readings): on a shared machine a wait that overlaps such
-/// a gap measures the machine, not the scheduler.</para>
+/// how many found the lock taken (not granted at once), the worst wait, p99 and median (nearest rank, all runs pooled), and how much
+/// of its spin time the flood lost its core (gaps of more than <see cref="GapMs"/> ms between two clock readings): on a shared machine
+/// a wait that overlaps such a gap measures the machine, not the scheduler.</para>
 /// <para>The baselines are the same keeper with <see cref="SemaphoreSlim"/> and Nito.AsyncEx's <see cref="AsyncLock"/> (5.1.2) for the
 /// lock, and with the plain <see cref="Task"/> of the same <c>InvokeAsync</c> call for the awaited work: neither tells the scheduler
 /// who waits for whom, so the holder waits behind the flood.</para>
@@ -44,7 +44,7 @@ public static class Inversion
     private static readonly TimeSpan Period = TimeSpan.FromMilliseconds(50);
     private static readonly TimeSpan WarmUp = TimeSpan.FromMilliseconds(500);
 
-    /// <summary>The awaited work of the second scenario: an I/O call whose continuation runs on the scheduler, at the work's level.</summary>
+    /// <summary>The awaited work of the second scenario: an I/O call whose continuation runs on the scheduler at the work's level.</summary>
     private static readonly Func<Task> s_io = static async () => await Task.Delay(Critical);
 
     /// <summary>Runs every case of <paramref name="cases"/> (all when null) on the loop and on the pool, <paramref name="runs"/> times

@@ -7,7 +7,7 @@ namespace PriorityAsync.Benchmarks.Infrastructure;
 /// <summary>Where a <see cref="LoopBatch"/> runs its batch on the loop.</summary>
 internal enum LoopCode
 {
-    /// <summary>Plain level code: a callback posted to level 0's own context (what a <c>Run</c> entry or a posted callback runs in).</summary>
+    /// <summary>Plain level code: a callback posted to level 0's own context (what a <c>Run</c> entry runs in).</summary>
     Plain,
 
     /// <summary>Inside <c>InvokeAsync</c> work at level 0, a flow of its own ([X-FLOW] in docs/design.md), which plain level code at
@@ -24,14 +24,14 @@ internal enum LoopCode
 
 /// <summary>
 /// Runs a benchmark's batch (an async method) on a long-lived <see cref="PriorityContextThread"/> of 3 levels, in plain level code or
-/// inside one long-lived flow, and waits for it: one cross-thread hand-off per invocation (a post and a
-/// <see cref="ManualResetEventSlim"/>, about 10-50 us here), which the batch's operations share.
+/// inside one long-lived flow, and waits for it: one cross-thread hand-off per invocation (a post, and a
+/// <see cref="ManualResetEventSlim"/> set at the end), which the batch's operations share.
 /// </summary>
 /// <remarks>
 /// Nothing is allocated per invocation beyond what the batch allocates: the flow's method is started once and waits between batches on
 /// a <see cref="LoopChannel{T}"/>, woken by a plain callback (the channel resumes it through its flow's context), so its state machine is
-/// allocated once; in plain level code an async batch that completes synchronously allocates nothing, and one that suspends allocates
-/// its state machine once per invocation (about 100-200 B, shared by thousands of operations).
+/// allocated once; in plain level code a batch that completes synchronously allocates nothing, and one that suspends allocates its
+/// state machine (and the caller's) once per invocation, shared by thousands of operations.
 /// </remarks>
 internal sealed class LoopBatch : IDisposable
 {
@@ -65,9 +65,6 @@ internal sealed class LoopBatch : IDisposable
             _ => null,
         };
     }
-
-    /// <summary>The loop the batch runs on.</summary>
-    public PriorityContext Context => _thread.Context;
 
     /// <summary>Runs the batch once on the loop and waits for it to end.</summary>
     public void Run()
