@@ -9,7 +9,7 @@ namespace PriorityAsync.AbHarness;
 public sealed class CaseSettings
 {
     /// <summary>Every case, in the order they run.</summary>
-    public static readonly string[] AllCases = ["post-drain", "yield", "prioritize-inline", "prioritize-queued", "stream-1p", "wake", "host-drain"];
+    public static readonly string[] AllCases = ["post-drain", "yield", "prioritize-inline", "prioritize-queued", "stream-1p", "wake", "host-drain", "invoke"];
 
     /// <summary>Gets or sets the cases to run.</summary>
     public IReadOnlyList<string> Cases { get; set; } = AllCases;

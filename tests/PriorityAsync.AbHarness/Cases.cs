@@ -24,11 +24,13 @@ public static class Cases
     private const int AwaitOps = 20_000;
     private const int StreamItems = 32_768;
     private const int EmptyDrains = 1_000_000;
+    private const int InvokeCalls = 4_096;
 
     private static readonly AsyncLocal<object?> s_local = new();
     private static readonly object s_marker = new();
     private static readonly SendOrPostCallback s_count = static _ => s_counter++;
     private static readonly SendOrPostCallback s_noop = static _ => { };
+    private static readonly Func<Task> s_completedWork = static () => Task.CompletedTask;
 
     private static long s_counter;
 
@@ -59,6 +61,7 @@ public static class Cases
         "stream-1p" => Stream(settings, asyncLocal),
         "wake" => Wake(settings, asyncLocal),
         "host-drain" => HostDrain(settings, asyncLocal),
+        "invoke" => Invoke(settings, asyncLocal),
         _ => throw new ArgumentException($"Unknown case '{name}'. Cases: {string.Join(", ", CaseSettings.AllCases)}."),
     };
 
@@ -303,6 +306,30 @@ public static class Cases
         yield return new CaseResult("host-drain", "", "B/item", (double)bytes / ((long)EmptyDrains * settings.Rounds));
 #else
         throw new NotSupportedException("host-drain needs a library with PriorityContext.AttachToCurrentThread; this side's has none.");
+#endif
+    }
+
+    /// <summary>
+    /// <c>InvokeAsync(work, 0)</c> from the loop, of work that completes at once, <see cref="InvokeCalls"/> times, then a
+    /// <c>Yield(0)</c> queued behind them: per call, its start, its run and its completion, and what it allocates (the operation, its
+    /// task and, from issue 38 on, the work's flow). Needs a library with <c>InvokeAsync</c> (2026-11-22 on): a side without it is built
+    /// without this case (SideBuilder) and fails it with a message.
+    /// </summary>
+    private static IEnumerable<CaseResult> Invoke(CaseSettings settings, bool asyncLocal)
+    {
+#if PRIORITYASYNC_INVOKE
+        return LoopRounds("invoke", settings, asyncLocal, InvokeCalls, static async () =>
+        {
+            PriorityContext context = PriorityContext.Current!;
+            for (int i = 0; i < InvokeCalls; i++)
+            {
+                _ = context.InvokeAsync(s_completedWork, 0);
+            }
+
+            await context.Yield(0); // behind every call: each has run and completed
+        });
+#else
+        throw new NotSupportedException("invoke needs a library with InvokeAsync; this side's has none.");
 #endif
     }
 

@@ -71,20 +71,30 @@ public static class SideBuilder
             "-p:PriorityAsyncAnalyzersReference=false",
             // The host-drain case compiles only against a library that has the host-driven context.
             $"-p:PriorityAsyncHostDrain={(DefinesType(libDll, "PriorityAsync", "PriorityContextDriver") ? "true" : "false")}",
+            // The invoke case compiles only against a library that has InvokeAsync.
+            $"-p:PriorityAsyncInvoke={(DefinesMethod(libDll, "PriorityAsync", "InvokeAsync") ? "true" : "false")}",
             $"-p:BaseIntermediateOutputPath={Path.Combine(sideDir, "obj")}{Path.DirectorySeparatorChar}");
         File.WriteAllText(Path.Combine(sideDir, "input.txt"), (input.StartsWith("git:", StringComparison.Ordinal) ? input : Path.GetFullPath(input)) + Environment.NewLine);
         Console.WriteLine($"side {side}: {input} -> {HarnessDll(outDir, side)}");
     }
 
     /// <summary>Whether the assembly at <paramref name="dll"/> defines the type, read from its metadata (nothing is loaded).</summary>
-    private static bool DefinesType(string dll, string ns, string name)
+    private static bool DefinesType(string dll, string ns, string name) =>
+        AnyTypeOf(dll, ns, (reader, type) => reader.GetString(type.Name) == name);
+
+    /// <summary>Whether a type of namespace <paramref name="ns"/> in the assembly at <paramref name="dll"/> defines a method named
+    /// <paramref name="name"/>, read from its metadata.</summary>
+    private static bool DefinesMethod(string dll, string ns, string name) =>
+        AnyTypeOf(dll, ns, (reader, type) => type.GetMethods().Any(method => reader.GetString(reader.GetMethodDefinition(method).Name) == name));
+
+    private static bool AnyTypeOf(string dll, string ns, Func<MetadataReader, TypeDefinition, bool> match)
     {
         using FileStream stream = File.OpenRead(dll);
         using var pe = new PEReader(stream);
         MetadataReader reader = pe.GetMetadataReader();
         return reader.TypeDefinitions
             .Select(reader.GetTypeDefinition)
-            .Any(type => reader.GetString(type.Name) == name && reader.GetString(type.Namespace) == ns);
+            .Any(type => reader.GetString(type.Namespace) == ns && match(reader, type));
     }
 
     private static string BuildLibrary(string project, string sideDir)

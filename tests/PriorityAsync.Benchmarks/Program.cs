@@ -26,7 +26,8 @@ using Measurement = PriorityAsync.Benchmarks.Infrastructure.Measurement;
 // (print the tables and redraw the chart from a saved run's BenchmarkDotNet.Artifacts/results.json, measuring nothing),
 // --policies [--policy-seconds <n>] [--policies-svg <path>] (the policies under saturation only: Harness/PolicyHarness.cs),
 // --threads [rounds] [--threads-cases cpu,flood,streaming] (the priority scheduler on several threads against the thread pool:
-// Threads/ThreadsHarness.cs; --threads-cases runs only the cases named).
+// Threads/ThreadsHarness.cs; --threads-cases runs only the cases named),
+// --inversion [runs] [--inversion-seconds <n>] [--inversion-cases <a,b>] (priority inversion in real time: Harness/Inversion.cs).
 var options = BenchOptions.Parse(args);
 if (options.Quick && options.Reexec && Environment.GetEnvironmentVariable("DOTNET_ReadyToRun") != "0")
 {
@@ -40,6 +41,13 @@ if (options.ThreadsRounds > 0)
 {
     // The priority scheduler on several threads against the thread pool and ConcurrentExclusiveSchedulerPair (issue 20).
     PriorityAsync.Benchmarks.Threads.ThreadsHarness.Run(Console.Out, options.ThreadsRounds, options.ThreadsCases);
+    return 0;
+}
+
+if (options.InversionRuns > 0)
+{
+    // Priority inversion in real time (issue 38): a keeper that needs a lock or awaited work that level 0 holds, under a level-1 flood.
+    Inversion.Run(Console.Out, TimeSpan.FromSeconds(options.InversionSeconds), options.InversionRuns, options.InversionCases);
     return 0;
 }
 
@@ -118,6 +126,8 @@ else
             typeof(CheckpointBenchmarks),
             typeof(ControllerBenchmarks),
             typeof(HostDrainBenchmarks),
+            typeof(LockBenchmarks),
+            typeof(FlowBenchmarks),
             .. diagnostics,
         ];
 
@@ -260,6 +270,15 @@ internal sealed class BenchOptions
     /// <summary>--threads-cases cpu,flood,streaming: which of the --threads harness's cases run (null: all).</summary>
     public IReadOnlyCollection<string>? ThreadsCases { get; private set; }
 
+    /// <summary>--inversion [runs]: issue 38's harness (Harness/Inversion.cs), 1 run unless a number follows; 0: not asked for.</summary>
+    public int InversionRuns { get; private set; }
+
+    /// <summary>--inversion-seconds n: the length of one run of one case (the issue's: 3 s).</summary>
+    public double InversionSeconds { get; private set; } = 3;
+
+    /// <summary>--inversion-cases a,b: which of the --inversion harness's cases run (null: all).</summary>
+    public IReadOnlyCollection<string>? InversionCases { get; private set; }
+
     /// <summary>Short runs of the BenchmarkDotNet suite (--quick: 3 by default, --runs n; a full run: 1).</summary>
     public int Runs { get; private set; } = 1;
 
@@ -304,13 +323,7 @@ internal sealed class BenchOptions
                     options.LeaseRuns = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     break;
                 case "--watchdog-cost":
-                    options.WatchdogSeconds = 30; // seconds per case, unless a number follows
-                    if (i + 1 < args.Length && int.TryParse(args[i + 1], System.Globalization.CultureInfo.InvariantCulture, out int watchdogSeconds))
-                    {
-                        options.WatchdogSeconds = watchdogSeconds;
-                        i++;
-                    }
-
+                    options.WatchdogSeconds = NumberAfter(args, ref i, 30); // seconds per case, unless a number follows
                     break;
                 case "--no-bdn":
                     options.RunBdn = false;
@@ -328,23 +341,22 @@ internal sealed class BenchOptions
                     options.ResultsFrom = args[++i];
                     break;
                 case "--threads":
-                    options.ThreadsRounds = 3;
-                    if (i + 1 < args.Length && int.TryParse(args[i + 1], System.Globalization.CultureInfo.InvariantCulture, out int threadsRounds))
-                    {
-                        options.ThreadsRounds = threadsRounds;
-                        i++;
-                    }
-
+                    options.ThreadsRounds = NumberAfter(args, ref i, 3);
                     break;
                 case "--threads-cases" when i + 1 < args.Length:
-                    string[] threadsCases = args[++i].Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
-                    if (threadsCases.Length == 0 || threadsCases.Except(PriorityAsync.Benchmarks.Threads.ThreadsHarness.CaseNames).Any())
-                    {
-                        throw new ArgumentException($"Unknown --threads-cases value '{args[i]}'. Use a comma-separated list of {string.Join(", ", PriorityAsync.Benchmarks.Threads.ThreadsHarness.CaseNames)}.");
-                    }
-
-                    options.ThreadsCases = threadsCases;
+                    options.ThreadsCases = CasesAfter(args, ref i, PriorityAsync.Benchmarks.Threads.ThreadsHarness.CaseNames);
                     options.ThreadsRounds = options.ThreadsRounds == 0 ? 3 : options.ThreadsRounds;
+                    break;
+                case "--inversion":
+                    options.InversionRuns = NumberAfter(args, ref i, 1);
+                    break;
+                case "--inversion-seconds" when i + 1 < args.Length:
+                    options.InversionSeconds = double.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
+                    options.InversionRuns = Math.Max(options.InversionRuns, 1);
+                    break;
+                case "--inversion-cases" when i + 1 < args.Length:
+                    options.InversionCases = CasesAfter(args, ref i, Inversion.CaseNames);
+                    options.InversionRuns = Math.Max(options.InversionRuns, 1);
                     break;
                 case "--policies":
                     options.Policies = true;
@@ -359,7 +371,7 @@ internal sealed class BenchOptions
                     samples = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     break;
                 default:
-                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick [--runs <n>] [--no-reexec], --design, --slice-clock, --checkpoint-long-item, --lease-timers [--lease-runs <n>], --watchdog-cost [seconds], --threads [rounds] [--threads-cases cpu,flood,streaming], --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
+                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick [--runs <n>] [--no-reexec], --design, --slice-clock, --checkpoint-long-item, --lease-timers [--lease-runs <n>], --watchdog-cost [seconds], --threads [rounds] [--threads-cases cpu,flood,streaming], --inversion [runs] [--inversion-seconds <n>] [--inversion-cases <a,b>], --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
             }
         }
 
@@ -378,5 +390,30 @@ internal sealed class BenchOptions
             ? Path.Combine("BenchmarkDotNet.Artifacts", options.Quick ? "benchmarks-quick.svg" : "benchmarks-partial.svg")
             : (Directory.Exists("docs") ? Path.Combine("docs", "benchmarks.svg") : Path.Combine("BenchmarkDotNet.Artifacts", "benchmarks.svg")));
         return options;
+    }
+
+    /// <summary>The number after the option at <paramref name="i"/> when one follows (and steps over it), else <paramref name="otherwise"/>.</summary>
+    private static int NumberAfter(string[] args, ref int i, int otherwise)
+    {
+        if (i + 1 < args.Length && int.TryParse(args[i + 1], System.Globalization.CultureInfo.InvariantCulture, out int number))
+        {
+            i++;
+            return number;
+        }
+
+        return otherwise;
+    }
+
+    /// <summary>The comma-separated case names after the option at <paramref name="i"/>, each one of <paramref name="known"/>.</summary>
+    private static string[] CasesAfter(string[] args, ref int i, string[] known)
+    {
+        string option = args[i];
+        string[] cases = args[++i].Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+        if (cases.Length == 0 || cases.Except(known).Any())
+        {
+            throw new ArgumentException($"Unknown {option} value '{args[i]}'. Use a comma-separated list of {string.Join(", ", known)}.");
+        }
+
+        return cases;
     }
 }

@@ -107,7 +107,7 @@ public sealed class KeyRatios
         }
 
         writer.WriteLine();
-        writer.WriteLine("## Goals (issues 3 and 22)");
+        writer.WriteLine("## Goals (issues 3, 22 and 38)");
         writer.WriteLine();
         if (Runs.Count > 1)
         {
@@ -162,6 +162,12 @@ public sealed class KeyRatios
             ("streaming, 2 producers", "PriorityAsync_Post(Producers=2)", new[] { "Channel_SingleReader(Producers=2)", "BlockingCollection_Add(Producers=2)", "AsyncContextThread_Post(Producers=2)" }),
             ("ping-pong", "PriorityAsync_PingPong", new[] { "ThreadPool_ChannelPingPong", "AsyncContext_PingPong" }),
             ("TaskScheduler StartNew + await", "PriorityAsync_StartNew", new[] { "Default_StartNew", "Exclusive_StartNew", "AsyncContext_StartNew" }),
+            ("lock, uncontended, off every scheduler", "PriorityLock_OffScheduler", new[] { "SemaphoreSlim_OffScheduler", "AsyncLock_OffScheduler" }),
+            ("lock, uncontended, on a loop (plain level code)", "PriorityLock_OnLoop_Plain", new[] { "SemaphoreSlim_OnLoop_Plain" }),
+            ("lock, uncontended, on a loop (in a flow its caller awaits)", "PriorityLock_OnLoop_InFlow", new[] { "SemaphoreSlim_OnLoop_Plain" }),
+            ("lock, uncontended, on a loop (in a flow nobody awaits)", "PriorityLock_OnLoop_InFlowNotAwaited", new[] { "SemaphoreSlim_OnLoop_Plain" }),
+            ("semaphore, uncontended, off every scheduler", "PrioritySemaphore_OffScheduler", new[] { "SemaphoreSlim_OffScheduler" }),
+            ("semaphore, uncontended, on a loop (plain level code)", "PrioritySemaphore_OnLoop_Plain", new[] { "SemaphoreSlim_OnLoop_Plain" }),
         };
         foreach ((string benchmark, string oursKey, string[] baselines) in pairs)
         {
@@ -301,6 +307,50 @@ public sealed class KeyRatios
                 {
                     yield return ("(diagnostic) the same cost over the time the loop thread had a core", Invariant($"{(1 - (ours / theirs)) * 100:F1}%"), null);
                 }
+            }
+        }
+
+        // Issue 38: the priority lock uncontended, no slower than the locks a user would otherwise pick, and allocation-free; a loop row
+        // is judged against SemaphoreSlim on the same loop (the same hand-off per invocation).
+        foreach ((string key, string where, string semaphoreKey) in new[]
+        {
+            ("PriorityLock_OffScheduler", "off every scheduler", "SemaphoreSlim_OffScheduler"),
+            ("PriorityLock_OnLoop_Plain", "on a loop, plain level code", "SemaphoreSlim_OnLoop_Plain"),
+            ("PriorityLock_OnLoop_InFlow", "on a loop, in a flow its caller awaits", "SemaphoreSlim_OnLoop_Plain"),
+            ("PriorityLock_OnLoop_InFlowNotAwaited", "on a loop, in a flow nobody awaits", "SemaphoreSlim_OnLoop_Plain"),
+        })
+        {
+            if (Find(key) is not { } priorityLock)
+            {
+                continue;
+            }
+
+            if (Find(semaphoreKey) is { } semaphore)
+            {
+                double ratio = priorityLock.MedianNs / semaphore.MedianNs;
+                yield return ($"PriorityLock uncontended ({where}): no slower than SemaphoreSlim.WaitAsync+Release", Invariant($"{ratio:F2}x its time ({priorityLock.MedianNs:F1} vs {semaphore.MedianNs:F1} ns)"), ratio <= 1);
+            }
+
+            if (Find("AsyncLock_OffScheduler") is { } asyncLock)
+            {
+                double ratio = priorityLock.MedianNs / asyncLock.MedianNs;
+                yield return ($"PriorityLock uncontended ({where}): no slower than AsyncEx AsyncLock (off every scheduler)", Invariant($"{ratio:F2}x its time ({priorityLock.MedianNs:F1} vs {asyncLock.MedianNs:F1} ns)"), ratio <= 1);
+            }
+
+            yield return ($"PriorityLock uncontended ({where}): 0 B", $"{FormatBytes(priorityLock.BytesPerOp)} B/op", priorityLock.BytesPerOp < 0.5);
+        }
+
+        // Issue 38: what running in a flow costs, against the same code in plain level code (diagnostics: the issue sets no goal).
+        foreach ((string key, string plainKey, string label) in new[]
+        {
+            ("Yield_InInvokeAsync", "Yield_Plain", "await Yield() in InvokeAsync work"),
+            ("Yield_InScopeChild", "Yield_Plain", "await Yield() in a scope's child"),
+            ("PostRun_InInvokeAsync", "PostRun_Plain", "post + run in InvokeAsync work"),
+        })
+        {
+            if (Find(key) is { } inFlow && Find(plainKey) is { } plain)
+            {
+                yield return ($"(diagnostic) {label}, against plain level code", Invariant($"{inFlow.MedianNs / plain.MedianNs:F2}x its time ({inFlow.MedianNs:F1} vs {plain.MedianNs:F1} ns; {FormatBytes(inFlow.BytesPerOp)} vs {FormatBytes(plain.BytesPerOp)} B)"), null);
             }
         }
 
