@@ -13,7 +13,8 @@ namespace PriorityAsync.Internal;
 /// <para>It sleeps until the earliest next check of its watchdogs (a quarter of each one's stall timeout: 2.5 s with the default
 /// 10 s), checks the ones that are due, and raises their reports on itself; with no watchdog registered it sleeps without a timeout.
 /// A check reads a few counters and takes the scheduler's timer lock to see whether a timer is overdue: microseconds, a few hundred
-/// times an hour per watched thread ([O-STALL]).</para>
+/// times an hour per watched thread ([O-STALL]). Each wake also re-reads the timing histograms' flags ([O-SLOW]): a busy scheduler
+/// that never parks sees a listener within a check interval.</para>
 /// <para>Handlers of <see cref="PriorityScheduler.StallDetected"/> run on this thread, one at a time: a slow handler delays the other
 /// checks, never the schedulers. An exception thrown by a handler is unhandled and ends the process, as it would on a
 /// thread-pool timer.</para>
@@ -99,6 +100,11 @@ internal sealed class WatchdogThread
             }
 
             _due.Clear();
+            if (next != long.MaxValue)
+            {
+                ContextRegistry.RefreshIfListenersChanged(); // a scheduler that never parks learns of a histogram listener here ([O-SLOW])
+            }
+
             if (next == long.MaxValue)
             {
                 _signal.WaitOne();

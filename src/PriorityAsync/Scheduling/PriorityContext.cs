@@ -352,6 +352,7 @@ public sealed partial class PriorityContext : PriorityScheduler
 
         _loop.Event.Reset();
         Volatile.Write(ref _loop.Parked, 0);
+        ContextRegistry.RefreshIfListenersChanged(); // a histogram a listener enabled while it slept is seen as it wakes ([O-SLOW])
     }
 
     /// <summary>Park, after the parking fence and a re-check that found nothing to run: on a virtual clock, jump it to its earliest

@@ -491,6 +491,7 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
         }
 
         Volatile.Write(ref worker.Parked, 0);
+        ContextRegistry.RefreshIfListenersChanged(); // a histogram a listener enabled while it slept is seen as it wakes ([O-SLOW])
         lock (_idleLock)
         {
             if (worker.InIdleStack)
