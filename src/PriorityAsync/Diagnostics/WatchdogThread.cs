@@ -12,9 +12,10 @@ namespace PriorityAsync.Internal;
 /// <remarks>
 /// <para>It sleeps until the earliest next check of its watchdogs (a quarter of each one's stall timeout: 2.5 s with the default
 /// 10 s), checks the ones that are due, and raises their reports on itself; with no watchdog registered it sleeps without a timeout.
-/// A check reads a few counters and takes the scheduler's timer lock to see whether a timer is overdue: microseconds, a few hundred
-/// times an hour per watched thread ([O-STALL]). Each wake also re-reads the timing histograms' flags ([O-SLOW]): a busy scheduler
-/// that never parks sees a listener within a check interval.</para>
+/// Checks fall on a grid (whole multiples of the interval), so watchdogs of one timeout are checked together: a hundred loops wake the
+/// thread as often as one. A check reads a few counters and takes the scheduler's timer lock to see whether a timer is overdue:
+/// microseconds, a few hundred times an hour per watched thread ([O-STALL]). Each wake also re-reads the timing histograms' flags
+/// ([O-SLOW]): a busy scheduler that never parks sees a listener within a check interval.</para>
 /// <para>Handlers of <see cref="PriorityScheduler.StallDetected"/> run on this thread, one at a time: a slow handler delays the other
 /// checks, never the schedulers. An exception thrown by a handler is unhandled and ends the process, as it would on a
 /// thread-pool timer.</para>
@@ -45,7 +46,7 @@ internal sealed class WatchdogThread
     {
         lock (_lock)
         {
-            watchdog.NextCheck = Stopwatch.GetTimestamp() + watchdog.IntervalTicks;
+            watchdog.NextCheck = NextOnGrid(Stopwatch.GetTimestamp(), watchdog.IntervalTicks);
             _watchdogs.Add(watchdog);
             if (_thread is null)
             {
@@ -66,6 +67,10 @@ internal sealed class WatchdogThread
         }
     }
 
+    /// <summary>The first whole multiple of <paramref name="interval"/> after <paramref name="now"/>: every watchdog of one interval
+    /// is checked at the same moments, so that many of them cost one wake-up.</summary>
+    internal static long NextOnGrid(long now, long interval) => ((now / interval) + 1) * interval;
+
     private static WatchdogThread CreateShared()
     {
         Interlocked.CompareExchange(ref s_shared, new WatchdogThread(), null);
@@ -85,7 +90,7 @@ internal sealed class WatchdogThread
                     if (watchdog.NextCheck <= now)
                     {
                         _due.Add(watchdog);
-                        watchdog.NextCheck = now + watchdog.IntervalTicks;
+                        watchdog.NextCheck = NextOnGrid(now, watchdog.IntervalTicks);
                     }
 
                     next = Math.Min(next, watchdog.NextCheck);
