@@ -143,6 +143,7 @@ public sealed partial class PriorityContext
             Volatile.Write(ref _consumerThreadId, 0);
             _loopThread = null;
             _loop.LastItemEnd = 0; // the host's frame is nobody's run time
+            _loop.ClearRunning(); // nor its item ([O-RUNNING])
             SynchronizationContext.SetSynchronizationContext(hostSyncContext);
             host.Restore();
         }

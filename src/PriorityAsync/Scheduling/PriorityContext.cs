@@ -291,6 +291,7 @@ public sealed partial class PriorityContext : PriorityScheduler
 
                     // The level travels in the current SynchronizationContext: set before every item, so awaits capture it.
                     SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
+                    _loop.RecordRunning(in item, level); // [O-RUNNING]
                     SchedulerThread.CountDispatch(counters, level);
                     limit.OnItemStarted();
                     if (_slowPaths == SlowPaths.None) // one field read per item; every per-item diagnostic is behind it ([O-SLOW])
@@ -321,6 +322,7 @@ public sealed partial class PriorityContext : PriorityScheduler
     private void Park()
     {
         _loop.LastItemEnd = 0; // an idle gap is nobody's run time
+        _loop.ClearRunning(); // [O-RUNNING]: idle, it runs nothing and keeps nothing alive
         ExecutionContextFlow.Enter(null); // idle in the default context: what the last item left is not kept alive ([E-FLOW])
         for (int i = 0; i < _idleSpinCount; i++)
         {
