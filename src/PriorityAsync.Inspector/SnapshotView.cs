@@ -120,7 +120,7 @@ internal static class SnapshotView
         string level = thread.Level is { } l ? $" at level {l}" : string.Empty;
         return thread.Method is { } method
             ? $"[bold]{Escape(method)}[/]{level} for {duration}"
-            : $"an item (not named: sampled){level} for {duration}";
+            : $"an item it does not name (a library older than the inspector){level} for {duration}";
     }
 
     private static IRenderable Warnings(Snapshot snapshot)
