@@ -293,6 +293,18 @@ internal sealed class BenchOptions
 
     public string? PoliciesSvg { get; private set; }
 
+    /// <summary>The number after the option at <paramref name="i"/> when one follows (then it is consumed), else <paramref name="otherwise"/>.</summary>
+    private static int OptionalNumber(string[] args, ref int i, int otherwise)
+    {
+        if (i + 1 < args.Length && int.TryParse(args[i + 1], System.Globalization.CultureInfo.InvariantCulture, out int value))
+        {
+            i++;
+            return value;
+        }
+
+        return otherwise;
+    }
+
     public static BenchOptions Parse(string[] args)
     {
         var options = new BenchOptions();
@@ -328,22 +340,10 @@ internal sealed class BenchOptions
                     options.LeaseRuns = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     break;
                 case "--watchdog-cost":
-                    options.WatchdogSeconds = 30; // seconds per case, unless a number follows
-                    if (i + 1 < args.Length && int.TryParse(args[i + 1], System.Globalization.CultureInfo.InvariantCulture, out int watchdogSeconds))
-                    {
-                        options.WatchdogSeconds = watchdogSeconds;
-                        i++;
-                    }
-
+                    options.WatchdogSeconds = OptionalNumber(args, ref i, 30); // seconds per case
                     break;
                 case "--idle-cost":
-                    options.IdleSeconds = 60;
-                    if (i + 1 < args.Length && int.TryParse(args[i + 1], System.Globalization.CultureInfo.InvariantCulture, out int idleSeconds))
-                    {
-                        options.IdleSeconds = idleSeconds;
-                        i++;
-                    }
-
+                    options.IdleSeconds = OptionalNumber(args, ref i, 60); // the window of each case
                     break;
                 case "--idle-warmup" when i + 1 < args.Length:
                     options.IdleWarmupSeconds = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
@@ -377,13 +377,7 @@ internal sealed class BenchOptions
                     options.ResultsFrom = args[++i];
                     break;
                 case "--threads":
-                    options.ThreadsRounds = 3;
-                    if (i + 1 < args.Length && int.TryParse(args[i + 1], System.Globalization.CultureInfo.InvariantCulture, out int threadsRounds))
-                    {
-                        options.ThreadsRounds = threadsRounds;
-                        i++;
-                    }
-
+                    options.ThreadsRounds = OptionalNumber(args, ref i, 3);
                     break;
                 case "--threads-cases" when i + 1 < args.Length:
                     string[] threadsCases = args[++i].Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);

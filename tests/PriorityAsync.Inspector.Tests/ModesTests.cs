@@ -56,14 +56,9 @@ public sealed partial class ModesTests
 
     [Theory]
     [MemberData(nameof(Modes))]
-    public async Task Attach_TargetExitsWhileAttached_ExitCode6InEveryMode(string mode)
-    {
-        string recording = Path.Combine(Path.GetTempPath(), $"prio-mode-{Guid.NewGuid():N}.nettrace");
-        try
+    public Task Attach_TargetExitsWhileAttached_ExitCode6InEveryMode(string mode) =>
+        AttachedAsync(mode, async (target, prio, recording) =>
         {
-            await using TestTarget target = await TestTarget.StartAsync();
-            using Prio.Running prio = Prio.Start([target.Id.ToString(CultureInfo.InvariantCulture), .. Arguments(mode, recording, forSeconds: 120)]);
-            await target.WaitForLineAsync("inspector on");
             await target.SendAsync("exit");
             await target.WaitForExitAsync();
             (int exitCode, _, string error) = await prio.WaitAsync();
@@ -71,23 +66,13 @@ public sealed partial class ModesTests
             exitCode.Should().Be(ExitCodes.TargetExited, error);
             string kept = mode.StartsWith("record", StringComparison.Ordinal) ? $"; what it saw is in {recording}" : string.Empty;
             Prio.OneLine(error).Should().Be($"prio: process {target.Id} (PriorityAsync.Inspector.Target) exited while the inspector was attached{kept}.");
-        }
-        finally
-        {
-            File.Delete(recording);
-        }
-    }
+        });
 
     [Theory]
     [MemberData(nameof(Modes))]
-    public async Task Attach_QuitLine_ExitCode0InEveryMode(string mode)
-    {
-        string recording = Path.Combine(Path.GetTempPath(), $"prio-mode-{Guid.NewGuid():N}.nettrace");
-        try
+    public Task Attach_QuitLine_ExitCode0InEveryMode(string mode) =>
+        AttachedAsync(mode, async (target, prio, _) =>
         {
-            await using TestTarget target = await TestTarget.StartAsync();
-            using Prio.Running prio = Prio.Start([target.Id.ToString(CultureInfo.InvariantCulture), .. Arguments(mode, recording, forSeconds: 120)]);
-            await target.WaitForLineAsync("inspector on");
             (int exitCode, string output, string error) = await prio.QuitAsync();
 
             exitCode.Should().Be(ExitCodes.Success, error);
@@ -97,12 +82,7 @@ public sealed partial class ModesTests
             {
                 SnapshotJson.Deserialize(output)!.ProcessId.Should().Be(target.Id, "q ends the watch early; the snapshot is printed");
             }
-        }
-        finally
-        {
-            File.Delete(recording);
-        }
-    }
+        });
 
     [Fact]
     public async Task Attach_FailuresBeforeTheSession_SameExitCodeAndLineInEveryMode()
@@ -141,6 +121,24 @@ public sealed partial class ModesTests
 
             await plain.SendAsync("still there");
             await diagnosticsOff.SendAsync("still there");
+        }
+        finally
+        {
+            File.Delete(recording);
+        }
+    }
+
+    /// <summary>A target, and the tool attached to it in <paramref name="mode"/> (watching for long: only q or the target's end stops
+    /// it); <paramref name="body"/> gets both, and the recording's path.</summary>
+    private static async Task AttachedAsync(string mode, Func<TestTarget, Prio.Running, string, Task> body)
+    {
+        string recording = Path.Combine(Path.GetTempPath(), $"prio-mode-{Guid.NewGuid():N}.nettrace");
+        try
+        {
+            await using TestTarget target = await TestTarget.StartAsync();
+            using Prio.Running prio = Prio.Start([target.Id.ToString(CultureInfo.InvariantCulture), .. Arguments(mode, recording, forSeconds: 120)]);
+            await target.WaitForLineAsync("inspector on");
+            await body(target, prio, recording);
         }
         finally
         {
