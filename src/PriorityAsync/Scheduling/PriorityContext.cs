@@ -269,7 +269,8 @@ public sealed partial class PriorityContext : PriorityScheduler
         where TPolicy : struct, IDispatchPolicy
         where TLimit : struct, IDrainLimit
     {
-        long[] counters = _loop.Counters;
+        SchedulerThread loop = _loop;
+        long[] counters = loop.Counters;
         int level = -1;
         while (true)
         {
@@ -291,7 +292,7 @@ public sealed partial class PriorityContext : PriorityScheduler
 
                     // The level travels in the current SynchronizationContext: set before every item, so awaits capture it.
                     SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
-                    _loop.RecordRunning(in item, level); // [O-RUNNING]
+                    loop.RecordRunning(in item, level); // [O-RUNNING]
                     SchedulerThread.CountDispatch(counters, level);
                     limit.OnItemStarted();
                     if (_slowPaths == SlowPaths.None) // one field read per item; every per-item diagnostic is behind it ([O-SLOW])
@@ -300,7 +301,7 @@ public sealed partial class PriorityContext : PriorityScheduler
                     }
                     else
                     {
-                        InvokeObserved(_loop, in item, level, reuseLastEnd: true);
+                        InvokeObserved(loop, in item, level, reuseLastEnd: true);
                     }
 
                     policy.OnItemEnd(level);

@@ -7,7 +7,8 @@ namespace PriorityAsync.Internal;
 /// <summary>
 /// One thread that runs a scheduler's items: the loop of a <see cref="PriorityContext"/>, or one of a <see cref="PriorityThreadPool"/>'s
 /// threads. It holds what is per consumer: the park event and flag, the dispatch counters the watchdog, the time quota and the
-/// snapshot read, the quota flag, and (on a pool) the idle-stack mark and the slot its running code holds.
+/// snapshot read, the quota flag, the record of the item it runs ([O-RUNNING]), and (on a pool) the idle-stack mark and the slot its
+/// running code holds.
 /// </summary>
 internal sealed class SchedulerThread
 {
