@@ -68,6 +68,7 @@ public sealed class ContextRegistryTests
         string name = "registry-busy-" + Guid.NewGuid().ToString("N");
         var loop = new PriorityContextThread(new PriorityContextOptions { Name = name, StallTimeout = TimeSpan.FromMilliseconds(40) });
         await using var disposeLoop = loop.BoundedDisposal();
+        using var started = new ManualResetEventSlim();
         using var listening = new ManualResetEventSlim();
         using var timedItemRan = new ManualResetEventSlim();
         int pathsBeforeTheListener = -1;
@@ -75,6 +76,7 @@ public sealed class ContextRegistryTests
             _ =>
             {
                 pathsBeforeTheListener = Volatile.Read(ref loop.Context._slowPaths);
+                started.Set();
                 listening.WaitOrFail("the listener");
                 long checks = WatchdogThread.Shared.Checks + 2;
                 SpinWait.SpinUntil(() => WatchdogThread.Shared.Checks >= checks, TestTimeout.Unexpected).Should().BeTrue("the watchdog checks every 10 ms");
@@ -82,6 +84,7 @@ public sealed class ContextRegistryTests
             },
             null);
 
+        started.WaitOrFail("the long item"); // running: the loop does not park again until it ends
         using var capture = new MetricsCapture(name, "priorityasync.work_item.run.duration");
         listening.Set();
         timedItemRan.WaitOrFail("the item queued after the watchdog's checks");
