@@ -16,8 +16,6 @@ internal sealed class InspectorModel
 {
     public const int SnapshotSchema = 1;
 
-    // How far apart two reports of a stall's start may be and still be one stall (the event's whole milliseconds, the clocks' reads).
-    private const double StallStartTolerance = 20;
 
     private readonly Lock _lock = new();
     private readonly Dictionary<int, SchedulerModel> _schedulers = [];
@@ -248,7 +246,7 @@ internal sealed class InspectorModel
         string subject = scheduler.Kind == "PriorityThreadPool" ? $"thread #{thread} of {scheduler.Name}" : scheduler.Name;
         string blocker = $"{(state.State == 2 ? "blocked in" : "running")} {what} (running {running})";
         double stallStart = timeMs - stalledFor;
-        if (state.StallStartMs is not { } known || Math.Abs(known - stallStart) > StallStartTolerance)
+        if (state.StallStartMs is not { } known || !scheduler.SameStall(known, stallStart))
         {
             state.StallStartMs = stallStart; // a stall not reported to this session yet: one event for it
             AddEvent(timeMs, "stall", scheduler.Name, level, state.Method, $"{subject}: no item started for {Ms(stalledFor)} while {waiting}; {blocker}");
@@ -341,7 +339,7 @@ internal sealed class InspectorModel
         {
             // One event per stall, whether the report or a sample that says the thread is stalled came first.
             ThreadModel stalled = scheduler.Thread(thread);
-            known = stalled.StallStartMs is { } start && Math.Abs(start - (timeMs - waiting)) <= StallStartTolerance;
+            known = stalled.StallStartMs is { } start && scheduler.SameStall(start, timeMs - waiting);
             stalled.StallStartMs = timeMs - waiting;
         }
 
@@ -487,6 +485,13 @@ internal sealed class InspectorModel
 
             _levels[level].OnState(timeMs, queued, started, running);
         }
+
+        /// <summary>
+        /// Whether two reports of a stall's start (an event's time less the stall's age) are of one stall. They differ by how long each
+        /// report took to be written (a busy machine: milliseconds and more); two stalls the watchdog reported differ by at least a
+        /// stall timeout (the first lasted that long before the second began).
+        /// </summary>
+        public bool SameStall(double startMs, double otherStartMs) => Math.Abs(startMs - otherStartMs) < Math.Max(20, (StallTimeoutMs ?? 0) / 2);
 
         /// <summary>The items waiting now (the levels' last samples), and the highest level that has one (-1: none).</summary>
         public (int Pending, int Highest) Waiting()
