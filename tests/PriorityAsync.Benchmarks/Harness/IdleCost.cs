@@ -37,7 +37,7 @@ public static class IdleCost
             {
                 ChildResult result = RunChild(name, windowSeconds, warmupSeconds);
                 (results.TryGetValue(name, out List<ChildResult>? list) ? list : results[name] = []).Add(result);
-                Console.WriteLine($"  round {round + 1} {name}: {result.CpuMs:F2} ms of CPU, {result.VoluntarySwitches} voluntary context switches; library loaded: {result.LibraryLoaded}; threads that ran: {string.Join(", ", result.Threads.Select(t => $"{t.Name} {t.CpuMs:F2} ms"))}");
+                Console.WriteLine($"  round {round + 1} {name}: {result.CpuMs:F2} ms of CPU, {result.VoluntarySwitches} voluntary context switches; library loaded: {result.LibraryLoaded}; threads that ran: {string.Join(", ", result.Threads.Select(t => t.CpuMs is { } ms ? $"{t.Name} {ms:F2} ms" : $"{t.Name} (ended)"))}");
             }
         }
 
@@ -63,10 +63,16 @@ public static class IdleCost
     {
         IDisposable? schedulers = name == "none" ? null : StartSchedulers(name);
 
-        // The measurement's own code compiled (and its P/Invoke stubs made) before the window, not in it.
-        _ = ThreadTimes();
-        _ = ProcessCpuNanoseconds();
-        _ = VoluntarySwitches();
+        // The measurement's own code at its last tier before the window: read once, the framework's methods it calls would be
+        // recompiled (tiered, profile-guided) by the JIT's background thread during the window, a dozen milliseconds of CPU.
+        for (int i = 0; i < 100; i++)
+        {
+            _ = ThreadTimes();
+            _ = ProcessCpuNanoseconds();
+            _ = VoluntarySwitches();
+            Thread.Sleep(50);
+        }
+
         Thread.Sleep(TimeSpan.FromSeconds(warmupSeconds));
 
         Dictionary<int, (string Name, long Ns)> threads0 = ThreadTimes();
@@ -77,11 +83,13 @@ public static class IdleCost
         long switches1 = VoluntarySwitches();
         Dictionary<int, (string Name, long Ns)> threads1 = ThreadTimes();
 
+        // A thread that ended in the window is named too: its time in the window is in the process's clock, not in the list.
         var ran = threads1
             .Select(t => (t.Value.Name, Ns: t.Value.Ns - (threads0.TryGetValue(t.Key, out var before) ? before.Ns : 0)))
             .Where(t => t.Ns > 0)
             .OrderByDescending(t => t.Ns)
             .Select(t => new ThreadResult(t.Name, t.Ns / 1e6))
+            .Concat(threads0.Where(t => !threads1.ContainsKey(t.Key)).Select(t => new ThreadResult(t.Value.Name, null)))
             .ToList();
         bool loaded = AppDomain.CurrentDomain.GetAssemblies().Any(a => a.GetName().Name == "PriorityAsync");
         var result = new ChildResult(name, (cpu1 - cpu0) / 1e6, switches1 - switches0, loaded, ran);
@@ -244,6 +252,6 @@ public static class IdleCost
     /// <summary>One child's figures.</summary>
     public sealed record ChildResult(string Case, double CpuMs, long VoluntarySwitches, bool LibraryLoaded, List<ThreadResult> Threads);
 
-    /// <summary>A thread that ran in the window, and for how long.</summary>
-    public sealed record ThreadResult(string Name, double CpuMs);
+    /// <summary>A thread that ran in the window, and for how long (null: it ended in the window).</summary>
+    public sealed record ThreadResult(string Name, double? CpuMs);
 }
