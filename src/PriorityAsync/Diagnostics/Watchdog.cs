@@ -40,6 +40,10 @@ internal sealed class Watchdog : IDisposable
     /// <summary>The period of the checks, in Stopwatch ticks.</summary>
     public long IntervalTicks { get; }
 
+    /// <summary>Any thread: whether the watched thread is idle (parked), or the watchdog has nothing left to watch; such a thread
+    /// cannot stall until it leaves its park ([O-STALL]).</summary>
+    public bool IsIdle => _stopped || Volatile.Read(ref _context.Parked) != 0 || _context.Scheduler.IsFinished;
+
     /// <summary>Guarded by the <see cref="WatchdogThread"/>'s lock: when the next check is due (a Stopwatch timestamp).</summary>
     public long NextCheck { get; set; }
 

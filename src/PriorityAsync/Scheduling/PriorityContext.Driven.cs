@@ -113,7 +113,8 @@ public sealed partial class PriorityContext
 
     private PriorityDrainResult DrainForHostSlow(long budgetTicks, ulong exempt)
     {
-        Volatile.Write(ref _loop.Parked, 0); // draining: a producer has nothing to tell the host ([H-WAKE])
+        Interlocked.Exchange(ref _loop.Parked, 0); // draining: a producer has nothing to tell the host ([H-WAKE]); a full fence ([O-STALL])
+        WatchdogThread.Awake();
         SynchronizationContext? hostSyncContext = SynchronizationContext.Current;
         OwnerContext host = OwnerContext.Save(); // nothing an item sets reaches the host's code ([E-FLOW])
         long start = ClockNow();
@@ -163,7 +164,8 @@ public sealed partial class PriorityContext
                 || Volatile.Read(ref _outstanding) <= 0
                 || Volatile.Read(ref _endRequested) != 0)
             {
-                Volatile.Write(ref _loop.Parked, 0); // the result tells the host: no wake-up needed
+                Interlocked.Exchange(ref _loop.Parked, 0); // the result tells the host: no wake-up needed; a full fence ([O-STALL])
+                WatchdogThread.Awake();
                 waiting = true;
             }
         }
@@ -256,6 +258,7 @@ public sealed partial class PriorityContext
         if (Volatile.Read(ref _loop.Parked) != 0 && Interlocked.Exchange(ref _loop.Parked, 0) != 0)
         {
             CountWake();
+            WatchdogThread.Awake(); // [O-STALL]
             host.TellLater();
         }
     }

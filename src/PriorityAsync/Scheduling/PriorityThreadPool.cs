@@ -492,7 +492,8 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
             }
         }
 
-        Volatile.Write(ref worker.Parked, 0);
+        Interlocked.Exchange(ref worker.Parked, 0); // a full fence before the watchdog's flag is read ([O-STALL])
+        WatchdogThread.Awake();
         ContextRegistry.RefreshIfListenersChanged(); // a histogram a listener enabled while it slept is seen as it wakes ([O-SLOW])
         lock (_idleLock)
         {
