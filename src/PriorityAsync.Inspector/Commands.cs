@@ -15,6 +15,9 @@ namespace PriorityAsync.Inspector;
 internal static class Commands
 {
     private static readonly TimeSpan s_detachTimeout = TimeSpan.FromSeconds(10);
+
+    // How long a target whose runtime closed the session may take to be gone before the tool says it lives on (exit code 1, not 6).
+    private static readonly TimeSpan s_exitGrace = TimeSpan.FromSeconds(10);
     private static readonly JsonSerializerOptions s_json = new() { PropertyNamingPolicy = JsonNamingPolicy.CamelCase, WriteIndented = true };
 
     public static async Task<int> ListAsync(CommandLine line, IAnsiConsole console, TextWriter output)
@@ -51,7 +54,7 @@ internal static class Commands
         return ExitCodes.Success;
     }
 
-    public static async Task<int> InspectAsync(CommandLine line, IAnsiConsole console, TextWriter output, bool interactive, CancellationToken cancellationToken)
+    public static async Task<int> InspectAsync(CommandLine line, IAnsiConsole console, TextWriter output, Terminal terminal, CancellationToken cancellationToken)
     {
         (int id, string name) = TargetProcess.Resolve(line.Target!);
         var model = new InspectorModel(line.WindowSeconds) { ProcessId = id, ProcessName = name };
@@ -64,10 +67,13 @@ internal static class Commands
             stop.CancelAfter(TimeSpan.FromSeconds(duration));
         }
 
+        // q detaches in every mode, from the first moment: a key on a terminal, else a line on standard input.
+        QuitSignal quit = QuitSignal.Start(terminal.Keys);
+
         // A first scheduler within the attach timeout, or an answer why not.
-        await WaitAsync(() => model.HasSchedulers, session, TimeSpan.FromSeconds(line.AttachTimeoutSeconds), stop.Token).ConfigureAwait(false);
-        ThrowIfTargetExited(session, id, name, line.RecordPath);
-        if (!model.HasSchedulers && !stop.IsCancellationRequested)
+        await WaitAsync(() => model.HasSchedulers || quit.Requested, session, TimeSpan.FromSeconds(line.AttachTimeoutSeconds), stop.Token).ConfigureAwait(false);
+        await ThrowIfTargetExitedAsync(session, id, name, line.RecordPath).ConfigureAwait(false);
+        if (!model.HasSchedulers && !stop.IsCancellationRequested && !quit.Requested)
         {
             bool? loads = TargetProcess.LoadsPriorityAsync(id);
             bool keepWatching = loads == true && !line.Once && !line.NoView;
@@ -85,8 +91,8 @@ internal static class Commands
 
         if (line.Once)
         {
-            await WaitAsync(() => false, session, TimeSpan.FromSeconds(line.ForSeconds), stop.Token).ConfigureAwait(false);
-            ThrowIfTargetExited(session, id, name, line.RecordPath);
+            await WaitAsync(() => quit.Requested, session, TimeSpan.FromSeconds(line.ForSeconds), stop.Token).ConfigureAwait(false);
+            await ThrowIfTargetExitedAsync(session, id, name, line.RecordPath).ConfigureAwait(false);
             Snapshot snapshot = model.TakeSnapshot();
             await session.StopAsync(s_detachTimeout).ConfigureAwait(false);
             if (line.Json)
@@ -95,7 +101,7 @@ internal static class Commands
             }
             else
             {
-                console.Write(SnapshotView.Render(snapshot, "one snapshot"));
+                console.Write(SnapshotView.Render(snapshot, "one snapshot", keyHint: false, expand: terminal.Screen));
             }
 
             return ExitCodes.Success;
@@ -103,16 +109,20 @@ internal static class Commands
 
         if (line.NoView)
         {
-            console.MarkupLine($"Recording process {id} ({Markup.Escape(name)}) to {Markup.Escape(line.RecordPath!)}; q or Ctrl+C to stop.");
-            Func<bool> quit = interactive ? QuitPressed : QuitLine();
-            await WaitAsync(quit, session, Timeout.InfiniteTimeSpan, stop.Token).ConfigureAwait(false);
+            string how = terminal.Keys ? "q" : "a line q on standard input";
+            console.MarkupLine($"Recording process {id} ({Markup.Escape(name)}) to {Markup.Escape(line.RecordPath!)}; {how} or Ctrl+C to stop.");
+            await WaitAsync(() => quit.Requested, session, Timeout.InfiniteTimeSpan, stop.Token).ConfigureAwait(false);
+        }
+        else if (terminal.Screen)
+        {
+            await LiveAsync(model, session, console, quit, line, stop.Token).ConfigureAwait(false);
         }
         else
         {
-            await LiveAsync(model, session, console, interactive, line, stop.Token).ConfigureAwait(false);
+            await FramesAsync(model, session, console, quit, line, stop.Token).ConfigureAwait(false);
         }
 
-        ThrowIfTargetExited(session, id, name, line.RecordPath);
+        await ThrowIfTargetExitedAsync(session, id, name, line.RecordPath).ConfigureAwait(false);
         await session.StopAsync(s_detachTimeout).ConfigureAwait(false);
         if (line.RecordPath is not null)
         {
@@ -122,7 +132,7 @@ internal static class Commands
         return ExitCodes.Success;
     }
 
-    public static async Task<int> ReplayAsync(CommandLine line, IAnsiConsole console, TextWriter output)
+    public static async Task<int> ReplayAsync(CommandLine line, IAnsiConsole console, TextWriter output, Terminal terminal)
     {
         string path = line.Target!;
         if (!File.Exists(path))
@@ -143,7 +153,8 @@ internal static class Commands
             var model = new InspectorModel(line.WindowSeconds) { ProcessName = Path.GetFileName(path) };
             using (FileStream file = File.OpenRead(path))
             {
-                EventStreamReader.Read(file, model);
+                // The recorded process's id is in the stream's header, which every event carries.
+                EventStreamReader.Read(file, model, data => model.ProcessId = model.ProcessId == 0 && data.ProcessID > 0 ? data.ProcessID : model.ProcessId);
             }
 
             Snapshot snapshot = model.TakeSnapshot();
@@ -153,7 +164,7 @@ internal static class Commands
             }
             else
             {
-                console.Write(SnapshotView.Render(snapshot, "replay: the end of the recording"));
+                console.Write(SnapshotView.Render(snapshot, "replay: the end of the recording", keyHint: false, expand: terminal.Screen));
             }
 
             return ExitCodes.Success;
@@ -164,26 +175,19 @@ internal static class Commands
         }
     }
 
-    private static async Task LiveAsync(InspectorModel model, InspectorSession session, IAnsiConsole console, bool interactive, CommandLine line, CancellationToken cancellationToken)
+    /// <summary>The live view on a terminal: one screen, redrawn in place twice a second, until q, Ctrl+C, --duration or the target's end.</summary>
+    private static async Task LiveAsync(InspectorModel model, InspectorSession session, IAnsiConsole console, QuitSignal quit, CommandLine line, CancellationToken cancellationToken)
     {
-        string status = line.RecordPath is { } record ? $"recording to {record}" : "attached";
+        string status = Status(line);
         await console.Live(SnapshotView.Render(model.TakeSnapshot(), status))
             .AutoClear(false)
             .Overflow(VerticalOverflow.Ellipsis)
             .StartAsync(async context =>
             {
-                while (!cancellationToken.IsCancellationRequested && !session.Completion.IsCompleted && !(interactive && QuitPressed()))
+                while (await NextFrameAsync(session, quit, TimeSpan.FromMilliseconds(500), cancellationToken).ConfigureAwait(false)) // drawing is most of the tool's own CPU
                 {
                     context.UpdateTarget(SnapshotView.Render(model.TakeSnapshot(), status));
                     context.Refresh();
-                    try
-                    {
-                        await Task.WhenAny(session.Completion, Task.Delay(500, cancellationToken)).ConfigureAwait(false); // twice a second: drawing is most of the tool's own CPU
-                    }
-                    catch (OperationCanceledException)
-                    {
-                        break;
-                    }
                 }
 
                 context.UpdateTarget(SnapshotView.Render(model.TakeSnapshot(), session.Completion.IsCompleted ? "the target ended the session" : "detached"));
@@ -191,38 +195,31 @@ internal static class Commands
             }).ConfigureAwait(false);
     }
 
-    /// <summary>Without a terminal (a script, a test): a line "q" on standard input stops, as the key does.</summary>
-    private static Func<bool> QuitLine()
+    /// <summary>The live view without a terminal (a file, a pipe, a CI log): a plain frame a second, one after another, each opened by
+    /// the header line, until q, Ctrl+C, --duration or the target's end.</summary>
+    private static async Task FramesAsync(InspectorModel model, InspectorSession session, IAnsiConsole console, QuitSignal quit, CommandLine line, CancellationToken cancellationToken)
     {
-        int quit = 0;
-        var reader = new Thread(() =>
+        string status = Status(line);
+        while (true)
         {
-            while (Console.In.ReadLine() is { } text)
+            console.Write(SnapshotView.Render(model.TakeSnapshot(), status, keyHint: false, expand: false));
+            console.WriteLine();
+            if (!await NextFrameAsync(session, quit, TimeSpan.FromSeconds(1), cancellationToken).ConfigureAwait(false))
             {
-                if (text.Trim() == "q")
-                {
-                    Volatile.Write(ref quit, 1);
-                    return;
-                }
-            }
-        })
-        { IsBackground = true, Name = "prio stdin" };
-        reader.Start();
-        return () => Volatile.Read(ref quit) != 0;
-    }
-
-    private static bool QuitPressed()
-    {
-        while (Console.KeyAvailable)
-        {
-            ConsoleKeyInfo key = Console.ReadKey(intercept: true);
-            if (key.Key is ConsoleKey.Q or ConsoleKey.Escape)
-            {
-                return true;
+                break;
             }
         }
 
-        return false;
+        console.Write(SnapshotView.Render(model.TakeSnapshot(), session.Completion.IsCompleted ? "the target ended the session" : "detached", keyHint: false, expand: false));
+    }
+
+    private static string Status(CommandLine line) => line.RecordPath is { } record ? $"recording to {record}" : "attached";
+
+    /// <summary>Waits a frame's period; false when it is time to stop instead (q, the token, the session's end).</summary>
+    private static async Task<bool> NextFrameAsync(InspectorSession session, QuitSignal quit, TimeSpan period, CancellationToken cancellationToken)
+    {
+        await WaitAsync(() => quit.Requested, session, period, cancellationToken).ConfigureAwait(false);
+        return !quit.Requested && !cancellationToken.IsCancellationRequested && !session.Completion.IsCompleted;
     }
 
     /// <summary>Waits until <paramref name="done"/>, the session's end, the token, or <paramref name="timeout"/>; polls every 50 ms.</summary>
@@ -243,11 +240,19 @@ internal static class Commands
         }
     }
 
-    private static void ThrowIfTargetExited(InspectorSession session, int id, string name, string? recordPath)
+    /// <summary>After the stream ended without the tool stopping it: exit code 6 when the target has exited, 1 when it lives on.</summary>
+    private static async Task ThrowIfTargetExitedAsync(InspectorSession session, int id, string name, string? recordPath)
     {
         if (!session.EndedByTarget)
         {
             return;
+        }
+
+        // The runtime closes the session as the process shuts down, a moment before the process is gone: wait for that moment.
+        var clock = Stopwatch.StartNew();
+        while (TargetProcess.IsAlive(id) && clock.Elapsed < s_exitGrace)
+        {
+            await Task.Delay(20).ConfigureAwait(false);
         }
 
         string kept = recordPath is null ? string.Empty : $"; what it saw is in {recordPath}";

@@ -16,6 +16,7 @@ internal sealed class InspectorModel
 {
     public const int SnapshotSchema = 1;
 
+
     private readonly Lock _lock = new();
     private readonly Dictionary<int, SchedulerModel> _schedulers = [];
     private readonly List<InspectorEvent> _events = [];
@@ -198,13 +199,15 @@ internal sealed class InspectorModel
         state.RunningForMs = payload.Double("runningForMilliseconds");
         state.Exact = payload.Int("exact") != 0;
         state.AtMs = timeMs;
+        double stalledFor = payload.Has("stalledForMilliseconds") ? payload.Double("stalledForMilliseconds") : -1;
+        string who = scheduler.Kind == "PriorityThreadPool" ? $"pool thread #{thread}" : "the loop thread";
+        string what = state.Method.Length > 0 ? state.Method : "an item it does not name (a library older than the inspector)";
+        string running = (state.Exact ? string.Empty : "at least ") + Ms(state.RunningForMs);
 
         // Blocked in a synchronous wait (Wait, Result, a lock) for a good while: the thread is lost to the scheduler meanwhile.
         double threshold = Math.Max(500, Math.Min(scheduler.StallTimeoutMs ?? 1000, 1000));
         if (state.State == 2 && state.RunningForMs >= threshold)
         {
-            string who = scheduler.Kind == "PriorityThreadPool" ? $"pool thread #{thread}" : "the loop thread";
-            string what = state.Method.Length > 0 ? state.Method : "an item it started before the inspector saw it";
             AddWarning(
                 timeMs,
                 "blocked-thread",
@@ -212,15 +215,52 @@ internal sealed class InspectorModel
                 state.Level,
                 state.Method.Length > 0 ? state.Method : null,
                 state.RunningForMs,
-                $"{scheduler.Name}: {who} is blocked in a synchronous wait in {what} (running {Ms(state.RunningForMs)}).",
+                $"{scheduler.Name}: {who} is blocked in a synchronous wait in {what} (running {running}).",
                 "A .Wait(), .Result or GetAwaiter().GetResult() holds the thread; the scheduler has one thread fewer (a loop: none). Await the task instead.");
         }
 
         // Running (not blocked: that is the warning above) past the slice: it computes without a checkpoint.
-        if (scheduler.TimeSliceMs is { } slice && state.State == 1 && state.Exact && state.RunningForMs > slice && state.Method.Length > 0)
+        if (scheduler.TimeSliceMs is { } slice && state.State == 1 && state.RunningForMs > slice && state.Method.Length > 0)
         {
-            TimeSliceWarning(timeMs, scheduler, state.Level, state.Method, state.RunningForMs, running: true);
+            TimeSliceWarning(timeMs, scheduler, state.Level, state.Method, state.RunningForMs, running: true, exact: state.Exact);
         }
+
+        // A stall the watchdog reported and that still lasts: seen here whether or not the report came while the session listened.
+        if (stalledFor >= 0)
+        {
+            OnStallingThread(timeMs, scheduler, thread, state, stalledFor, who, what, running);
+        }
+        else
+        {
+            state.StallStartMs = null;
+        }
+    }
+
+    /// <summary>A thread the target's watchdog reports stalled, still: a <c>stall</c> warning (and event, once per stall), so that a
+    /// loop stuck before the session began is reported as one stuck after it is.</summary>
+    private void OnStallingThread(double timeMs, SchedulerModel scheduler, int thread, ThreadModel state, double stalledFor, string who, string what, string running)
+    {
+        (int pending, int highest) = scheduler.Waiting();
+        int level = highest >= 0 ? highest : state.Level;
+        string waiting = pending > 0 ? $"{pending} item(s) wait (highest level {highest})" : "a due timer waits";
+        string subject = scheduler.Kind == "PriorityThreadPool" ? $"thread #{thread} of {scheduler.Name}" : scheduler.Name;
+        string blocker = $"{(state.State == 2 ? "blocked in" : "running")} {what} (running {running})";
+        double stallStart = timeMs - stalledFor;
+        if (state.StallStartMs is not { } known || !scheduler.SameStall(known, stallStart))
+        {
+            state.StallStartMs = stallStart; // a stall not reported to this session yet: one event for it
+            AddEvent(timeMs, "stall", scheduler.Name, level, state.Method, $"{subject}: no item started for {Ms(stalledFor)} while {waiting}; {blocker}");
+        }
+
+        AddWarning(
+            timeMs,
+            "stall",
+            scheduler.Name,
+            level,
+            state.Method.Length > 0 ? state.Method : null,
+            stalledFor,
+            $"{subject} stalled: no item started for {Ms(stalledFor)} while {waiting}; {blocker}.",
+            "The running item blocks: typically a .Wait(), .Result or GetAwaiter().GetResult() on work that needs this scheduler. Await it instead.");
     }
 
     private void OnItemRun(double timeMs, IPayload payload)
@@ -237,6 +277,13 @@ internal sealed class InspectorModel
         double late = payload.Double("timerLateMilliseconds");
         bool sampled = payload.Int("sampled") != 0;
         scheduler.OnItem(timeMs, level, method, run, wait, sampled);
+
+        // The item the thread's last sample described has ended (this one is it, or came after it): until the next sample the
+        // thread is between items, not still on it.
+        if (payload.Has("thread") && scheduler.Thread(payload.Int("thread")) is { State: >= 1 } thread && thread.AtMs <= timeMs)
+        {
+            thread.EndOfSampledItem(timeMs);
+        }
 
         double sliceThreshold = scheduler.TimeSliceMs ?? 100;
         if (run > sliceThreshold)
@@ -263,7 +310,7 @@ internal sealed class InspectorModel
         }
     }
 
-    private void TimeSliceWarning(double timeMs, SchedulerModel scheduler, int level, string method, double runMs, bool running)
+    private void TimeSliceWarning(double timeMs, SchedulerModel scheduler, int level, string method, double runMs, bool running, bool exact = true)
     {
         string slice = scheduler.TimeSliceMs is { } value ? $"past its {Ms(value)} time slice" : "a long item (no time slice set)";
         AddWarning(
@@ -273,7 +320,7 @@ internal sealed class InspectorModel
             level,
             method,
             runMs,
-            $"{scheduler.Name}: {method} {(running ? "has been running" : "ran")} {Ms(runMs)} at level {level} without a checkpoint, {slice}.",
+            $"{scheduler.Name}: {method} {(running ? "has been running" : "ran")} {(exact ? string.Empty : "at least ")}{Ms(runMs)} at level {level} without a checkpoint, {slice}.",
             "Work queued meanwhile waits for it. Call await Priority.Checkpoint() (or check Priority.ShouldYield) in its loop, or move the work to a PriorityThreadPool.");
     }
 
@@ -287,11 +334,24 @@ internal sealed class InspectorModel
         double blockingFor = payload.Has("blockingForMilliseconds") ? payload.Double("blockingForMilliseconds") : -1;
         int thread = payload.Has("thread") ? payload.Int("thread") : 0;
         SchedulerModel? scheduler = payload.Has("schedulerId") ? Scheduler(payload) : null;
+        bool known = false;
+        if (scheduler is not null)
+        {
+            // One event per stall, whether the report or a sample that says the thread is stalled came first.
+            ThreadModel stalled = scheduler.Thread(thread);
+            known = stalled.StallStartMs is { } start && scheduler.SameStall(start, timeMs - waiting);
+            stalled.StallStartMs = timeMs - waiting;
+        }
+
         string who = scheduler?.Kind == "PriorityThreadPool" ? $"thread #{thread} of {name}" : name;
         string blocker = method.Length > 0
             ? $"blocked in {method}{(blockingFor >= 0 ? $" (running {Ms(blockingFor)})" : string.Empty)}"
             : "the blocking item started before the inspector attached, or while it sampled";
-        AddEvent(timeMs, "stall", name, level, method, $"{who}: no item started for {Ms(waiting)} while {pending} wait; {blocker}");
+        if (!known)
+        {
+            AddEvent(timeMs, "stall", name, level, method, $"{who}: no item started for {Ms(waiting)} while {pending} wait; {blocker}");
+        }
+
         AddWarning(
             timeMs,
             "stall",
@@ -319,7 +379,7 @@ internal sealed class InspectorModel
         if (_warnings.TryGetValue(key, out Warning? previous))
         {
             // A still-running item reported again by each thread sample is one occurrence; a new run is another.
-            bool sameOccurrence = kind is "time-slice" or "blocked-thread" && durationMs >= previous.DurationMs && timeMs - (previous.AtSeconds * 1000) <= durationMs;
+            bool sameOccurrence = kind is "time-slice" or "blocked-thread" or "stall" && durationMs >= previous.DurationMs && timeMs - (previous.AtSeconds * 1000) <= durationMs;
             count = previous.Count + (sameOccurrence ? 0 : 1);
             _warningOrder.Remove(key);
         }
@@ -426,6 +486,30 @@ internal sealed class InspectorModel
             _levels[level].OnState(timeMs, queued, started, running);
         }
 
+        /// <summary>
+        /// Whether two reports of a stall's start (an event's time less the stall's age) are of one stall. They differ by how long each
+        /// report took to be written (a busy machine: milliseconds and more); two stalls the watchdog reported differ by at least a
+        /// stall timeout (the first lasted that long before the second began).
+        /// </summary>
+        public bool SameStall(double startMs, double otherStartMs) => Math.Abs(startMs - otherStartMs) < Math.Max(20, (StallTimeoutMs ?? 0) / 2);
+
+        /// <summary>The items waiting now (the levels' last samples), and the highest level that has one (-1: none).</summary>
+        public (int Pending, int Highest) Waiting()
+        {
+            int pending = 0;
+            int highest = -1;
+            for (int level = _levels.Length - 1; level >= 0; level--)
+            {
+                if (_levels[level].Queued > 0)
+                {
+                    pending += _levels[level].Queued;
+                    highest = highest < 0 ? level : highest;
+                }
+            }
+
+            return (pending, highest);
+        }
+
         public void OnItem(double timeMs, int level, string method, double runMs, double waitMs, bool sampled)
         {
             _items.Add(new ItemRecord(timeMs, level, method, runMs, waitMs, sampled));
@@ -450,7 +534,7 @@ internal sealed class InspectorModel
                 t.State switch { 2 => "blocked", 1 => "running", _ => "idle" },
                 t.Level >= 0 ? t.Level : null,
                 t.Method.Length > 0 ? t.Method : null,
-                Math.Round(t.RunningForMs + (t.State >= 1 && t.AtMs > 0 ? nowMs - t.AtMs : 0), 3),
+                Math.Round(t.RunningForMs, 3), // as of the thread's last sample: never stretched to the latest event, which may be later
                 t.Exact,
                 t.Dispatched)).ToList();
 
@@ -500,6 +584,7 @@ internal sealed class InspectorModel
         }
     }
 
+    /// <summary>One thread as its last sample (<c>ThreadState</c>) described it, until an event says otherwise.</summary>
     internal sealed class ThreadModel
     {
         public long Dispatched;
@@ -509,6 +594,20 @@ internal sealed class InspectorModel
         public double RunningForMs;
         public bool Exact;
         public double AtMs;
+
+        /// <summary>When the stall the thread's samples report began (event time), while it lasts.</summary>
+        public double? StallStartMs;
+
+        /// <summary>An <c>ItemRun</c> of this thread came after its sample: the item the sample named has ended.</summary>
+        public void EndOfSampledItem(double timeMs)
+        {
+            State = 0;
+            Level = -1;
+            Method = string.Empty;
+            RunningForMs = 0;
+            Exact = false;
+            AtMs = timeMs;
+        }
     }
 
     private readonly record struct ItemRecord(double AtMs, int Level, string Method, double RunMs, double WaitMs, bool Sampled);
@@ -522,6 +621,8 @@ internal sealed class InspectorModel
         private readonly List<(double AtMs, double WaitMs)> _waits = [];
         private int _queued;
         private int _running = -1;
+
+        public int Queued => _queued;
         private long _started;
 
         public void OnState(double timeMs, int queued, long started, int running)

@@ -20,7 +20,9 @@ internal static class Program
         Console.CancelKeyPress += onCancel;
         try
         {
-            return await Run(args, AnsiConsole.Console, Console.Out, Console.Error, interactive: !Console.IsInputRedirected, cancel.Token).ConfigureAwait(false);
+            var terminal = new Terminal(Keys: !Console.IsInputRedirected, Screen: !Console.IsOutputRedirected);
+            IAnsiConsole console = terminal.Screen ? AnsiConsole.Console : PlainConsole.Create(Console.Out);
+            return await Run(args, console, Console.Out, Console.Error, terminal, cancel.Token).ConfigureAwait(false);
         }
         finally
         {
@@ -29,7 +31,7 @@ internal static class Program
     }
 
     /// <summary>Runs one command; every failure the user can cause is one line on <paramref name="error"/> and its exit code.</summary>
-    public static async Task<int> Run(string[] args, IAnsiConsole console, TextWriter output, TextWriter error, bool interactive, CancellationToken cancellationToken)
+    public static async Task<int> Run(string[] args, IAnsiConsole console, TextWriter output, TextWriter error, Terminal terminal, CancellationToken cancellationToken)
     {
         try
         {
@@ -49,8 +51,8 @@ internal static class Program
             return line.Command switch
             {
                 "ps" => await Commands.ListAsync(line, console, output).ConfigureAwait(false),
-                "replay" => await Commands.ReplayAsync(line, console, output).ConfigureAwait(false),
-                _ => await Commands.InspectAsync(line, console, output, interactive, cancellationToken).ConfigureAwait(false),
+                "replay" => await Commands.ReplayAsync(line, console, output, terminal).ConfigureAwait(false),
+                _ => await Commands.InspectAsync(line, console, output, terminal, cancellationToken).ConfigureAwait(false),
             };
         }
         catch (InspectorException ex)

@@ -7,10 +7,14 @@ using Spectre.Console.Rendering;
 namespace PriorityAsync.Inspector;
 
 /// <summary>Draws a <see cref="Snapshot"/> with Spectre.Console: the same renderable for the live view, <c>--once</c> without
-/// <c>--json</c>, and the tests' fixed-size console.</summary>
+/// <c>--json</c>, replay, and the tests' fixed-size console. Figures never wrap inside their cells.</summary>
 internal static class SnapshotView
 {
-    public static IRenderable Render(Snapshot snapshot, string status)
+    /// <param name="snapshot">What to draw.</param>
+    /// <param name="status">The header's last word: attached, recording, detached, ...</param>
+    /// <param name="keyHint">Whether to end with the key that quits (only the live view on a terminal has keys).</param>
+    /// <param name="expand">Whether panels and tables take the console's width (a terminal), or their natural width (plain text).</param>
+    public static IRenderable Render(Snapshot snapshot, string status, bool keyHint = true, bool expand = true)
     {
         var rows = new List<IRenderable>
         {
@@ -26,7 +30,7 @@ internal static class SnapshotView
 
         foreach (SchedulerSnapshot scheduler in snapshot.Schedulers)
         {
-            rows.Add(Scheduler(scheduler));
+            rows.Add(Scheduler(scheduler, expand));
         }
 
         rows.Add(Warnings(snapshot));
@@ -36,21 +40,26 @@ internal static class SnapshotView
             rows.Add(new Markup($"[red]{snapshot.LostEvents} events lost: the inspector read too slowly; figures may be incomplete.[/]"));
         }
 
-        rows.Add(new Markup("[grey]q: quit (the target is left as it was)[/]"));
+        if (keyHint)
+        {
+            rows.Add(new Markup("[grey]q: quit (the target is left as it was)[/]"));
+        }
+
         return new Rows(rows);
     }
 
-    private static Panel Scheduler(SchedulerSnapshot scheduler)
+    private static Panel Scheduler(SchedulerSnapshot scheduler, bool expand)
     {
-        var levels = new Table().Border(TableBorder.Simple).Expand();
-        levels.AddColumn("level");
-        levels.AddColumn(new TableColumn("queued").RightAligned());
-        levels.AddColumn(new TableColumn("running").RightAligned());
-        levels.AddColumn(new TableColumn("start/s").RightAligned());
-        levels.AddColumn(new TableColumn("wait p50").RightAligned());
-        levels.AddColumn(new TableColumn("wait p99").RightAligned());
-        levels.AddColumn(new TableColumn("run p99").RightAligned());
-        levels.AddColumn(new TableColumn("oldest").RightAligned());
+        var levels = new Table().Border(TableBorder.Simple);
+        levels.Expand = expand;
+        levels.AddColumn(new TableColumn("level").NoWrap());
+        levels.AddColumn(Figure("queued"));
+        levels.AddColumn(Figure("running"));
+        levels.AddColumn(Figure("start/s"));
+        levels.AddColumn(Figure("wait p50"));
+        levels.AddColumn(Figure("wait p99"));
+        levels.AddColumn(Figure("run p99"));
+        levels.AddColumn(Figure("oldest"));
         foreach (LevelSnapshot level in scheduler.Levels)
         {
             string approximate = level.WaitSource == "probes" ? "~" : string.Empty;
@@ -80,12 +89,13 @@ internal static class SnapshotView
 
         if (scheduler.TopCallbacks.Count > 0)
         {
-            var top = new Table().Border(TableBorder.Simple).Expand();
+            var top = new Table().Border(TableBorder.Simple);
+            top.Expand = expand;
             top.AddColumn("callback (most time first)");
-            top.AddColumn(new TableColumn("level").RightAligned());
-            top.AddColumn(new TableColumn("count").RightAligned());
-            top.AddColumn(new TableColumn("total").RightAligned());
-            top.AddColumn(new TableColumn("max").RightAligned());
+            top.AddColumn(Figure("level"));
+            top.AddColumn(Figure("count"));
+            top.AddColumn(Figure("total"));
+            top.AddColumn(Figure("max"));
             foreach (CallbackStats callback in scheduler.TopCallbacks.Take(6))
             {
                 top.AddRow(
@@ -111,8 +121,18 @@ internal static class SnapshotView
         string observed = scheduler.ObservesEveryItem ? "every item observed" : "sampled (high item rate)";
         string header = $"{scheduler.Name} · {scheduler.Kind} · {scheduler.Threads} thread{(scheduler.Threads == 1 ? string.Empty : "s")} · " +
             $"{scheduler.LevelCount} levels · {scheduler.Policy} · {slice} · {stall} · {observed}{(scheduler.Running ? string.Empty : " · ENDED")}";
+        if (!expand)
+        {
+            // At its natural width a panel may be narrower than its header, which Spectre would cut to "...": a line of its own.
+            body.Insert(0, new Text(header));
+            return new Panel(new Rows(body));
+        }
+
         return new Panel(new Rows(body)).Header(Escape(header)).Expand();
     }
+
+    // A figure's column: right-aligned, and never wrapped ("12.6 ms" split over two lines reads as two figures).
+    private static TableColumn Figure(string name) => new TableColumn(name).RightAligned().NoWrap();
 
     private static string What(ThreadSnapshot thread)
     {
@@ -120,7 +140,7 @@ internal static class SnapshotView
         string level = thread.Level is { } l ? $" at level {l}" : string.Empty;
         return thread.Method is { } method
             ? $"[bold]{Escape(method)}[/]{level} for {duration}"
-            : $"an item (not named: sampled){level} for {duration}";
+            : $"an item it does not name (a library older than the inspector){level} for {duration}";
     }
 
     private static IRenderable Warnings(Snapshot snapshot)

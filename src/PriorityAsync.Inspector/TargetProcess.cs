@@ -52,8 +52,30 @@ internal static class TargetProcess
         return rows;
     }
 
+    /// <summary>Whether process <paramref name="id"/> runs. On Linux from /proc: a process that has exited but whose parent has not
+    /// reaped it yet (a zombie) has exited.</summary>
     public static bool IsAlive(int id)
     {
+        string stat = $"/proc/{id}/stat";
+        if (Directory.Exists("/proc/self"))
+        {
+            try
+            {
+                // "pid (comm) S ...": the state follows the last ')' (the name may hold one).
+                string text = File.ReadAllText(stat);
+                int close = text.LastIndexOf(')');
+                return close > 0 && close + 2 < text.Length && text[close + 2] is not ('Z' or 'X' or 'x');
+            }
+            catch (UnauthorizedAccessException)
+            {
+                return true; // another user's: it exists
+            }
+            catch (IOException)
+            {
+                return false; // no such process, or it ended as we read
+            }
+        }
+
         try
         {
             using Process process = Process.GetProcessById(id);

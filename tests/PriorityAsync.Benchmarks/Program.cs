@@ -27,7 +27,15 @@ using Measurement = PriorityAsync.Benchmarks.Infrastructure.Measurement;
 // --policies [--policy-seconds <n>] [--policies-svg <path>] (the policies under saturation only: Harness/PolicyHarness.cs),
 // --threads [rounds] [--threads-cases cpu,flood,streaming] (the priority scheduler on several threads against the thread pool:
 // Threads/ThreadsHarness.cs; --threads-cases runs only the cases named),
-// --inversion [runs] [--inversion-seconds <n>] [--inversion-cases <a,b>] (priority inversion in real time: Harness/Inversion.cs).
+// --inversion [runs] [--inversion-seconds <n>] [--inversion-cases <a,b>] (priority inversion in real time: Harness/Inversion.cs),
+// --idle-cost [seconds] [--idle-warmup <s>] [--idle-rounds <n>] [--idle-cases none,loop,loops100,pool] (an idle process's CPU with
+// and without the library: Harness/IdleCost.cs).
+if (args is ["--idle-child", string idleCase, string idleWindow, string idleWarmup])
+{
+    // One case of --idle-cost, in a process of its own; first, so that the baseline's process does nothing else.
+    return IdleCost.Child(idleCase, int.Parse(idleWindow, System.Globalization.CultureInfo.InvariantCulture), int.Parse(idleWarmup, System.Globalization.CultureInfo.InvariantCulture));
+}
+
 var options = BenchOptions.Parse(args);
 if (options.Quick && options.Reexec && Environment.GetEnvironmentVariable("DOTNET_ReadyToRun") != "0")
 {
@@ -76,6 +84,13 @@ if (options.CheckpointsLongItem)
 {
     // Checkpoints inside a long item over its quota (issue 22), against the quota-off loop and ShouldYield.
     CheckpointLongItem.Run(Console.Out);
+    return 0;
+}
+
+if (options.IdleSeconds > 0)
+{
+    // An idle process's CPU with idle loops and a pool, against the same program without the library (issue 41, docs/benchmarks.md).
+    IdleCost.Run(options.IdleSeconds, options.IdleWarmupSeconds, options.IdleRounds, options.IdleCases);
     return 0;
 }
 
@@ -250,6 +265,16 @@ internal sealed class BenchOptions
 
     public int WatchdogSeconds { get; private set; }
 
+    /// <summary>--idle-cost [seconds]: the window of each idle case (60 unless a number follows); 0: not asked for.</summary>
+    public int IdleSeconds { get; private set; }
+
+    /// <summary>--idle-warmup: seconds each idle child runs before its window (JIT tiering of what runs periodically settles).</summary>
+    public int IdleWarmupSeconds { get; private set; } = 30;
+
+    public int IdleRounds { get; private set; } = 1;
+
+    public IReadOnlyCollection<string>? IdleCases { get; private set; }
+
     public bool RunBdn { get; private set; } = true;
 
     public bool RunHarness { get; private set; } = true;
@@ -325,6 +350,19 @@ internal sealed class BenchOptions
                 case "--watchdog-cost":
                     options.WatchdogSeconds = NumberAfter(args, ref i, 30); // seconds per case, unless a number follows
                     break;
+                case "--idle-cost":
+                    options.IdleSeconds = NumberAfter(args, ref i, 60); // the window of each case
+                    break;
+                case "--idle-warmup" when i + 1 < args.Length:
+                    options.IdleWarmupSeconds = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
+                    break;
+                case "--idle-rounds" when i + 1 < args.Length:
+                    options.IdleRounds = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
+                    break;
+                case "--idle-cases" when i + 1 < args.Length:
+                    options.IdleCases = CasesAfter(args, ref i, IdleCost.CaseNames);
+                    options.IdleSeconds = options.IdleSeconds == 0 ? 60 : options.IdleSeconds;
+                    break;
                 case "--no-bdn":
                     options.RunBdn = false;
                     break;
@@ -371,7 +409,7 @@ internal sealed class BenchOptions
                     samples = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     break;
                 default:
-                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick [--runs <n>] [--no-reexec], --design, --slice-clock, --checkpoint-long-item, --lease-timers [--lease-runs <n>], --watchdog-cost [seconds], --threads [rounds] [--threads-cases cpu,flood,streaming], --inversion [runs] [--inversion-seconds <n>] [--inversion-cases <a,b>], --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
+                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick [--runs <n>] [--no-reexec], --design, --slice-clock, --checkpoint-long-item, --lease-timers [--lease-runs <n>], --watchdog-cost [seconds], --idle-cost [seconds] [--idle-warmup <s>] [--idle-rounds <n>] [--idle-cases a,b], --threads [rounds] [--threads-cases cpu,flood,streaming], --inversion [runs] [--inversion-seconds <n>] [--inversion-cases <a,b>], --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
             }
         }
 

@@ -6,12 +6,15 @@ using PriorityAsync;
 //   slow <ms>     the worker runs SlowCallback at level 1, busy for <ms> ms ("done" once it ran; so for late-timer and fault)
 //   late-timer    the worker runs TimerHost at level 0, which arms a loop timer (LeaseRefresh, level 2, due in 10 ms) and then
 //                 stays busy 300 ms, so the timer fires at least 290 ms late
-//   stall         the worker runs BlockingCallback at level 1, blocked until "release"; a level-2 item waits behind it
-//   pool-block    a pool thread runs PoolBlockingCallback, blocked until "release"
+//   stall         the worker runs BlockingCallback at level 1 (it prints "blocking worker"), blocked until "release"; a level-2
+//                 item (unless the loop took it first) and the heartbeat's timer wait behind it
+//   pool-block    a pool thread runs PoolBlockingCallback (it prints "blocking pool"), blocked until "release"
+//   churn <ms> <n>  the worker runs <n> items of ChurnItem at level 0 one after another, each busy for <ms> ms ("done" once all ran)
 //   release       ends both blocks
 //   fault         the worker's InvokeAsync(FaultingWork) throws InvalidOperationException("lease lost")
 //   status        prints "status enabled=<any session> inspector=<Inspector keyword> sampler=<sampler threads>"
 //   exit          ends the process (exit code 0)
+// It also prints "stalled <scheduler>" when a stall watchdog reports one of its schedulers (the worker's and the pool's: 500 ms).
 // With --plain it never touches PriorityAsync (the library is not even loaded): a .NET process the inspector must turn down.
 if (args.Contains("--plain"))
 {
@@ -30,6 +33,9 @@ static class Worker
 {
 private static TaskCompletionSource? s_leaseRefreshed;
 private static TaskCompletionSource? s_slowDone;
+private static TaskCompletionSource? s_churnDone;
+private static int s_churnLeft;
+private static int s_churnMilliseconds;
 
 public static async Task<int> RunAsync()
 {
@@ -44,6 +50,8 @@ using var worker = new PriorityContextThread(new PriorityContextOptions
 using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { Name = "pool", Levels = 2, ThreadCount = 2, StallTimeout = TimeSpan.FromMilliseconds(500) });
 PriorityContext context = worker.Context;
 context.UnhandledException += (_, e) => e.Handled = true;
+context.StallDetected += (_, _) => Console.WriteLine("stalled worker");
+pool.StallDetected += (_, _) => Console.WriteLine("stalled pool");
 
 // A little steady work, so that levels have figures: a heartbeat at level 0 every 20 ms on the loop's own timer.
 using ITimer heartbeat = context.GetTimeProvider(0).CreateTimer(Heartbeat, null, TimeSpan.Zero, TimeSpan.FromMilliseconds(20));
@@ -64,6 +72,13 @@ while ((line = Console.ReadLine()) is not null)
             s_slowDone = new TaskCompletionSource();
             context.GetSynchronizationContext(1).Post(SlowCallback, ms);
             await s_slowDone.Task;
+            break;
+        case "churn":
+            s_churnMilliseconds = int.Parse(words[1], System.Globalization.CultureInfo.InvariantCulture);
+            s_churnLeft = int.Parse(words[2], System.Globalization.CultureInfo.InvariantCulture);
+            s_churnDone = new TaskCompletionSource();
+            context.GetSynchronizationContext(0).Post(ChurnItem, null);
+            await s_churnDone.Task;
             break;
         case "late-timer":
             s_leaseRefreshed = new TaskCompletionSource();
@@ -113,6 +128,19 @@ static void SlowCallback(object? milliseconds)
     s_slowDone?.TrySetResult();
 }
 
+static void ChurnItem(object? state)
+{
+    Busy(s_churnMilliseconds);
+    if (--s_churnLeft > 0)
+    {
+        SynchronizationContext.Current!.Post(ChurnItem, null); // the next one, behind whatever else is queued at level 0
+    }
+    else
+    {
+        s_churnDone?.TrySetResult();
+    }
+}
+
 static void TimerHost(object? state)
 {
     var context = (PriorityContext)state!;
@@ -122,9 +150,17 @@ static void TimerHost(object? state)
 
 static void LeaseRefresh(object? state) => s_leaseRefreshed?.TrySetResult();
 
-static void BlockingCallback(object? gate) => ((ManualResetEventSlim)gate!).Wait();
+static void BlockingCallback(object? gate)
+{
+    Console.WriteLine("blocking worker");
+    ((ManualResetEventSlim)gate!).Wait();
+}
 
-static void PoolBlockingCallback(object? gate) => ((ManualResetEventSlim)gate!).Wait();
+static void PoolBlockingCallback(object? gate)
+{
+    Console.WriteLine("blocking pool");
+    ((ManualResetEventSlim)gate!).Wait();
+}
 
 static Task FaultingWork() => throw new InvalidOperationException("lease lost");
 

@@ -126,8 +126,10 @@ public sealed class AttachTests
         try
         {
             string recording = Path.Combine(directory, "worker.nettrace");
+            int recorded;
             await using (TestTarget target = await TestTarget.StartAsync())
             {
+                recorded = target.Id;
                 using Prio.Running prio = Prio.Start(target.Id.ToString(System.Globalization.CultureInfo.InvariantCulture), "--record", recording, "--no-view");
                 await target.WaitForLineAsync("inspector on");
                 await target.SendAsync("slow 120");
@@ -139,7 +141,11 @@ public sealed class AttachTests
             (int replayCode, string json, string replayError) = await Prio.RunAsync("replay", recording, "--once", "--json");
             replayCode.Should().Be(ExitCodes.Success, replayError);
             Snapshot replayed = SnapshotJson.Deserialize(json)!;
+            replayed.ProcessId.Should().Be(recorded, "the recording holds the recorded process's id");
             replayed.Schedulers.Should().Contain(s => s.Name == "worker");
+            (int textCode, string text, string textError) = await Prio.RunAsync("replay", recording, "--once");
+            textCode.Should().Be(ExitCodes.Success, textError);
+            text.Should().StartWith($"prio · PriorityAsync inspector · pid {recorded} (worker.nettrace) · ").And.NotContain("q: quit");
             replayed.Warnings.Should().Contain(w => w.Kind == "time-slice" && w.Method == "Worker.SlowCallback" && w.DurationMs >= 120);
 
             string chrome = Path.Combine(directory, "trace.json");

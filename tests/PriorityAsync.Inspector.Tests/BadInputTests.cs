@@ -5,31 +5,9 @@ using System.Net.Sockets;
 namespace PriorityAsync.Inspector.Tests;
 
 /// <summary>What the tool says when it cannot inspect: one line on standard error, an exit code of its own, and nothing left in the
-/// target.</summary>
+/// target. (Each exit code in every mode: <see cref="ModesTests"/>.)</summary>
 public sealed class BadInputTests
 {
-    [Fact]
-    public async Task Attach_UnknownProcessId_SaysSoWithExitCode3()
-    {
-        int gone = await ExitedProcessIdAsync();
-        (int exitCode, string output, string error) = await Prio.RunAsync(gone.ToString(CultureInfo.InvariantCulture), "--once");
-
-        exitCode.Should().Be(ExitCodes.NoSuchProcess);
-        OneLine(error).Should().Be($"prio: no process has id {gone} (see the running .NET processes with `prio ps`).");
-        output.Should().BeEmpty();
-    }
-
-    [Fact]
-    public async Task Attach_ProcessWithoutPriorityAsync_SaysSoWithExitCode4AndLeavesItRunning()
-    {
-        await using TestTarget plain = await TestTarget.StartAsync("--plain");
-        (int exitCode, _, string error) = await Prio.RunAsync(plain.Id.ToString(CultureInfo.InvariantCulture), "--once", "--attach-timeout", "1");
-
-        exitCode.Should().Be(ExitCodes.NotPriorityAsync);
-        OneLine(error).Should().Be($"prio: process {plain.Id} (PriorityAsync.Inspector.Target) runs no PriorityAsync scheduler: it does not load PriorityAsync (waited 1 s; --attach-timeout to wait longer).");
-        await plain.SendAsync("still there");
-    }
-
     [Fact]
     public async Task Attach_TargetExitsWhileAttached_SaysSoWithExitCode6AndKeepsTheRecording()
     {
@@ -44,7 +22,7 @@ public sealed class BadInputTests
             (int exitCode, _, string error) = await prio.WaitAsync();
 
             exitCode.Should().Be(ExitCodes.TargetExited);
-            OneLine(error).Should().Be($"prio: process {target.Id} (PriorityAsync.Inspector.Target) exited while the inspector was attached; what it saw is in {recording}.");
+            Prio.OneLine(error).Should().Be($"prio: process {target.Id} (PriorityAsync.Inspector.Target) exited while the inspector was attached; what it saw is in {recording}.");
             (int replay, string json, string replayError) = await Prio.RunAsync("replay", recording, "--once", "--json");
             replay.Should().Be(ExitCodes.Success, replayError);
             SnapshotJson.Deserialize(json)!.Schedulers.Should().Contain(s => s.Name == "worker");
@@ -53,17 +31,6 @@ public sealed class BadInputTests
         {
             File.Delete(recording);
         }
-    }
-
-    [Fact]
-    public async Task Attach_DiagnosticsOff_SaysThePortCannotBeOpenedWithExitCode5()
-    {
-        await using TestTarget target = await TestTarget.StartAsync(environment: new Dictionary<string, string> { ["DOTNET_EnableDiagnostics"] = "0" });
-        (int exitCode, _, string error) = await Prio.RunAsync(target.Id.ToString(CultureInfo.InvariantCulture), "--once");
-
-        exitCode.Should().Be(ExitCodes.PortUnavailable);
-        OneLine(error).Should().StartWith($"prio: cannot open the diagnostics port of process {target.Id}: ");
-        await target.SendAsync("still there");
     }
 
     [Fact]
@@ -83,7 +50,7 @@ public sealed class BadInputTests
             (int exitCode, _, string error) = await Prio.RunAsync(sleeper.Id.ToString(CultureInfo.InvariantCulture), "--once");
 
             exitCode.Should().Be(ExitCodes.PortUnavailable);
-            OneLine(error).Should().StartWith($"prio: cannot open the diagnostics port of process {sleeper.Id}: ");
+            Prio.OneLine(error).Should().StartWith($"prio: cannot open the diagnostics port of process {sleeper.Id}: ");
         }
         finally
         {
@@ -102,21 +69,6 @@ public sealed class BadInputTests
         (int exitCode, _, string error) = await Prio.RunAsync(arguments.Split(' '));
 
         exitCode.Should().Be(ExitCodes.Usage);
-        OneLine(error).Should().Be(message);
-    }
-
-    private static string OneLine(string error)
-    {
-        string[] lines = error.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
-        lines.Should().ContainSingle("the tool says what went wrong in one line: {0}", error);
-        return lines[0];
-    }
-
-    private static async Task<int> ExitedProcessIdAsync()
-    {
-        using Process process = Process.Start(new ProcessStartInfo("true") { UseShellExecute = false })!;
-        using var timeout = new CancellationTokenSource(TestTarget.Unexpected);
-        await process.WaitForExitAsync(timeout.Token);
-        return process.Id;
+        Prio.OneLine(error).Should().Be(message);
     }
 }

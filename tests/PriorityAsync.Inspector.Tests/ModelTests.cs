@@ -60,10 +60,34 @@ public sealed class ModelTests
         stall.Detail.Should().Be("old: no item started for 10.0 s while 3 wait; the blocking item started before the inspector attached, or while it sampled");
     }
 
-    private static Payload Info() => new()
+    [Fact]
+    public void OnEvent_StallReportedThenSampledLate_OneStallEventAndWarning()
+    {
+        // The report says the stall began at 400 ms (1000 - 600); a sample written 40 ms after it measured the stall says 435 ms:
+        // the write delays of a busy machine, not a second stall (that one would begin at least a stall timeout later).
+        var model = new InspectorModel();
+        model.OnEvent("SchedulerInfo", 0, Info(stallTimeoutMs: 500));
+        model.OnEvent("StallDetected", 1000, new Payload
+        {
+            ["context"] = "loop", ["level"] = 1, ["waitingForMilliseconds"] = 600L, ["pendingCount"] = 1, ["schedulerId"] = 7, ["thread"] = 0,
+            ["blockingMethod"] = "Worker.Blocked", ["blockingForMilliseconds"] = -1.0,
+        });
+        Level(model, 1050, level: 1, queued: 1, started: 3);
+        model.OnEvent("ThreadState", 1050, new Payload
+        {
+            ["schedulerId"] = 7, ["thread"] = 0, ["dispatched"] = 3L, ["state"] = 2, ["level"] = 0, ["method"] = "Worker.Blocked",
+            ["runningForMilliseconds"] = 700.0, ["exact"] = 0, ["stalledForMilliseconds"] = 615.0,
+        });
+
+        Snapshot snapshot = model.TakeSnapshot();
+        snapshot.Events.Should().ContainSingle(e => e.Kind == "stall").Which.Method.Should().Be("Worker.Blocked");
+        snapshot.Warnings.Should().ContainSingle(w => w.Kind == "stall").Which.Count.Should().Be(1);
+    }
+
+    private static Payload Info(double stallTimeoutMs = -1) => new()
     {
         ["schemaVersion"] = 1, ["schedulerId"] = 7, ["scheduler"] = "loop", ["kind"] = "PriorityContext", ["levels"] = 2, ["threads"] = 1,
-        ["policy"] = "Strict", ["timeSliceMilliseconds"] = -1.0, ["stallTimeoutMilliseconds"] = -1.0, ["samplePeriodMilliseconds"] = 50,
+        ["policy"] = "Strict", ["timeSliceMilliseconds"] = -1.0, ["stallTimeoutMilliseconds"] = stallTimeoutMs, ["samplePeriodMilliseconds"] = 50,
     };
 
     private static void Level(InspectorModel model, double at, int level, int queued, long started) =>

@@ -24,6 +24,23 @@ internal static class Prio
         return new Running(Process.Start(start)!, string.Join(' ', args));
     }
 
+    /// <summary>The one line a failure writes on standard error (fails the test when there are more).</summary>
+    public static string OneLine(string error)
+    {
+        string[] lines = error.Split('\n', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+        lines.Should().ContainSingle("the tool says what went wrong in one line: {0}", error);
+        return lines[0];
+    }
+
+    /// <summary>The id of a process that has just ended (and been reaped): no process has it, for a while.</summary>
+    public static async Task<int> ExitedProcessIdAsync()
+    {
+        using Process process = Process.Start(new ProcessStartInfo("true") { UseShellExecute = false })!;
+        using var timeout = new CancellationTokenSource(TestTarget.Unexpected);
+        await process.WaitForExitAsync(timeout.Token);
+        return process.Id;
+    }
+
     /// <summary>A running prio.</summary>
     internal sealed class Running(Process process, string arguments) : IDisposable
     {

@@ -14,19 +14,19 @@ namespace PriorityAsync.Internal;
 /// <para>Writers (register, unregister, refresh) hold <see cref="s_lock"/> and publish a new array (copy on write), so a collecting
 /// listener reads <see cref="Live"/> without a lock and never sees a torn list. Nothing here is on the hot path: one registration
 /// per loop.</para>
-/// <para><c>System.Diagnostics.Metrics</c> does not tell an instrument that a listener enabled it, so, while any loop runs, a timer
-/// re-reads the histograms' <c>Enabled</c> flags every <see cref="RefreshPeriod"/>; a loop also reads them when it starts. The
-/// EventSource and the trace recorder refresh at once when they are turned on or off.</para>
+/// <para><c>System.Diagnostics.Metrics</c> does not tell an instrument that a listener enabled it, so the histograms'
+/// <c>Enabled</c> flags are read where it costs nothing ([O-SLOW]): when a scheduler starts, when one of its threads wakes from a
+/// park, at each check of the stall watchdog's thread, and when a listener collects the observable instruments. No timer runs for
+/// it: an idle process pays nothing. The EventSource and the trace recorder refresh at once when they are turned on or off.</para>
 /// </remarks>
 internal static class ContextRegistry
 {
-    /// <summary>How soon a listener that enables (or disables) a timing histogram takes effect in running loops.</summary>
-    public static readonly TimeSpan RefreshPeriod = TimeSpan.FromSeconds(1);
-
     private static readonly Lock s_lock = new();
     private static PriorityScheduler[] s_live = [];
     private static int s_lastId;
-    private static Timer? s_refreshTimer;
+
+    // The histograms' bits as last applied (written under s_lock, read without it): what RefreshIfListenersChanged compares with.
+    private static int s_metricPaths;
 
     /// <summary>The running schedulers: an immutable snapshot, any thread.</summary>
     public static PriorityScheduler[] Live => Volatile.Read(ref s_live);
@@ -46,15 +46,7 @@ internal static class ContextRegistry
             }
 
             Volatile.Write(ref s_live, grown);
-            context.SetSlowPaths(ComputeSlowPaths(context));
-            if (s_refreshTimer is null)
-            {
-                // No ExecutionContext captured: the timer must not keep the first loop's AsyncLocals alive.
-                using (ExecutionContext.SuppressFlow())
-                {
-                    s_refreshTimer = new Timer(static _ => Refresh(), null, RefreshPeriod, RefreshPeriod);
-                }
-            }
+            context.SetSlowPaths(ApplyMetricPaths() | OtherPaths(context));
         }
     }
 
@@ -80,11 +72,19 @@ internal static class ContextRegistry
             }
 
             context.Inspection = null;
-            if (shrunk.Length == 0)
-            {
-                s_refreshTimer?.Dispose();
-                s_refreshTimer = null;
-            }
+        }
+    }
+
+    /// <summary>
+    /// Whether a <c>MeterListener</c> enabled or disabled a timing histogram since the slow paths were last computed, and if so
+    /// recomputes them ([O-SLOW]). Any thread; two flags read and compared with the bits last applied, no lock, no allocation: cheap
+    /// enough for a thread that wakes from a park, the watchdog's checks and a listener's collection.
+    /// </summary>
+    public static void RefreshIfListenersChanged()
+    {
+        if (MetricPaths() != Volatile.Read(ref s_metricPaths))
+        {
+            Refresh();
         }
     }
 
@@ -93,9 +93,10 @@ internal static class ContextRegistry
     {
         lock (s_lock)
         {
+            int metrics = ApplyMetricPaths();
             foreach (PriorityScheduler context in s_live)
             {
-                context.SetSlowPaths(ComputeSlowPaths(context));
+                context.SetSlowPaths(metrics | OtherPaths(context));
             }
         }
     }
@@ -107,17 +108,28 @@ internal static class ContextRegistry
         {
             if (Array.IndexOf(s_live, context) >= 0)
             {
-                context.SetSlowPaths(ComputeSlowPaths(context));
+                context.SetSlowPaths(ApplyMetricPaths() | OtherPaths(context));
             }
         }
     }
 
+    // Under s_lock: the histograms' bits, published as they are applied for RefreshIfListenersChanged to compare with. (A refresh
+    // that reads a flag a listener changes meanwhile publishes what it applied: the next comparison sees the change.)
+    private static int ApplyMetricPaths()
+    {
+        int metrics = MetricPaths();
+        Volatile.Write(ref s_metricPaths, metrics);
+        return metrics;
+    }
+
+    private static int MetricPaths() =>
+        (PriorityMetrics.WaitDuration.Enabled ? SlowPaths.WaitTime | SlowPaths.WaitHistogram : 0)
+        | (PriorityMetrics.RunDuration.Enabled ? SlowPaths.RunTime : 0);
+
     // The inspector's one-shot bit (SlowPaths.InspectOne) is never computed here: the sampler sets it with an interlocked OR, and a
     // refresh that overwrites it costs that period its one sample, nothing else.
-    private static int ComputeSlowPaths(PriorityScheduler context) =>
-        (PriorityMetrics.WaitDuration.Enabled ? SlowPaths.WaitTime | SlowPaths.WaitHistogram : 0)
-        | (PriorityMetrics.RunDuration.Enabled ? SlowPaths.RunTime : 0)
-        | (PriorityEventSource.ItemsOn ? SlowPaths.EventSource : 0)
+    private static int OtherPaths(PriorityScheduler context) =>
+        (PriorityEventSource.ItemsOn ? SlowPaths.EventSource : 0)
         | (PriorityTraceRecorder.Active is not null ? SlowPaths.Recorder : 0)
         | (PriorityEventSource.InspectorOn && context.Inspection is { AllItems: true } ? SlowPaths.InspectAll | SlowPaths.WaitTime : 0);
 }

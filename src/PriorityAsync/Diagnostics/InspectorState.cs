@@ -187,41 +187,7 @@ internal sealed class InspectorState
 
         for (int thread = 0; thread < Threads; thread++)
         {
-            long dispatched = scheduler.ThreadDispatchCount(thread);
-            if (dispatched != _seenCount[thread])
-            {
-                _seenCount[thread] = dispatched;
-                _seenAt[thread] = now;
-            }
-
-            bool parked = scheduler.IsThreadParked(thread);
-            int state;
-            double runningFor;
-            int exact = 0;
-            if (TryReadCurrent(thread, out string method, out int level, out long start))
-            {
-                state = 1;
-                runningFor = (now - start) * 1000 / frequency;
-                exact = 1;
-            }
-            else if (parked || _allItems)
-            {
-                // Every item is observed and none is running: between items, or parked.
-                state = 0;
-                runningFor = 0;
-            }
-            else
-            {
-                state = 1;
-                runningFor = (now - _seenAt[thread]) * 1000 / frequency; // at least this long on one item (or busy with many)
-            }
-
-            if (state == 1 && scheduler.GetThread(thread) is { } osThread && (osThread.ThreadState & ThreadState.WaitSleepJoin) != 0)
-            {
-                state = 2; // blocked in a synchronous wait (Wait, Result, Sleep, a lock)
-            }
-
-            log.ThreadState(Id, thread, dispatched, state, level, method, System.Math.Max(0, runningFor), exact);
+            WriteThreadState(scheduler, log, thread, now, frequency);
         }
 
         if (!_allItems)
@@ -230,6 +196,52 @@ internal sealed class InspectorState
         }
 
         return changed;
+    }
+
+    /// <summary>Sampler thread: what <paramref name="thread"/> does now ([O-RUNNING]). An item the session saw start is named with its
+    /// exact run time; any other running item (one that started before the session, or between two samples) from the thread's own
+    /// record, with a lower bound of its run time: since this sampler, or the stall watchdog before it, first saw the thread on it.</summary>
+    private void WriteThreadState(PriorityScheduler scheduler, PriorityEventSource log, int thread, long now, double frequency)
+    {
+        long dispatched = scheduler.ThreadDispatchCount(thread);
+        if (dispatched != _seenCount[thread])
+        {
+            _seenCount[thread] = dispatched;
+            _seenAt[thread] = now;
+        }
+
+        int state = 0;
+        int level = -1;
+        string method = string.Empty;
+        double runningFor = 0;
+        int exact = 0;
+        if (TryReadCurrent(thread, out string observed, out int observedLevel, out long start))
+        {
+            state = 1;
+            (method, level, exact) = (observed, observedLevel, 1);
+            runningFor = (now - start) * 1000 / frequency;
+        }
+        else if (!scheduler.IsThreadParked(thread)
+                 && scheduler.TryReadRunning(thread, out SendOrPostCallback callback, out object? itemState, out int recordedLevel, out long count))
+        {
+            state = 1;
+            (method, level) = (CallbackNames.Describe(callback, itemState), recordedLevel);
+            runningFor = count == _seenCount[thread] ? (now - _seenAt[thread]) * 1000 / frequency : 0;
+            long watchdogSaw = scheduler.WatchdogSeenAt(thread, count);
+            if (watchdogSaw != 0)
+            {
+                runningFor = System.Math.Max(runningFor, (System.Diagnostics.Stopwatch.GetTimestamp() - watchdogSaw) * 1000.0 / System.Diagnostics.Stopwatch.Frequency);
+            }
+        }
+
+        if (state == 1 && scheduler.GetThread(thread) is { } osThread && (osThread.ThreadState & ThreadState.WaitSleepJoin) != 0)
+        {
+            state = 2; // blocked in a synchronous wait (Wait, Result, Sleep, a lock)
+        }
+
+        long stalledSince = state != 0 ? scheduler.StalledSince(thread) : 0;
+        double stalledFor = stalledSince != 0 ? (System.Diagnostics.Stopwatch.GetTimestamp() - stalledSince) * 1000.0 / System.Diagnostics.Stopwatch.Frequency : -1;
+        log.ThreadState(Id, thread, dispatched, state, level, method, System.Math.Max(0, runningFor), exact, stalledFor);
     }
 
     private static double Milliseconds(System.TimeSpan? value) => value is { } span ? span.TotalMilliseconds : -1;

@@ -13,8 +13,9 @@ namespace PriorityAsync.Internal;
 [EventSource(Name = "PriorityAsync")]
 internal sealed class PriorityEventSource : EventSource
 {
-    /// <summary>The version of the inspector's schema (events 6 to 12 and the fields added to 5), sent in <see cref="SchedulerInfo"/>.</summary>
-    public const int SchemaVersion = 1;
+    /// <summary>The version of the inspector's schema (events 6 to 12 and the fields added to 5), sent in <see cref="SchedulerInfo"/>:
+    /// 2 since <see cref="ThreadState"/> names every running item and carries how long a reported stall has lasted.</summary>
+    public const int SchemaVersion = 2;
 
     public static readonly PriorityEventSource Log = new();
 
@@ -251,18 +252,20 @@ internal sealed class PriorityEventSource : EventSource
     /// <param name="thread">The thread's index (0 for a single loop).</param>
     /// <param name="dispatched">Items the thread has started since it started.</param>
     /// <param name="state">0 idle (parked), 1 running an item, 2 running an item that is blocked in a synchronous wait.</param>
-    /// <param name="level">The running item's level, or -1 when not known.</param>
-    /// <param name="method">The running item, as <c>Type.Method</c>, or empty when the sampler did not see it start.</param>
+    /// <param name="level">The running item's level, or -1 when the thread runs none.</param>
+    /// <param name="method">The running item, as <c>Type.Method</c> (from the thread's own record of it, [O-RUNNING]), or empty.</param>
     /// <param name="runningForMilliseconds">How long it has run: exact when <paramref name="exact"/> is 1, else a lower bound (the
-    /// time since the sampler first saw the thread on this item).</param>
-    /// <param name="exact">1 when <paramref name="method"/> and <paramref name="runningForMilliseconds"/> come from the item's own start.</param>
-    [Event(10, Level = EventLevel.Informational, Keywords = Keywords.Inspector, Message = "id {0} thread {1}: state {3}, {5} for {6} ms")]
+    /// time since the sampler, or the stall watchdog before it, first saw the thread on this item).</param>
+    /// <param name="exact">1 when <paramref name="runningForMilliseconds"/> comes from the item's own start (the session saw it start).</param>
+    /// <param name="stalledForMilliseconds">Version 1: how long the thread has been stalled, when its watchdog reported a stall that
+    /// still lasts (no item started while work waits); -1 otherwise.</param>
+    [Event(10, Level = EventLevel.Informational, Keywords = Keywords.Inspector, Version = 1, Message = "id {0} thread {1}: state {3}, {5} for {6} ms")]
     [UnconditionalSuppressMessage("ReflectionAnalysis", "IL2026", Justification = "Only strings and numbers are written; nothing to trim.")]
-    public unsafe void ThreadState(int schedulerId, int thread, long dispatched, int state, int level, string method, double runningForMilliseconds, int exact)
+    public unsafe void ThreadState(int schedulerId, int thread, long dispatched, int state, int level, string method, double runningForMilliseconds, int exact, double stalledForMilliseconds)
     {
         fixed (char* methodChars = method)
         {
-            EventData* data = stackalloc EventData[8];
+            EventData* data = stackalloc EventData[9];
             data[0] = Value(&schedulerId);
             data[1] = Value(&thread);
             data[2] = Value(&dispatched);
@@ -271,7 +274,8 @@ internal sealed class PriorityEventSource : EventSource
             data[5] = String(methodChars, method);
             data[6] = Value(&runningForMilliseconds);
             data[7] = Value(&exact);
-            WriteEventCore(10, 8, data);
+            data[8] = Value(&stalledForMilliseconds);
+            WriteEventCore(10, 9, data);
         }
     }
 

@@ -11,7 +11,7 @@ namespace PriorityAsync.Internal;
 /// <remarks>
 /// <para>Cost. The observable instruments read counters the schedulers keep anyway (items run per level, queue counts), only when a
 /// listener collects. The counters (drops, exceptions, stalls) record on paths that are already slow. The two histograms need clock
-/// readings per item: a scheduler takes them only while a listener enables them ([O-SLOW]).</para>
+/// readings per item: a scheduler takes them only while a listener enables them, which it learns without a timer ([O-SLOW]).</para>
 /// <para>Names follow the OpenTelemetry semantic-convention style of the runtime's own <c>dotnet.thread_pool.*</c> instruments.
 /// The two stall instruments keep the names they were published with (dashboards and alerts use them).</para>
 /// </remarks>
@@ -276,6 +276,7 @@ internal static class PriorityMetrics
     /// <summary>One measurement per live scheduler and level (a negative value: the scheduler does not report that instrument).</summary>
     private static List<Measurement<long>> Observe(Func<PriorityScheduler, int, long> read)
     {
+        ContextRegistry.RefreshIfListenersChanged(); // a collecting listener (dotnet-counters, OpenTelemetry) has usually enabled the histograms too ([O-SLOW])
         var measurements = new List<Measurement<long>>();
         foreach (PriorityScheduler scheduler in ContextRegistry.Live)
         {

@@ -17,6 +17,11 @@ internal sealed class Watchdog : IDisposable
     private readonly long _timeoutTicks;
 
     private long _lastDispatchCount = -1;
+
+    // [O-RUNNING]: the check that first saw the thread's current dispatch count (a Stopwatch timestamp; 0: none yet), and that count.
+    // Written by the checks, read by the inspector's sampler on its own thread: the item with that count started before that check.
+    private long _seenAt;
+    private long _seenCount = -1;
     private long _episodeStart; // Stopwatch timestamp of the episode's first check; 0 = no episode
     private bool _episodeReported;
     private volatile bool _stopped;
@@ -40,6 +45,10 @@ internal sealed class Watchdog : IDisposable
     /// <see cref="IntervalTicks"/> apart, so once it has made <c>timeout / interval + 2</c> of them with no report, a stall that
     /// existed from the first would have been reported.</summary>
     internal long Checks => Interlocked.Read(ref _checks);
+
+    /// <summary>Any thread: whether the watched thread is idle (parked), or the watchdog has nothing left to watch; such a thread
+    /// cannot stall until it leaves its park ([O-STALL]).</summary>
+    public bool IsIdle => _stopped || Volatile.Read(ref _context.Parked) != 0 || _context.Scheduler.IsFinished;
 
     /// <summary>Guarded by the <see cref="WatchdogThread"/>'s lock: when the next check is due (a Stopwatch timestamp).</summary>
     public long NextCheck { get; set; }
@@ -84,6 +93,13 @@ internal sealed class Watchdog : IDisposable
             }
         }
 
+        if (dispatchCount != Volatile.Read(ref _seenCount))
+        {
+            // The time first, then the count: a reader that sees this count sees this time or a later one (a lower bound still).
+            Volatile.Write(ref _seenAt, now == 0 ? 1 : now);
+            Volatile.Write(ref _seenCount, dispatchCount);
+        }
+
         if (dispatchCount != _lastDispatchCount || highestPending < 0)
         {
             // Progress, or nothing to do (an idle thread is not stalled): no episode.
@@ -112,6 +128,24 @@ internal sealed class Watchdog : IDisposable
             pendingTotal,
             _timeout);
     }
+
+    /// <summary>Any thread ([O-RUNNING]): the Stopwatch timestamp of the first check that saw the thread at dispatch count
+    /// <paramref name="dispatchCount"/>, or 0 when no check has seen it there. The item with that count started before it.</summary>
+    public long SeenAt(long dispatchCount)
+    {
+        if (Volatile.Read(ref _seenCount) != dispatchCount)
+        {
+            return 0;
+        }
+
+        long at = Volatile.Read(ref _seenAt);
+        return Volatile.Read(ref _seenCount) == dispatchCount ? at : 0;
+    }
+
+    /// <summary>Any thread: the Stopwatch timestamp of the first check of the stall it has reported and that still lasts (the thread
+    /// has started no item since, and work still waited at the last check), or 0. The inspector shows a stall that began before it
+    /// attached from it ([O-RUNNING]).</summary>
+    public long StalledSince() => Volatile.Read(ref _episodeReported) ? Volatile.Read(ref _episodeStart) : 0;
 
     /// <summary>One check, on the <see cref="WatchdogThread"/>: reads the thread's counters and raises a report if there is one.</summary>
     internal void Tick()

@@ -11,9 +11,13 @@ namespace PriorityAsync.Internal;
 /// </summary>
 /// <remarks>
 /// <para>It sleeps until the earliest next check of its watchdogs (a quarter of each one's stall timeout: 2.5 s with the default
-/// 10 s), checks the ones that are due, and raises their reports on itself; with no watchdog registered it sleeps without a timeout.
-/// A check reads a few counters and takes the scheduler's timer lock to see whether a timer is overdue: microseconds, a few hundred
-/// times an hour per watched thread ([O-STALL]).</para>
+/// 10 s), checks the ones that are due, and raises their reports on itself. With no watchdog registered, or every watched thread
+/// idle (parked: an idle thread is not stalled), it sleeps without a timeout until a thread leaves its park ([O-STALL]): an idle
+/// process wakes it never.
+/// Checks fall on a grid (whole multiples of the interval), so watchdogs of one timeout are checked together: a hundred loops wake the
+/// thread as often as one. A check reads a few counters and takes the scheduler's timer lock to see whether a timer is overdue:
+/// microseconds, a few hundred times an hour per watched thread ([O-STALL]). Each wake also re-reads the timing histograms' flags
+/// ([O-SLOW]): a busy scheduler that never parks sees a listener within a check interval.</para>
 /// <para>Handlers of <see cref="PriorityScheduler.StallDetected"/> run on this thread, one at a time: a slow handler delays the other
 /// checks, never the schedulers. An exception thrown by a handler is unhandled and ends the process, as it would on a
 /// thread-pool timer.</para>
@@ -31,11 +35,18 @@ internal sealed class WatchdogThread
     private Thread? _thread;
     private long _checks;
 
+    // [O-STALL]: 1 while the thread sleeps because every watched thread is idle; whoever clears a thread's parked flag clears it and
+    // sets the signal (Awake).
+    private int _dormant;
+
     /// <summary>Gets the process-wide watchdog thread.</summary>
     public static WatchdogThread Shared => Volatile.Read(ref s_shared) ?? CreateShared();
 
     /// <summary>For tests and measurements: how many checks the thread has made.</summary>
     internal long Checks => Interlocked.Read(ref _checks);
+
+    /// <summary>For tests: whether the thread sleeps because every watched thread is idle ([O-STALL]).</summary>
+    internal bool IsDormant => Volatile.Read(ref _dormant) != 0;
 
     /// <summary>For measurements: the thread, once started.</summary>
     internal Thread? Thread => _thread;
@@ -44,7 +55,7 @@ internal sealed class WatchdogThread
     {
         lock (_lock)
         {
-            watchdog.NextCheck = Stopwatch.GetTimestamp() + watchdog.IntervalTicks;
+            watchdog.NextCheck = NextOnGrid(Stopwatch.GetTimestamp(), watchdog.IntervalTicks);
             _watchdogs.Add(watchdog);
             if (_thread is null)
             {
@@ -65,10 +76,62 @@ internal sealed class WatchdogThread
         }
     }
 
+    /// <summary>
+    /// [O-STALL]: a scheduler thread has just cleared its parked flag (or a producer cleared it for a host's loop), with a full
+    /// fence: if the watchdog's thread sleeps because every watched thread was idle, it wakes to watch again. A field read otherwise.
+    /// </summary>
+    public static void Awake()
+    {
+        if (Volatile.Read(ref s_shared) is { } shared && Volatile.Read(ref shared._dormant) != 0 && Interlocked.Exchange(ref shared._dormant, 0) != 0)
+        {
+            shared._signal.Set();
+        }
+    }
+
+    /// <summary>The first whole multiple of <paramref name="interval"/> after <paramref name="now"/>: every watchdog of one interval
+    /// is checked at the same moments, so that many of them cost one wake-up.</summary>
+    internal static long NextOnGrid(long now, long interval) => ((now / interval) + 1) * interval;
+
     private static WatchdogThread CreateShared()
     {
         Interlocked.CompareExchange(ref s_shared, new WatchdogThread(), null);
         return s_shared!;
+    }
+
+    /// <summary>[O-STALL]: whether every watched thread is idle, so the thread may sleep until one is not. The flag is raised with a
+    /// full fence before the threads are looked at again, and a thread clears its parked flag with a full fence before it reads the
+    /// flag (store-buffer pattern): either this look sees the thread awake, or the thread sees the flag and sets the signal.</summary>
+    private bool SleepsWhileEveryThreadIsIdle()
+    {
+        if (!EveryThreadIdle())
+        {
+            return false;
+        }
+
+        Interlocked.Exchange(ref _dormant, 1);
+        if (EveryThreadIdle())
+        {
+            return true;
+        }
+
+        Volatile.Write(ref _dormant, 0); // a thread woke meanwhile (its Awake, if it saw the flag, costs one early wake-up)
+        return false;
+    }
+
+    private bool EveryThreadIdle()
+    {
+        lock (_lock)
+        {
+            foreach (Watchdog watchdog in _watchdogs)
+            {
+                if (!watchdog.IsIdle)
+                {
+                    return false;
+                }
+            }
+        }
+
+        return true;
     }
 
     private void Run()
@@ -84,7 +147,7 @@ internal sealed class WatchdogThread
                     if (watchdog.NextCheck <= now)
                     {
                         _due.Add(watchdog);
-                        watchdog.NextCheck = now + watchdog.IntervalTicks;
+                        watchdog.NextCheck = NextOnGrid(now, watchdog.IntervalTicks);
                     }
 
                     next = Math.Min(next, watchdog.NextCheck);
@@ -99,9 +162,15 @@ internal sealed class WatchdogThread
             }
 
             _due.Clear();
-            if (next == long.MaxValue)
+            if (next != long.MaxValue)
             {
-                _signal.WaitOne();
+                ContextRegistry.RefreshIfListenersChanged(); // a scheduler that never parks learns of a histogram listener here ([O-SLOW])
+            }
+
+            if (next == long.MaxValue || SleepsWhileEveryThreadIsIdle())
+            {
+                _signal.WaitOne(); // until a watched thread leaves its park (Awake), or a watchdog registers
+                Volatile.Write(ref _dormant, 0);
             }
             else
             {

@@ -106,7 +106,8 @@ public sealed partial class PriorityContext
 
     private PriorityDrainResult DrainForHostSlow(long budgetTicks, ulong exempt)
     {
-        Volatile.Write(ref _loop.Parked, 0); // draining: a producer has nothing to tell the host ([H-WAKE])
+        Interlocked.Exchange(ref _loop.Parked, 0); // draining: a producer has nothing to tell the host ([H-WAKE]); a full fence ([O-STALL])
+        WatchdogThread.Awake();
         SynchronizationContext? hostSyncContext = SynchronizationContext.Current;
         OwnerContext host = OwnerContext.Save(); // nothing an item sets reaches the host's code ([E-FLOW])
         long start = ClockNow();
@@ -136,6 +137,7 @@ public sealed partial class PriorityContext
             _checkpointDeadline = 0;
             EndConsuming();
             _loop.LastItemEnd = 0; // the host's frame is nobody's run time
+            _loop.ClearRunning(); // nor its item ([O-RUNNING])
             SynchronizationContext.SetSynchronizationContext(hostSyncContext);
             host.Restore();
         }
@@ -155,7 +157,8 @@ public sealed partial class PriorityContext
                 || Volatile.Read(ref _outstanding) <= 0
                 || EndRequested)
             {
-                Volatile.Write(ref _loop.Parked, 0); // the result tells the host: no wake-up needed
+                Interlocked.Exchange(ref _loop.Parked, 0); // the result tells the host: no wake-up needed; a full fence ([O-STALL])
+                WatchdogThread.Awake();
                 waiting = true;
             }
         }
@@ -251,6 +254,7 @@ public sealed partial class PriorityContext
         if (Volatile.Read(ref _loop.Parked) != 0 && Interlocked.Exchange(ref _loop.Parked, 0) != 0)
         {
             CountWake();
+            WatchdogThread.Awake(); // [O-STALL]
             host.TellLater();
         }
     }

@@ -247,7 +247,8 @@ public sealed partial class PriorityContext : PriorityScheduler
         where TPolicy : struct, IDispatchPolicy
         where TLimit : struct, IDrainLimit
     {
-        long[] counters = _loop.Counters;
+        SchedulerThread loop = _loop;
+        long[] counters = loop.Counters;
         int level = -1;
         while (true)
         {
@@ -269,6 +270,7 @@ public sealed partial class PriorityContext : PriorityScheduler
 
                     // The level travels in the current SynchronizationContext: set before every item, so awaits capture it.
                     SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
+                    loop.RecordRunning(in item, level); // [O-RUNNING]
                     SchedulerThread.CountDispatch(counters, level);
                     limit.OnItemStarted();
                     if (_slowPaths == SlowPaths.None) // one field read per item; every per-item diagnostic is behind it ([O-SLOW])
@@ -277,7 +279,7 @@ public sealed partial class PriorityContext : PriorityScheduler
                     }
                     else
                     {
-                        InvokeObserved(_loop, in item, level, reuseLastEnd: true);
+                        InvokeObserved(loop, in item, level, reuseLastEnd: true);
                     }
 
                     policy.OnItemEnd(level);
@@ -299,6 +301,7 @@ public sealed partial class PriorityContext : PriorityScheduler
     private void Park()
     {
         _loop.LastItemEnd = 0; // an idle gap is nobody's run time
+        _loop.ClearRunning(); // [O-RUNNING]: idle, it runs nothing and keeps nothing alive
         ExecutionContextFlow.Enter(null); // idle in the default context: what the last item left is not kept alive ([E-FLOW])
         for (int i = 0; i < _idleSpinCount; i++)
         {
@@ -329,7 +332,9 @@ public sealed partial class PriorityContext : PriorityScheduler
         }
 
         _loop.Event.Reset();
-        Volatile.Write(ref _loop.Parked, 0);
+        Interlocked.Exchange(ref _loop.Parked, 0); // a full fence before the watchdog's flag is read ([O-STALL])
+        WatchdogThread.Awake();
+        ContextRegistry.RefreshIfListenersChanged(); // a histogram a listener enabled while it slept is seen as it wakes ([O-SLOW])
     }
 
     /// <summary>Park, after the parking fence and a re-check that found nothing to run: on a virtual clock, jump it to its earliest
@@ -369,6 +374,7 @@ public sealed partial class PriorityContext : PriorityScheduler
             CountWake();
             if (_hostWake is { } host)
             {
+                WatchdogThread.Awake(); // the host's loop is not idle from here, whether or not the host drains ([O-STALL])
                 host.Tell();
             }
             else

@@ -100,6 +100,20 @@ public abstract partial class PriorityScheduler
     /// <summary>Thread <paramref name="thread"/>, or null before it started.</summary>
     internal Thread? GetThread(int thread) => _threads[thread].Thread;
 
+    /// <summary>Any thread ([O-RUNNING]): the item thread <paramref name="thread"/> runs, from its own record; false when it runs none.</summary>
+    internal bool TryReadRunning(int thread, out SendOrPostCallback callback, out object? state, out int level, out long dispatched) =>
+        _threads[thread].TryReadRunning(out callback, out state, out level, out dispatched);
+
+    /// <summary>Any thread ([O-RUNNING]): the Stopwatch timestamp of the stall watchdog's first check that saw thread
+    /// <paramref name="thread"/> at dispatch count <paramref name="dispatched"/> (its item started before it), or 0.</summary>
+    internal long WatchdogSeenAt(int thread, long dispatched) =>
+        (uint)thread < (uint)_watchdogs.Length && _watchdogs[thread] is { } watchdog ? watchdog.SeenAt(dispatched) : 0;
+
+    /// <summary>Any thread: the Stopwatch timestamp since which thread <paramref name="thread"/> has been stalled, when its watchdog
+    /// reported a stall that still lasts; else 0.</summary>
+    internal long StalledSince(int thread) =>
+        (uint)thread < (uint)_watchdogs.Length && _watchdogs[thread] is { } watchdog ? watchdog.StalledSince() : 0;
+
     /// <summary>The stall timeout, or null when off.</summary>
     internal TimeSpan? StallTimeout => _stallTimeout;
 
@@ -213,6 +227,11 @@ public abstract partial class PriorityScheduler
     /// <summary>As the scheduler ends (or a pool fails to start).</summary>
     private protected void StopWatching()
     {
+        foreach (SchedulerThread thread in _threads)
+        {
+            thread.ClearRunning(); // every thread has left its loop: a finished scheduler keeps no item alive ([O-RUNNING])
+        }
+
         foreach (Watchdog? watchdog in _watchdogs)
         {
             watchdog?.Dispose();

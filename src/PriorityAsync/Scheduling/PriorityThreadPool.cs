@@ -208,6 +208,7 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
 
                 // Nothing this thread may run now: spin a little ([P-SPIN]), then go idle. In lock-free mode nothing else ends the
                 // item's accounting, and the running gauge must not count a spinning thread.
+                worker.ClearRunning(); // [O-RUNNING]
                 if (_lockFree)
                 {
                     worker.AccountedLevel = -1;
@@ -233,6 +234,7 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
     /// <summary>Runs one dequeued item on this thread: the per-item path, the same in both dispatch modes.</summary>
     private void Dispatch(SchedulerThread worker, in WorkItem item, int level)
     {
+        worker.RecordRunning(in item, level); // [O-RUNNING]
         SchedulerThread.CountDispatch(worker.Counters, level);
 
         // [P-WORK]: more runnable work, a parked thread and none spinning: wake one. The queues are looked at, not only the mask:
@@ -455,7 +457,9 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
             }
         }
 
-        Volatile.Write(ref worker.Parked, 0);
+        Interlocked.Exchange(ref worker.Parked, 0); // a full fence before the watchdog's flag is read ([O-STALL])
+        WatchdogThread.Awake();
+        ContextRegistry.RefreshIfListenersChanged(); // a histogram a listener enabled while it slept is seen as it wakes ([O-SLOW])
         lock (_idleLock)
         {
             if (worker.InIdleStack)

@@ -51,11 +51,19 @@ public static class WatchdogCost
             loop.Context.GetTaskFactory(0).StartNew(static () => { }).Wait();
         }
 
-        // Past the first two checks, whose CPU is mostly the JIT compiling the check: the steady state is what an hour costs.
-        long warm = WatchdogThread.Shared.Checks + 2;
-        while (WatchdogThread.Shared.Checks < warm)
+        // Past the first two checks, whose CPU is mostly the JIT compiling the check: the steady state is what an hour costs. An idle
+        // loop is not checked at all ([O-STALL]: the thread sleeps while every watched thread is idle): two intervals' wait instead.
+        if (busy)
         {
-            Thread.Sleep(100);
+            long warm = WatchdogThread.Shared.Checks + 2;
+            while (WatchdogThread.Shared.Checks < warm)
+            {
+                Thread.Sleep(100);
+            }
+        }
+        else
+        {
+            Thread.Sleep(2 * Internal.Watchdog.CheckInterval(PrioritySchedulerOptions.DefaultStallTimeout));
         }
 
         long cpu0 = ThreadCpu.Nanoseconds("PriorityAsync stall watchdog");
@@ -69,7 +77,7 @@ public static class WatchdogCost
 
         long checks = checks1 - checks0;
         double cpuSeconds = (cpu1 - cpu0) / 1e9;
-        double perCheckUs = checks > 0 ? cpuSeconds * 1e6 / checks : double.NaN;
+        double perCheckUs = checks > 0 ? cpuSeconds * 1e6 / checks : 0;
         double perHourMs = cpuSeconds / elapsed * 3600 * 1000;
         double share = cpuSeconds / elapsed * 100;
         Console.WriteLine($"| {name} | {checks} | {perCheckUs:F1} us | {perHourMs:F1} ms | {share:F5} % |");

@@ -93,6 +93,67 @@ public sealed class InspectorEventsTests
         }
     }
 
+    [Fact]
+    public async Task ThreadState_LoopStalledBeforeTheSession_NamesTheItemWithALowerBoundAndTheStall()
+    {
+        // The loop blocks in an item and a second item waits behind it; its watchdog reports the stall before anyone listens. A
+        // session that starts then is told what the loop runs (from the loop's own record) and that the stall lasts.
+        string name = "stalled-" + Guid.NewGuid().ToString("N");
+        var timeout = TimeSpan.FromMilliseconds(40);
+        var loop = new PriorityContextThread(new PriorityContextOptions { Name = name, Levels = 2, StallTimeout = timeout });
+        await using var disposeLoop = loop.BoundedDisposal();
+        using var gate = new ManualResetEventSlim(false);
+        var reported = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        loop.Context.StallDetected += (_, _) => reported.TrySetResult();
+        try
+        {
+            loop.Context.GetSynchronizationContext(1).Post(BlockOn, gate);
+            loop.Context.GetSynchronizationContext(0).Post(static _ => { }, null);
+            await reported.Task.WithTimeout("the watchdog's report, with nobody listening");
+
+            using var listener = new Listener(Inspector);
+            EventWrittenEventArgs state = await listener.WaitForAsync(
+                e => e.EventName == "ThreadState" && (int)e.Payload![3]! == 2 && (string)e.Payload[5]! == "InspectorEventsTests.BlockOn" && Id(listener, name) == (int)e.Payload[0]!,
+                "the loop's state: blocked in the item");
+            state.Version.Should().Be(1);
+            ((int)state.Payload![4]!).Should().Be(1, "the item's level");
+            ((int)state.Payload[7]!).Should().Be(0, "the item started before the session: its run time is a lower bound");
+            ((double)state.Payload[6]!).Should().BeGreaterThanOrEqualTo(timeout.TotalMilliseconds, "the watchdog saw the loop on the item a stall timeout before it reported");
+            ((double)state.Payload[8]!).Should().BeGreaterThanOrEqualTo(0, "the stall it reported lasts");
+        }
+        finally
+        {
+            gate.Set();
+        }
+    }
+
+    [Fact]
+    public async Task StallDetected_NoSessionSawTheItemStart_NamesItFromTheLoopsRecord()
+    {
+        string name = "stall-named-" + Guid.NewGuid().ToString("N");
+        var loop = new PriorityContextThread(new PriorityContextOptions { Name = name, Levels = 2, StallTimeout = TimeSpan.FromMilliseconds(40) });
+        await using var disposeLoop = loop.BoundedDisposal();
+        using var gate = new ManualResetEventSlim(false);
+        using var listener = new Listener(EventKeywords.None, level: EventLevel.Warning); // the warnings only: no sampler observes the item
+        try
+        {
+            loop.Context.GetSynchronizationContext(1).Post(BlockOn, gate);
+            loop.Context.GetSynchronizationContext(0).Post(static _ => { }, null);
+            EventWrittenEventArgs stall = await listener.WaitForAsync(e => e.EventName == "StallDetected" && (string)e.Payload![0]! == name, "the stall event");
+            ((string)stall.Payload![6]!).Should().Be("InspectorEventsTests.BlockOn");
+            ((double)stall.Payload[7]!).Should().Be(-1, "no session saw it start: how long it has run is not known exactly");
+        }
+        finally
+        {
+            gate.Set();
+        }
+    }
+
+    private static int Id(Listener listener, string scheduler) =>
+        listener.Find(e => e.EventName == "SchedulerInfo" && (string)e.Payload![2]! == scheduler) is { } info ? (int)info.Payload![1]! : -1;
+
+    private static void BlockOn(object? gate) => ((ManualResetEventSlim)gate!).Wait();
+
     private static void BusyFor(object? milliseconds)
     {
         var clock = Stopwatch.StartNew();
@@ -102,7 +163,7 @@ public sealed class InspectorEventsTests
         }
     }
 
-    private sealed class Listener(EventKeywords keywords, IDictionary<string, string?>? arguments = null) : EventListener
+    private sealed class Listener(EventKeywords keywords, IDictionary<string, string?>? arguments = null, EventLevel level = EventLevel.Informational) : EventListener
     {
         private readonly ConcurrentQueue<EventWrittenEventArgs> _events = new();
         private readonly SemaphoreSlim _written = new(0);
@@ -126,11 +187,13 @@ public sealed class InspectorEventsTests
             }
         }
 
+        public EventWrittenEventArgs? Find(Func<EventWrittenEventArgs, bool> match) => _events.FirstOrDefault(match);
+
         protected override void OnEventSourceCreated(EventSource eventSource)
         {
             if (eventSource.Name == "PriorityAsync")
             {
-                EnableEvents(eventSource, EventLevel.Informational, keywords, arguments);
+                EnableEvents(eventSource, level, keywords, arguments);
             }
         }
 

@@ -110,7 +110,7 @@ public sealed class PriorityMetricsTests
     }
 
     [Fact]
-    public async Task SlowPaths_ListenerEnablesWhileLoopRuns_TimerTurnsTimingOnThenOff()
+    public async Task SlowPaths_ListenerEnablesWhileLoopRuns_SeenAsTheLoopWakesThenOff()
     {
         string name = UniqueName();
         int whileListening = -1, afterDispose = -1;

@@ -201,11 +201,11 @@ public sealed class StallDetectionTests
     }
 
     [Fact]
-    public async Task IdleLoop_NoWorkWaiting_NeverReported()
+    public async Task IdleLoop_CheckedAsOftenAsAStallNeeds_NeverReported()
     {
-        // Idle is not a stall, however long it lasts: with nothing waiting, no check can start an episode. "No report" is asserted once
-        // the watchdog has made enough checks to have reported a stall that existed from its first one (ChecksToReport), not after
-        // a wait that may end before it ran at all.
+        // Idle is not a stall, however long it lasts: with nothing waiting, no check can start an episode. The watchdog's thread does
+        // not even check an idle loop (it sleeps while every watched thread is idle, [O-STALL]), so this test makes the checks itself,
+        // each at least an interval after the last, as many as report a stall that existed from the first one (ChecksToReport).
         var options = new PriorityContextOptions { Name = NewName(), StallTimeout = TimeSpan.FromMilliseconds(10) };
         int reports = 0;
         var loop = new PriorityContextThread(options);
@@ -214,9 +214,16 @@ public sealed class StallDetectionTests
 
         // Nothing is ever queued (not even a continuation of this test), so no check can see waiting work, however slow the machine.
         await TestTimeout.UntilAsync(() => loop.Context.WatchdogOf(0) is not null, "the loop thread to start its watchdog");
+        loop.Context.WaitUntilParked();
         Internal.Watchdog watchdog = loop.Context.WatchdogOf(0)!;
-        int checks = ChecksToReport(watchdog);
-        await TestTimeout.UntilAsync(() => watchdog.Checks >= checks, $"the watchdog to make {checks} checks");
+        watchdog.IsIdle.Should().BeTrue("a parked loop is idle: the watchdog's thread may sleep");
+        TimeSpan interval = TimeSpan.FromSeconds((double)watchdog.IntervalTicks / Stopwatch.Frequency);
+        for (int check = ChecksToReport(watchdog); check > 0; check--)
+        {
+            Thread.Sleep(interval + TimeSpan.FromMilliseconds(1)); // at least an interval: a later check only makes an episode older
+            watchdog.Tick();
+        }
+
         Volatile.Read(ref reports).Should().Be(0);
     }
 

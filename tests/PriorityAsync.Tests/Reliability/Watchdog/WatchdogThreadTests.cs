@@ -1,0 +1,103 @@
+// PA0002: the host-driven case blocks the host's thread on purpose: the stall under test.
+#pragma warning disable PA0002
+using PriorityAsync.Internal;
+using PriorityAsync.Tests.Diagnostics;
+using PriorityAsync.Tests.HostDriven;
+using PriorityAsync.Tests.Infrastructure;
+
+namespace PriorityAsync.Tests.Reliability.Watchdog;
+
+/// <summary>
+/// [O-STALL]: the watchdog's thread sleeps while every watched thread is idle (an idle process is not woken by it), and wakes as
+/// soon as one leaves its park, so a thread that blocks after a long idle spell is still reported. In the diagnostics collection:
+/// no other test's scheduler runs meanwhile, so every watched thread can be idle.
+/// </summary>
+[Collection(DiagnosticsCollection.Name)]
+public sealed class WatchdogThreadTests
+{
+    private static readonly TimeSpan s_timeout = TimeSpan.FromMilliseconds(40);
+
+    [Fact]
+    public async Task Run_LoopIdleThenBlocked_SleepsWhileIdleAndReportsTheStall()
+    {
+        var loop = new PriorityContextThread(new PriorityContextOptions { Name = "watchdog-sleeps-loop", Levels = 2, StallTimeout = s_timeout });
+        await using var disposeLoop = loop.BoundedDisposal();
+        var reported = new TaskCompletionSource<StallDetectedEventArgs>(TaskCreationOptions.RunContinuationsAsynchronously);
+        loop.Context.StallDetected += (_, e) => reported.TrySetResult(e);
+        loop.Context.Drain();
+        loop.Context.WaitUntilParked();
+        WaitUntilDormant();
+
+        using var gate = new ManualResetEventSlim();
+        using var blocked = new ManualResetEventSlim();
+        loop.Context.GetSynchronizationContext(0).Post(
+            _ =>
+            {
+                blocked.Set();
+                gate.WaitOrFail("the test to release the loop");
+            },
+            null);
+        blocked.WaitOrFail("the loop to block"); // before the urgent item is queued: queued first, it would run first, and nothing would wait
+        loop.Context.GetSynchronizationContext(1).Post(static _ => { }, null);
+        StallDetectedEventArgs stall = await reported.Task.WithTimeout("the stall of a loop that blocked while the watchdog slept");
+        gate.Set();
+
+        stall.Level.Should().Be(1);
+        WatchdogThread.Shared.IsDormant.Should().BeFalse();
+    }
+
+    [Fact]
+    public async Task Run_PoolIdleThenBlocked_SleepsWhileIdleAndReportsTheStall()
+    {
+        await using var pool = new PriorityThreadPool(new PriorityThreadPoolOptions { Name = "watchdog-sleeps-pool", Levels = 2, ThreadCount = 1, StallTimeout = s_timeout });
+        var reported = new TaskCompletionSource<StallDetectedEventArgs>(TaskCreationOptions.RunContinuationsAsynchronously);
+        pool.StallDetected += (_, e) => reported.TrySetResult(e);
+        WaitUntilDormant();
+
+        using var gate = new ManualResetEventSlim();
+        using var blocked = new ManualResetEventSlim();
+        pool.GetSynchronizationContext(0).Post(
+            _ =>
+            {
+                blocked.Set();
+                gate.WaitOrFail("the test to release the pool");
+            },
+            null);
+        blocked.WaitOrFail("the pool to block"); // before the urgent item is queued: queued first, it would run first, and nothing would wait
+        pool.GetSynchronizationContext(1).Post(static _ => { }, null);
+        StallDetectedEventArgs stall = await reported.Task.WithTimeout("the stall of a pool thread that blocked while the watchdog slept");
+        gate.Set();
+
+        stall.Level.Should().Be(1);
+    }
+
+    [Fact]
+    public void Run_HostIdleThenWaitingForADrainItBlocks_SleepsWhileIdleAndReportsTheStall()
+    {
+        // The host's loop has no thread of its own: the producer that tells the host of work wakes the watchdog.
+        using var release = new CancellationTokenSource();
+        StallDetectedEventArgs? report = null;
+        HostThread.Run(
+            host =>
+            {
+                host.Context.StallDetected += (_, e) =>
+                {
+                    report = e;
+                    release.Cancel();
+                };
+                WaitUntilDormant();
+
+                Task work = host.Context.InvokeAsync(() => Task.CompletedTask, level: 1);
+                Action wait = () => work.Wait(release.Token);
+                wait.Should().Throw<OperationCanceledException>("only the watchdog's report ends the wait: the work needs a drain");
+                report.Should().NotBeNull();
+                host.Driver.Drain();
+            },
+            options => options.StallTimeout = s_timeout);
+    }
+
+    /// <summary>Waits (bounded) until the watchdog's thread sleeps for want of a busy thread to watch.</summary>
+    private static void WaitUntilDormant() =>
+        SpinWait.SpinUntil(() => WatchdogThread.Shared.IsDormant, TestTimeout.Unexpected)
+            .Should().BeTrue("every watched thread is idle: the watchdog's thread sleeps until one is not");
+}
