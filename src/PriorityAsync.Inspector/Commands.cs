@@ -93,8 +93,10 @@ internal static class Commands
         {
             await WaitAsync(() => quit.Requested, session, TimeSpan.FromSeconds(line.ForSeconds), stop.Token).ConfigureAwait(false);
             await ThrowIfTargetExitedAsync(session, id, name, line.RecordPath).ConfigureAwait(false);
-            Snapshot snapshot = model.TakeSnapshot();
+            // Detached first: the stream then ends with everything the target wrote before the stop (an escalation or a long lock
+            // wait reported a moment before a q is in the snapshot).
             await session.StopAsync(s_detachTimeout).ConfigureAwait(false);
+            Snapshot snapshot = model.TakeSnapshot();
             if (line.Json)
             {
                 await output.WriteLineAsync(SnapshotJson.Serialize(snapshot)).ConfigureAwait(false);

@@ -14,8 +14,7 @@ namespace PriorityAsync.Inspector;
 /// <remarks>One writer (the reader thread) and any number of snapshot takers: every member takes the one lock.</remarks>
 internal sealed class InspectorModel
 {
-    public const int SnapshotSchema = 1;
-
+    public const int SnapshotSchema = 2; // 2: schedulers[].escalations
 
     private readonly Lock _lock = new();
     private readonly Dictionary<int, SchedulerModel> _schedulers = [];
@@ -93,6 +92,7 @@ internal sealed class InspectorModel
                     if (_schedulers.TryGetValue(payload.Int("schedulerId"), out SchedulerModel? stopped))
                     {
                         stopped.Running = false;
+                        stopped.Escalations.Clear(); // nothing it runs is raised any longer
                     }
 
                     break;
@@ -135,6 +135,15 @@ internal sealed class InspectorModel
                     break;
                 case "StallDetected":
                     OnStall(timeMs, payload);
+                    break;
+                case "EscalationStarted":
+                    Scheduler(payload)?.Escalations.Started(timeMs, payload.String("work"), payload.Int("fromLevel"), payload.Int("toLevel"), payload.String("cause"), payload.String("by"));
+                    break;
+                case "EscalationEnded":
+                    Scheduler(payload)?.OnEscalationEnded(timeMs, payload.String("work"), payload.Int("fromLevel"), payload.Int("toLevel"), payload.Double("raisedForMilliseconds"));
+                    break;
+                case "LockWaitLong":
+                    OnLockWaitLong(timeMs, payload);
                     break;
             }
         }
@@ -310,6 +319,32 @@ internal sealed class InspectorModel
         }
     }
 
+    /// <summary>A lock waiter reported at its scheduler's stall timeout ([X-SEEN] in docs/design.md): a <c>long-lock-wait</c> warning, one
+    /// per scheduler, level and lock, counted.</summary>
+    private void OnLockWaitLong(double timeMs, IPayload payload)
+    {
+        string name = payload.String("context");
+        int level = payload.Int("level");
+        string lockName = payload.String("lockName");
+        double waited = payload.Double("waitedMilliseconds");
+        string holders = payload.String("holders");
+        bool raised = payload.Int("holderRaised") != 0;
+        Scheduler(payload)?.OnLockWaitLong(new LockWaitSnapshot(Math.Round(timeMs / 1000, 3), lockName, level, Math.Round(waited, 3), holders, raised));
+        AddWarning(
+            timeMs,
+            "long-lock-wait",
+            name,
+            level,
+            null,
+            waited,
+            $"{name}: code at level {level} has waited {Ms(waited)} for {lockName}, held by {holders}; " +
+            (raised ? "the holder was raised to its level and still holds it." : "the holder could not be raised (it runs off this scheduler)."),
+            raised
+                ? "The holder runs at the waiter's level and still holds the lock: it is blocked (a synchronous wait) or its critical section is long. Await instead of blocking inside it, or shorten it."
+                : "Nothing can raise code off the waiter's scheduler: take the lock on the same scheduler as its waiters, or keep the critical section short.",
+            subject: lockName);
+    }
+
     private void TimeSliceWarning(double timeMs, SchedulerModel scheduler, int level, string method, double runMs, bool running, bool exact = true)
     {
         string slice = scheduler.TimeSliceMs is { } value ? $"past its {Ms(value)} time slice" : "a long item (no time slice set)";
@@ -372,9 +407,9 @@ internal sealed class InspectorModel
         }
     }
 
-    private void AddWarning(double timeMs, string kind, string scheduler, int level, string? method, double durationMs, string message, string advice)
+    private void AddWarning(double timeMs, string kind, string scheduler, int level, string? method, double durationMs, string message, string advice, string? subject = null)
     {
-        string key = string.Join('\u001f', kind, scheduler, level.ToString(CultureInfo.InvariantCulture), method ?? string.Empty);
+        string key = string.Join('\u001f', kind, scheduler, level.ToString(CultureInfo.InvariantCulture), method ?? string.Empty, subject ?? string.Empty);
         int count = 1;
         if (_warnings.TryGetValue(key, out Warning? previous))
         {
@@ -424,8 +459,13 @@ internal sealed class InspectorModel
         private LevelModel[] _levels = [];
         private ThreadModel[] _threads = [];
         private readonly List<ItemRecord> _items = [];
+        private readonly List<Escalation> _ended = [];
+        private readonly List<LockWaitSnapshot> _lockWaits = [];
 
         public int Id { get; } = id;
+
+        /// <summary>Its escalations in force.</summary>
+        public EscalationTracker Escalations { get; } = new();
 
         public string Name { get; set; } = string.Empty;
 
@@ -519,6 +559,24 @@ internal sealed class InspectorModel
             }
         }
 
+        public void OnEscalationEnded(double timeMs, string work, int fromLevel, int toLevel, double raisedForMs)
+        {
+            _ended.Add(Escalations.Ended(timeMs, work, fromLevel, toLevel, raisedForMs));
+            if (_ended.Count > 200_000)
+            {
+                _ended.RemoveRange(0, 100_000);
+            }
+        }
+
+        public void OnLockWaitLong(LockWaitSnapshot wait)
+        {
+            _lockWaits.Add(wait);
+            if (_lockWaits.Count > 10)
+            {
+                _lockWaits.RemoveAt(0);
+            }
+        }
+
         public SchedulerSnapshot ToSnapshot(double nowMs, double windowMs)
         {
             _items.RemoveAll(item => item.AtMs < nowMs - Math.Max(windowMs, 60_000));
@@ -549,8 +607,20 @@ internal sealed class InspectorModel
                 ? new TimerSnapshot(timer.Method, timer.Level, Math.Round(timer.LateMs, 3), Math.Round((nowMs - timer.AtMs) / 1000, 3))
                 : null;
 
-            return new SchedulerSnapshot(Id, Name, Kind, _threads.Length, _levels.Length, Policy, TimeSliceMs, StallTimeoutMs, Running, AllItems, ArmedTimers, late, levels, threads, top);
+            return new SchedulerSnapshot(Id, Name, Kind, _threads.Length, _levels.Length, Policy, TimeSliceMs, StallTimeoutMs, Running, AllItems, ArmedTimers, late, levels, threads, top, SnapshotEscalations(nowMs, windowMs));
         }
+
+        private EscalationsSnapshot SnapshotEscalations(double nowMs, double windowMs)
+        {
+            _ended.RemoveAll(e => e.EndMs < nowMs - Math.Max(windowMs, 60_000));
+            var inForce = Escalations.InForce.Select(e => ToSnapshot(e, Math.Max(0, nowMs - e.StartMs))).ToList();
+            var ended = _ended.Where(e => e.EndMs >= nowMs - windowMs).ToList();
+            Escalation? longest = ended.Count > 0 ? ended.MaxBy(e => e.EndMs!.Value - e.StartMs) : null;
+            return new EscalationsSnapshot(inForce, ended.Count, longest is null ? null : ToSnapshot(longest, longest.EndMs!.Value - longest.StartMs), [.. _lockWaits]);
+        }
+
+        private static EscalationSnapshot ToSnapshot(Escalation escalation, double raisedForMs) =>
+            new(escalation.Work, escalation.FromLevel, escalation.ToLevel, escalation.Cause, escalation.By, Math.Round(raisedForMs, 3), Math.Round(escalation.StartMs / 1000, 3));
 
         /// <summary>Starvation: the level's oldest waiting work, against how long it usually waits, while higher levels ran.</summary>
         public void CheckStarvation(double timeMs, InspectorModel model)

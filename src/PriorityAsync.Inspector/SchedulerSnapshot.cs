@@ -18,4 +18,5 @@ internal sealed record SchedulerSnapshot(
     TimerSnapshot? LastLateTimer,
     IReadOnlyList<LevelSnapshot> Levels,
     IReadOnlyList<ThreadSnapshot> ThreadStates,
-    IReadOnlyList<CallbackStats> TopCallbacks);
+    IReadOnlyList<CallbackStats> TopCallbacks,
+    EscalationsSnapshot Escalations);

@@ -87,6 +87,7 @@ internal static class SnapshotView
             body.Add(new Markup($"{label}: {state}"));
         }
 
+        body.AddRange(Escalations(scheduler.Escalations));
         if (scheduler.TopCallbacks.Count > 0)
         {
             var top = new Table().Border(TableBorder.Simple);
@@ -141,6 +142,44 @@ internal static class SnapshotView
         return thread.Method is { } method
             ? $"[bold]{Escape(method)}[/]{level} for {duration}"
             : $"an item it does not name (a library older than the inspector){level} for {duration}";
+    }
+
+    /// <summary>The escalations line (only when the scheduler raised work in the window or has raised work now), one line per escalation
+    /// in force (the oldest five), and one per long lock wait (the latest three).</summary>
+    private static IEnumerable<IRenderable> Escalations(EscalationsSnapshot escalations)
+    {
+        if (escalations.InForce.Count > 0 || escalations.EndedInWindow > 0)
+        {
+            string ended = escalations.LongestEnded is { } longest
+                ? $"{escalations.EndedInWindow} ended in the window, longest {InspectorModel.Ms(longest.RaisedForMs)} ({Raised(longest)})"
+                : "none ended in the window";
+            yield return new Markup($"escalations: {escalations.InForce.Count} in force, {Escape(ended)}");
+        }
+
+        foreach (EscalationSnapshot escalation in escalations.InForce.Take(5))
+        {
+            yield return new Markup($"  [yellow]raised[/] {Escape(Raised(escalation))} for {InspectorModel.Ms(escalation.RaisedForMs)}");
+        }
+
+        if (escalations.InForce.Count > 5)
+        {
+            yield return new Markup($"  [grey]and {escalations.InForce.Count - 5} more[/]");
+        }
+
+        foreach (LockWaitSnapshot wait in escalations.LongLockWaits.TakeLast(3))
+        {
+            string holder = wait.HolderRaised ? "holder raised, still holding" : "holder could not be raised";
+            yield return new Markup(
+                $"[yellow]long lock wait[/] {At(wait.AtSeconds)}: {Escape(wait.Lock)}, waiter at level {wait.Level}, waited {InspectorModel.Ms(wait.WaitedMs)}, " +
+                $"held by {Escape(wait.Holders)} ({holder})");
+        }
+    }
+
+    /// <summary>"work from level F to T (cause: by)".</summary>
+    private static string Raised(EscalationSnapshot escalation)
+    {
+        string cause = escalation.Cause is { } kind ? $"{kind}: {escalation.By}" : "raised before the inspector attached";
+        return $"{escalation.Work} from level {escalation.FromLevel} to {escalation.ToLevel} ({cause})";
     }
 
     private static IRenderable Warnings(Snapshot snapshot)

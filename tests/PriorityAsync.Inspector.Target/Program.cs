@@ -10,7 +10,16 @@ using PriorityAsync;
 //                 item (unless the loop took it first) and the heartbeat's timer wait behind it
 //   pool-block    a pool thread runs PoolBlockingCallback (it prints "blocking pool"), blocked until "release"
 //   churn <ms> <n>  the worker runs <n> items of ChurnItem at level 0 one after another, each busy for <ms> ms ("done" once all ran)
-//   release       ends both blocks
+//   inversion <n> priority inversion on the worker: level-0 code holds the PriorityLock 'lease' across an await (Task.Delay(2)) in a
+//                 loop while a level-1 flood of 5 ms items runs; a level-2 keeper takes the lock every 20 ms. Ends ("done") once the
+//                 keeper found the lock held <n> times (each of those waits raised the holder's region from level 0 to 2), printing
+//                 "inversion keeper waited <worst> ms at worst"
+//   lock-held     level-0 code on the worker holds the PriorityLock 'ledger' across an await until "release"; a level-2 keeper waits
+//                 for it (the holder is raised, and stays raised). "done" once the keeper's wait was reported long (LockWaitLong,
+//                 at the worker's 500 ms stall timeout), as an EventListener in this process saw it
+//   lock-off      code off every scheduler (a thread-pool thread) holds the PriorityLock 'journal' until "release"; a level-2 keeper
+//                 on the worker waits for it (nothing can raise the holder). "done" once its wait was reported long, as for lock-held
+//   release       ends both blocks and the locks' holdings
 //   fault         the worker's InvokeAsync(FaultingWork) throws InvalidOperationException("lease lost")
 //   status        prints "status enabled=<any session> inspector=<Inspector keyword> sampler=<sampler threads>"
 //   exit          ends the process (exit code 0)
@@ -36,6 +45,13 @@ private static TaskCompletionSource? s_slowDone;
 private static TaskCompletionSource? s_churnDone;
 private static int s_churnLeft;
 private static int s_churnMilliseconds;
+private static readonly PriorityLock s_lease = new() { Name = "lease" };
+private static readonly PriorityLock s_ledger = new() { Name = "ledger" };
+private static readonly PriorityLock s_journal = new() { Name = "journal" };
+private static readonly TaskCompletionSource s_lockGate = new(TaskCreationOptions.RunContinuationsAsynchronously);
+private static PriorityLock.Releaser? s_journalHolding;
+private static LongWaitWatch? s_longWaits;
+private static int s_contendedWaits;
 
 public static async Task<int> RunAsync()
 {
@@ -92,8 +108,37 @@ while ((line = Console.ReadLine()) is not null)
         case "pool-block":
             pool.GetSynchronizationContext(1).Post(PoolBlockingCallback, gate);
             break;
+        case "inversion":
+            await InversionAsync(context, int.Parse(words[1], System.Globalization.CultureInfo.InvariantCulture));
+            break;
+        case "lock-held":
+            s_longWaits ??= new LongWaitWatch();
+            var holding = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            _ = context.InvokeAsync(
+                async () =>
+                {
+                    using (await s_ledger.LockAsync())
+                    {
+                        holding.SetResult();
+                        await s_lockGate.Task; // held across an await, until "release"
+                    }
+                },
+                0);
+            await holding.Task;
+            _ = context.InvokeAsync(LedgerKeeperAsync, 2);
+            await s_longWaits.Reported("the PriorityLock 'ledger'");
+            break;
+        case "lock-off":
+            s_longWaits ??= new LongWaitWatch();
+            s_journalHolding = await Task.Run(async () => await s_journal.LockAsync()); // a pool thread: off every scheduler
+            _ = context.InvokeAsync(JournalKeeperAsync, 2);
+            await s_longWaits.Reported("the PriorityLock 'journal'");
+            break;
         case "release":
             gate.Set();
+            s_lockGate.TrySetResult();
+            s_journalHolding?.Dispose();
+            s_journalHolding = null;
             break;
         case "fault":
             try
@@ -164,6 +209,75 @@ static void PoolBlockingCallback(object? gate)
 
 static Task FaultingWork() => throw new InvalidOperationException("lease lost");
 
+// Issue 38's first scenario, on the worker: the keeper (level 2) needs the lock that level-0 code holds across an await, while level 1
+// floods. The holder's continuation waits behind the flood until the keeper's wait raises its region.
+static async Task InversionAsync(PriorityContext context, int contendedWaits)
+{
+    using var stop = new CancellationTokenSource();
+    var holding = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+    Task holder = context.InvokeAsync(() => LeaseHolderAsync(holding, stop.Token), 0);
+    await holding.Task; // the flood would starve level 0 before it took the lock
+    Task flood = context.InvokeAsync(() => FloodAsync(stop.Token), 1);
+    s_contendedWaits = contendedWaits;
+    double worst = await context.InvokeAsync(LeaseKeeperAsync, 2);
+    stop.Cancel();
+    await Task.WhenAll(holder, flood);
+    Console.WriteLine($"inversion keeper waited {worst.ToString("0.0", System.Globalization.CultureInfo.InvariantCulture)} ms at worst");
+}
+
+static async Task LeaseHolderAsync(TaskCompletionSource holding, CancellationToken stop)
+{
+    while (!stop.IsCancellationRequested)
+    {
+        using (await s_lease.LockAsync(CancellationToken.None)) // the stop ends the loop, not a wait
+        {
+            holding.TrySetResult();
+            await Task.Delay(2, CancellationToken.None); // an I/O call inside the critical section
+        }
+    }
+}
+
+static async Task FloodAsync(CancellationToken stop)
+{
+    while (!stop.IsCancellationRequested)
+    {
+        Busy(5);
+        await Priority.Yield(); // back into level 1's queue
+    }
+}
+
+static async Task<double> LeaseKeeperAsync()
+{
+    double worst = 0;
+    for (int contended = 0; contended < s_contendedWaits;)
+    {
+        await Task.Delay(20);
+        ValueTask<PriorityLock.Releaser> wait = s_lease.LockAsync();
+        contended += wait.IsCompleted ? 0 : 1; // held: this wait raises the holder
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        using (await wait)
+        {
+            worst = Math.Max(worst, clock.Elapsed.TotalMilliseconds);
+        }
+    }
+
+    return worst;
+}
+
+static async Task LedgerKeeperAsync()
+{
+    using (await s_ledger.LockAsync())
+    {
+    }
+}
+
+static async Task JournalKeeperAsync()
+{
+    using (await s_journal.LockAsync())
+    {
+    }
+}
+
 static void Busy(int milliseconds)
 {
     var clock = System.Diagnostics.Stopwatch.StartNew();
@@ -182,6 +296,50 @@ static int SamplerThreads() =>
     Directory.Exists("/proc/self/task")
         ? Directory.GetDirectories("/proc/self/task").Count(task => File.Exists(Path.Combine(task, "comm")) && File.ReadAllText(Path.Combine(task, "comm")).StartsWith("PriorityAsync i", StringComparison.Ordinal))
         : -1;
+
+/// <summary>Sees the library's long-lock-wait reports (event 15) for the lock scenarios: created by the first, it enables the source at
+/// Warning level only (the inspector's keyword stays as the inspector set it). The event reaches an inspector's session before it
+/// reaches a listener in the process (EventSource writes to EventPipe first), so once this saw it, the inspector has it too.</summary>
+sealed class LongWaitWatch : EventListener
+{
+    private readonly List<(string Lock, TaskCompletionSource Seen)> _waits = [];
+
+    public Task Reported(string lockName)
+    {
+        lock (_waits)
+        {
+            var seen = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            _waits.Add((lockName, seen));
+            return seen.Task;
+        }
+    }
+
+    protected override void OnEventSourceCreated(EventSource eventSource)
+    {
+        if (eventSource.Name == "PriorityAsync")
+        {
+            EnableEvents(eventSource, EventLevel.Warning);
+        }
+    }
+
+    protected override void OnEventWritten(EventWrittenEventArgs eventData)
+    {
+        if (eventData.EventName == "LockWaitLong" && eventData.Payload?[2] is string lockName)
+        {
+            Console.WriteLine($"long lock wait reported for {lockName}");
+            lock (_waits)
+            {
+                foreach ((string name, TaskCompletionSource seen) in _waits)
+                {
+                    if (name == lockName)
+                    {
+                        seen.TrySetResult();
+                    }
+                }
+            }
+        }
+    }
+}
 
 static void WatchInspector()
 {

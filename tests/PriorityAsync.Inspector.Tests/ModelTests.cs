@@ -1,3 +1,5 @@
+using Spectre.Console.Testing;
+
 namespace PriorityAsync.Inspector.Tests;
 
 /// <summary>The model's judgements from scripted events: the times are the events' own, so each claim is exact.</summary>
@@ -83,6 +85,92 @@ public sealed class ModelTests
         snapshot.Events.Should().ContainSingle(e => e.Kind == "stall").Which.Method.Should().Be("Worker.Blocked");
         snapshot.Warnings.Should().ContainSingle(w => w.Kind == "stall").Which.Count.Should().Be(1);
     }
+
+    [Fact]
+    public void OnEvent_EscalationRaisedFurtherThenEnded_OneEscalationWithTheLatestCauseAndTheLibrarysDuration()
+    {
+        var model = new InspectorModel(windowSeconds: 10);
+        model.OnEvent("SchedulerInfo", 0, Info());
+        Started(model, 1000, "InvokeAsync Worker.Renew", from: 0, to: 1, "join", "code at level 1");
+        Started(model, 1200, "InvokeAsync Worker.Renew", from: 0, to: 2, "join", "code at level 2"); // raised further: the same escalation
+        Level(model, 1500, level: 0, queued: 0, started: 1);
+
+        EscalationSnapshot raised = model.TakeSnapshot().Schedulers.Single().Escalations.InForce.Should().ContainSingle().Which;
+        (raised.Work, raised.FromLevel, raised.ToLevel, raised.Cause, raised.By).Should().Be(("InvokeAsync Worker.Renew", 0, 2, "join", "code at level 2"));
+        raised.RaisedForMs.Should().Be(500, "raised at 1000 ms, the latest event at 1500 ms");
+        raised.SinceSeconds.Should().Be(1);
+
+        Ended(model, 2000, "InvokeAsync Worker.Renew", from: 0, to: 2, raisedForMs: 1001);
+        EscalationsSnapshot escalations = model.TakeSnapshot().Schedulers.Single().Escalations;
+        escalations.InForce.Should().BeEmpty();
+        escalations.EndedInWindow.Should().Be(1);
+        escalations.LongestEnded.Should().Be(new EscalationSnapshot("InvokeAsync Worker.Renew", 0, 2, "join", "code at level 2", 1001, 0.999));
+    }
+
+    [Fact]
+    public void OnEvent_EscalationsEndedBeforeAndInTheWindow_CountsTheWindowsAndNamesTheLongest()
+    {
+        var model = new InspectorModel(windowSeconds: 10);
+        model.OnEvent("SchedulerInfo", 0, Info());
+        Started(model, 1000, "PriorityLock 'a' region", from: 0, to: 1, "lock", "x");
+        Ended(model, 1900, "PriorityLock 'a' region", from: 0, to: 1, raisedForMs: 900); // the longest, but out of the window at the end
+        Started(model, 15_000, "PriorityLock 'a' region", from: 0, to: 1, "lock", "y");
+        Ended(model, 15_030, "PriorityLock 'a' region", from: 0, to: 1, raisedForMs: 30);
+        Ended(model, 16_000, "TaskScope child Worker.Old", from: 0, to: 1, raisedForMs: 50); // raised before the session: only its end seen
+
+        EscalationsSnapshot escalations = model.TakeSnapshot().Schedulers.Single().Escalations;
+        escalations.EndedInWindow.Should().Be(2);
+        escalations.LongestEnded.Should().Be(new EscalationSnapshot("TaskScope child Worker.Old", 0, 1, null, null, 50, 15.95));
+        var console = new TestConsole().Width(200);
+        console.Write(SnapshotView.Render(model.TakeSnapshot(), "test"));
+        console.Output.Should().Contain("escalations: 0 in force, 2 ended in the window, longest 50.0 ms (TaskScope child Worker.Old from level 0 to 1 (raised before the inspector attached))");
+    }
+
+    [Fact]
+    public void OnEvent_SchedulerStoppedWhileWorkWasRaised_NothingInForce()
+    {
+        var model = new InspectorModel();
+        model.OnEvent("SchedulerInfo", 0, Info());
+        Started(model, 100, "InvokeAsync Worker.Renew", from: 0, to: 1, "join", "code at level 1");
+        model.OnEvent("SchedulerStopped", 200, new Payload { ["schedulerId"] = 7, ["scheduler"] = "loop" });
+
+        model.TakeSnapshot().Schedulers.Single().Escalations.InForce.Should().BeEmpty();
+    }
+
+    [Fact]
+    public void OnEvent_LongLockWaitsOfTwoLocks_TwoWarningsAndTheWaitsWithWhetherTheHolderWasRaised()
+    {
+        var model = new InspectorModel();
+        model.OnEvent("SchedulerInfo", 0, Info());
+        LockWait(model, 1000, "the PriorityLock 'a'", raised: false);
+        LockWait(model, 2000, "the PriorityLock 'b'", raised: true);
+        LockWait(model, 3000, "the PriorityLock 'a'", raised: false);
+
+        Snapshot snapshot = model.TakeSnapshot();
+        snapshot.Warnings.Where(w => w.Kind == "long-lock-wait").Select(w => (w.Message.Contains("'a'", StringComparison.Ordinal), w.Count))
+            .Should().BeEquivalentTo([(false, 1), (true, 2)], "one warning per lock, counted");
+        snapshot.Schedulers.Single().Escalations.LongLockWaits.Select(w => (w.Lock, w.HolderRaised, w.AtSeconds)).Should().Equal(
+            ("the PriorityLock 'a'", false, 1.0), ("the PriorityLock 'b'", true, 2.0), ("the PriorityLock 'a'", false, 3.0));
+    }
+
+    private static void Started(InspectorModel model, double at, string work, int from, int to, string cause, string by) =>
+        model.OnEvent("EscalationStarted", at, new Payload
+        {
+            ["context"] = "loop", ["work"] = work, ["fromLevel"] = from, ["toLevel"] = to, ["cause"] = cause, ["by"] = by, ["schedulerId"] = 7,
+        });
+
+    private static void Ended(InspectorModel model, double at, string work, int from, int to, double raisedForMs) =>
+        model.OnEvent("EscalationEnded", at, new Payload
+        {
+            ["context"] = "loop", ["work"] = work, ["fromLevel"] = from, ["toLevel"] = to, ["raisedForMilliseconds"] = raisedForMs, ["schedulerId"] = 7,
+        });
+
+    private static void LockWait(InspectorModel model, double at, string lockName, bool raised) =>
+        model.OnEvent("LockWaitLong", at, new Payload
+        {
+            ["context"] = "loop", ["level"] = 1, ["lockName"] = lockName, ["waitedMilliseconds"] = 600.0, ["holders"] = "code off every priority scheduler",
+            ["holderRaised"] = raised ? 1 : 0, ["schedulerId"] = 7,
+        });
 
     private static Payload Info(double stallTimeoutMs = -1) => new()
     {
