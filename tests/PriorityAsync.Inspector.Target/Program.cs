@@ -209,8 +209,8 @@ static void PoolBlockingCallback(object? gate)
 
 static Task FaultingWork() => throw new InvalidOperationException("lease lost");
 
-// Issue 38's first scenario, on the worker: the keeper (level 2) needs the lock that level-0 code holds across an await, while level 1
-// floods. The holder's continuation waits behind the flood until the keeper's wait raises its region.
+// The lock scenario of docs/concepts.md ("Priority inversion"), on the worker: the keeper (level 2) needs the lock that level-0 code
+// holds across an await, while level 1 floods. The holder's continuation waits behind the flood until the keeper's wait raises it.
 static async Task InversionAsync(PriorityContext context, int contendedWaits)
 {
     using var stop = new CancellationTokenSource();

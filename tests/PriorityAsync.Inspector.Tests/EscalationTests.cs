@@ -4,11 +4,12 @@ using System.Text.Json;
 namespace PriorityAsync.Inspector.Tests;
 
 /// <summary>
-/// Priority inversion as the inspector shows it, on the real target (issue 38's scenarios on its worker): the escalations in force and
-/// those that ended (the raised work, from which level to which, the cause and who waits), and the long lock waits as warnings, in
-/// <c>--once</c>, <c>--once --json</c>, a recording's replay and its Chrome trace. Every wait is gated on what the target reports: it
-/// says "done" once its keeper found the lock held (so the holder was raised) or once a listener in it saw the library report the
-/// long wait, which reaches the inspector's session first; the tool is then stopped with a line q, and stopping drains the session.
+/// Priority inversion as the inspector shows it, on the real target (docs/concepts.md's lock scenario on its worker): the escalations
+/// in force and those that ended (the raised work, from which level to which, the cause and who waits), and the long lock waits as
+/// warnings, in <c>--once</c>, <c>--once --json</c>, a recording's replay and its Chrome trace. Every wait is gated on what the
+/// target reports: it says "done" once its keeper found the lock held (so the holder was raised) or once a listener in it saw the
+/// library report the long wait, which reaches the inspector's session first; the tool is then stopped with a line q, and stopping
+/// drains the session.
 /// No claim depends on time but the stall timeout's own (500 ms in the target), the least a reported wait can have lasted.
 /// </summary>
 public sealed class EscalationTests
