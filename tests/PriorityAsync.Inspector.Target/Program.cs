@@ -45,13 +45,6 @@ private static TaskCompletionSource? s_slowDone;
 private static TaskCompletionSource? s_churnDone;
 private static int s_churnLeft;
 private static int s_churnMilliseconds;
-private static readonly PriorityLock s_lease = new() { Name = "lease" };
-private static readonly PriorityLock s_ledger = new() { Name = "ledger" };
-private static readonly PriorityLock s_journal = new() { Name = "journal" };
-private static readonly TaskCompletionSource s_lockGate = new(TaskCreationOptions.RunContinuationsAsynchronously);
-private static PriorityLock.Releaser? s_journalHolding;
-private static LongWaitWatch? s_longWaits;
-private static int s_contendedWaits;
 
 public static async Task<int> RunAsync()
 {
@@ -112,33 +105,33 @@ while ((line = Console.ReadLine()) is not null)
             await InversionAsync(context, int.Parse(words[1], System.Globalization.CultureInfo.InvariantCulture));
             break;
         case "lock-held":
-            s_longWaits ??= new LongWaitWatch();
+            Locks.LongWaits ??= new LongWaitWatch();
             var holding = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
             _ = context.InvokeAsync(
                 async () =>
                 {
-                    using (await s_ledger.LockAsync())
+                    using (await Locks.Ledger.LockAsync())
                     {
                         holding.SetResult();
-                        await s_lockGate.Task; // held across an await, until "release"
+                        await Locks.Gate.Task; // held across an await, until "release"
                     }
                 },
                 0);
             await holding.Task;
             _ = context.InvokeAsync(LedgerKeeperAsync, 2);
-            await s_longWaits.Reported("the PriorityLock 'ledger'");
+            await Locks.LongWaits.Reported("the PriorityLock 'ledger'");
             break;
         case "lock-off":
-            s_longWaits ??= new LongWaitWatch();
-            s_journalHolding = await Task.Run(async () => await s_journal.LockAsync()); // a pool thread: off every scheduler
+            Locks.LongWaits ??= new LongWaitWatch();
+            Locks.JournalHolding = await Task.Run(async () => await Locks.Journal.LockAsync()); // a pool thread: off every scheduler
             _ = context.InvokeAsync(JournalKeeperAsync, 2);
-            await s_longWaits.Reported("the PriorityLock 'journal'");
+            await Locks.LongWaits.Reported("the PriorityLock 'journal'");
             break;
         case "release":
             gate.Set();
-            s_lockGate.TrySetResult();
-            s_journalHolding?.Dispose();
-            s_journalHolding = null;
+            Locks.Gate.TrySetResult();
+            Locks.JournalHolding?.Dispose();
+            Locks.JournalHolding = null;
             break;
         case "fault":
             try
@@ -218,7 +211,7 @@ static async Task InversionAsync(PriorityContext context, int contendedWaits)
     Task holder = context.InvokeAsync(() => LeaseHolderAsync(holding, stop.Token), 0);
     await holding.Task; // the flood would starve level 0 before it took the lock
     Task flood = context.InvokeAsync(() => FloodAsync(stop.Token), 1);
-    s_contendedWaits = contendedWaits;
+    Locks.ContendedWaits = contendedWaits;
     double worst = await context.InvokeAsync(LeaseKeeperAsync, 2);
     stop.Cancel();
     await Task.WhenAll(holder, flood);
@@ -229,7 +222,7 @@ static async Task LeaseHolderAsync(TaskCompletionSource holding, CancellationTok
 {
     while (!stop.IsCancellationRequested)
     {
-        using (await s_lease.LockAsync(CancellationToken.None)) // the stop ends the loop, not a wait
+        using (await Locks.Lease.LockAsync(CancellationToken.None)) // the stop ends the loop, not a wait
         {
             holding.TrySetResult();
             await Task.Delay(2, CancellationToken.None); // an I/O call inside the critical section
@@ -249,10 +242,10 @@ static async Task FloodAsync(CancellationToken stop)
 static async Task<double> LeaseKeeperAsync()
 {
     double worst = 0;
-    for (int contended = 0; contended < s_contendedWaits;)
+    for (int contended = 0; contended < Locks.ContendedWaits;)
     {
         await Task.Delay(20);
-        ValueTask<PriorityLock.Releaser> wait = s_lease.LockAsync();
+        ValueTask<PriorityLock.Releaser> wait = Locks.Lease.LockAsync();
         contended += wait.IsCompleted ? 0 : 1; // held: this wait raises the holder
         var clock = System.Diagnostics.Stopwatch.StartNew();
         using (await wait)
@@ -266,14 +259,14 @@ static async Task<double> LeaseKeeperAsync()
 
 static async Task LedgerKeeperAsync()
 {
-    using (await s_ledger.LockAsync())
+    using (await Locks.Ledger.LockAsync())
     {
     }
 }
 
 static async Task JournalKeeperAsync()
 {
-    using (await s_journal.LockAsync())
+    using (await Locks.Journal.LockAsync())
     {
     }
 }
@@ -296,6 +289,19 @@ static int SamplerThreads() =>
     Directory.Exists("/proc/self/task")
         ? Directory.GetDirectories("/proc/self/task").Count(task => File.Exists(Path.Combine(task, "comm")) && File.ReadAllText(Path.Combine(task, "comm")).StartsWith("PriorityAsync i", StringComparison.Ordinal))
         : -1;
+
+/// <summary>The lock scenarios' state, in a type of its own: loaded when a lock scenario first runs, so that with --plain (which never
+/// reaches them) the library is not loaded to lay out Worker's fields.</summary>
+static class Locks
+{
+    public static readonly PriorityLock Lease = new() { Name = "lease" };
+    public static readonly PriorityLock Ledger = new() { Name = "ledger" };
+    public static readonly PriorityLock Journal = new() { Name = "journal" };
+    public static readonly TaskCompletionSource Gate = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    public static PriorityLock.Releaser? JournalHolding;
+    public static LongWaitWatch? LongWaits;
+    public static int ContendedWaits;
+}
 
 /// <summary>Sees the library's long-lock-wait reports (event 15) for the lock scenarios: created by the first, it enables the source at
 /// Warning level only (the inspector's keyword stays as the inspector set it). The event reaches an inspector's session before it

@@ -112,7 +112,7 @@ public sealed class AttachTests
 
         exitCode.Should().Be(ExitCodes.Success, error);
         Snapshot snapshot = SnapshotJson.Deserialize(output)!;
-        snapshot.Schema.Should().Be(1);
+        snapshot.Schema.Should().Be(2, "schema 2 added the escalations");
         snapshot.ProcessId.Should().Be(target.Id);
         snapshot.Schedulers.Select(s => (s.Name, s.Kind, s.LevelCount)).Should().BeEquivalentTo(new[] { ("worker", "PriorityContext", 3), ("pool", "PriorityThreadPool", 2) });
         await target.WaitForLineAsync("inspector off");
