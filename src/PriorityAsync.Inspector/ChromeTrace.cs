@@ -72,15 +72,7 @@ internal static class ChromeTrace
             int tid = (scheduler * 1000) + (pool ? 500 + thread : level) + 1;
             if (tracks.Add(tid))
             {
-                json.WriteStartObject();
-                json.WriteString("name", "thread_name");
-                json.WriteString("ph", "M");
-                json.WriteNumber("pid", 1);
-                json.WriteNumber("tid", tid);
-                json.WriteStartObject("args");
-                json.WriteString("name", pool ? $"{name} #{thread}" : $"{name} / level {level}");
-                json.WriteEndObject();
-                json.WriteEndObject();
+                WriteTrackName(json, tid, pool ? $"{name} #{thread}" : $"{name} / level {level}");
             }
 
             json.WriteStartObject();
@@ -117,15 +109,7 @@ internal static class ChromeTrace
             int tid = (scheduler * 1000) + 999; // past a scheduler's levels (at most 64) and pool threads (500 + at most 256)
             if (tracks.Add(tid))
             {
-                json.WriteStartObject();
-                json.WriteString("name", "thread_name");
-                json.WriteString("ph", "M");
-                json.WriteNumber("pid", 1);
-                json.WriteNumber("tid", tid);
-                json.WriteStartObject("args");
-                json.WriteString("name", $"{name} / escalations");
-                json.WriteEndObject();
-                json.WriteEndObject();
+                WriteTrackName(json, tid, $"{name} / escalations");
             }
 
             double endMs = escalation.EndMs ?? lastMs;
@@ -168,6 +152,19 @@ internal static class ChromeTrace
         json.WriteEndArray();
         json.WriteEndObject();
         return slices.Count;
+    }
+
+    private static void WriteTrackName(Utf8JsonWriter json, int tid, string name)
+    {
+        json.WriteStartObject();
+        json.WriteString("name", "thread_name");
+        json.WriteString("ph", "M");
+        json.WriteNumber("pid", 1);
+        json.WriteNumber("tid", tid);
+        json.WriteStartObject("args");
+        json.WriteString("name", name);
+        json.WriteEndObject();
+        json.WriteEndObject();
     }
 
     private static EscalationTracker Tracker(Dictionary<int, EscalationTracker> trackers, int scheduler)
