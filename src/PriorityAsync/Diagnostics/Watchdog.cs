@@ -44,6 +44,12 @@ internal sealed class Watchdog : IDisposable
     /// cannot stall until it leaves its park ([O-STALL]).</summary>
     public bool IsIdle => _stopped || Volatile.Read(ref _context.Parked) != 0 || _context.Scheduler.IsFinished;
 
+    /// <summary>The scheduler thread it watches.</summary>
+    public SchedulerThread Watched => _context;
+
+    /// <summary>The watchdog thread it was registered with (the shared one, or a test's), or null: it unregisters from there.</summary>
+    public WatchdogThread? Home { get; set; }
+
     /// <summary>Guarded by the <see cref="WatchdogThread"/>'s lock: when the next check is due (a Stopwatch timestamp).</summary>
     public long NextCheck { get; set; }
 
@@ -64,7 +70,7 @@ internal sealed class Watchdog : IDisposable
     public void Dispose()
     {
         _stopped = true; // a check already running sees it, or the finished state, and reports nothing
-        WatchdogThread.Shared.Unregister(this);
+        Home?.Unregister(this);
     }
 
     /// <summary>
@@ -141,8 +147,9 @@ internal sealed class Watchdog : IDisposable
     /// attached from it ([O-RUNNING]).</summary>
     public long StalledSince() => Volatile.Read(ref _episodeReported) ? Volatile.Read(ref _episodeStart) : 0;
 
-    /// <summary>One check, on the <see cref="WatchdogThread"/>: reads the thread's counters and raises a report if there is one.</summary>
-    internal void Tick()
+    /// <summary>One check, on the <see cref="WatchdogThread"/> at <paramref name="now"/> (its clock's): reads the thread's counters and
+    /// raises a report if there is one.</summary>
+    internal void Tick(long now)
     {
         if (_stopped || _context.Scheduler.IsFinished)
         {
@@ -161,7 +168,7 @@ internal sealed class Watchdog : IDisposable
             pending[timerLevel]++; // an overdue timer is waiting work the blocked thread has not queued yet
         }
 
-        StallDetectedEventArgs? report = Check(Stopwatch.GetTimestamp(), _context.DispatchCount, pending);
+        StallDetectedEventArgs? report = Check(now, _context.DispatchCount, pending);
         if (report is not null && !_stopped)
         {
             _context.Scheduler.OnStallDetected(_context, report);

@@ -201,21 +201,6 @@ public sealed class StallDetectionTests
     }
 
     [Fact]
-    public async Task IdleLoop_NoWorkWaiting_NeverReported()
-    {
-        // Idle is not a stall, however long it lasts: with nothing waiting, no check can start an episode (no timing involved).
-        var options = new PriorityContextOptions { Name = NewName(), StallTimeout = TimeSpan.FromMilliseconds(10) };
-        int reports = 0;
-        var loop = new PriorityContextThread(options);
-        loop.Context.StallDetected += (_, _) => Interlocked.Increment(ref reports);
-
-        // Nothing is ever queued (not even a continuation of this test), so no check can see waiting work, however slow the machine.
-        await Task.Delay(200); // about 80 checks of an idle loop
-        await loop.DisposeAsync().AsTask().WithTimeout("dispose");
-        Volatile.Read(ref reports).Should().Be(0);
-    }
-
-    [Fact]
     public void Check_ProgressOrIdle_NoEpisode_ThenOneReportPerEpisode()
     {
         var context = new PriorityContext(new PriorityContextOptions { Levels = 3 });
