@@ -25,7 +25,6 @@ internal sealed class Watchdog : IDisposable
     private long _episodeStart; // Stopwatch timestamp of the episode's first check; 0 = no episode
     private bool _episodeReported;
     private volatile bool _stopped;
-    private long _checks;
 
     private Watchdog(SchedulerThread context, TimeSpan timeout)
     {
@@ -41,14 +40,15 @@ internal sealed class Watchdog : IDisposable
     /// <summary>The period of the checks, in Stopwatch ticks.</summary>
     public long IntervalTicks { get; }
 
-    /// <summary>For tests: how many checks this watchdog has completed, a report raised included. Checks are at least
-    /// <see cref="IntervalTicks"/> apart, so once it has made <c>timeout / interval + 2</c> of them with no report, a stall that
-    /// existed from the first would have been reported.</summary>
-    internal long Checks => Interlocked.Read(ref _checks);
-
     /// <summary>Any thread: whether the watched thread is idle (parked), or the watchdog has nothing left to watch; such a thread
     /// cannot stall until it leaves its park ([O-STALL]).</summary>
     public bool IsIdle => _stopped || Volatile.Read(ref _context.Parked) != 0 || _context.Scheduler.IsFinished;
+
+    /// <summary>The scheduler thread it watches.</summary>
+    public SchedulerThread Watched => _context;
+
+    /// <summary>The watchdog thread it was registered with (the shared one, or a test's), or null: it unregisters from there.</summary>
+    public WatchdogThread? Home { get; set; }
 
     /// <summary>Guarded by the <see cref="WatchdogThread"/>'s lock: when the next check is due (a Stopwatch timestamp).</summary>
     public long NextCheck { get; set; }
@@ -70,7 +70,7 @@ internal sealed class Watchdog : IDisposable
     public void Dispose()
     {
         _stopped = true; // a check already running sees it, or the finished state, and reports nothing
-        WatchdogThread.Shared.Unregister(this);
+        Home?.Unregister(this);
     }
 
     /// <summary>
@@ -147,8 +147,9 @@ internal sealed class Watchdog : IDisposable
     /// attached from it ([O-RUNNING]).</summary>
     public long StalledSince() => Volatile.Read(ref _episodeReported) ? Volatile.Read(ref _episodeStart) : 0;
 
-    /// <summary>One check, on the <see cref="WatchdogThread"/>: reads the thread's counters and raises a report if there is one.</summary>
-    internal void Tick()
+    /// <summary>One check, on the <see cref="WatchdogThread"/> at <paramref name="now"/> (its clock's): reads the thread's counters and
+    /// raises a report if there is one.</summary>
+    internal void Tick(long now)
     {
         if (_stopped || _context.Scheduler.IsFinished)
         {
@@ -167,12 +168,10 @@ internal sealed class Watchdog : IDisposable
             pending[timerLevel]++; // an overdue timer is waiting work the blocked thread has not queued yet
         }
 
-        StallDetectedEventArgs? report = Check(Stopwatch.GetTimestamp(), _context.DispatchCount, pending);
+        StallDetectedEventArgs? report = Check(now, _context.DispatchCount, pending);
         if (report is not null && !_stopped)
         {
             _context.Scheduler.OnStallDetected(_context, report);
         }
-
-        Interlocked.Increment(ref _checks); // after the report: a test that has seen the count has seen the handlers run
     }
 }

@@ -1,6 +1,5 @@
 using System;
 using System.Collections.Generic;
-using System.Diagnostics;
 using System.Threading;
 
 namespace PriorityAsync.Internal;
@@ -32,12 +31,23 @@ internal sealed class WatchdogThread
     private readonly List<Watchdog> _watchdogs = [];
     private readonly List<Watchdog> _due = [];
     private readonly AutoResetEvent _signal = new(false);
+    private readonly WatchdogClock _clock;
     private Thread? _thread;
     private long _checks;
+    private volatile bool _stopping;
 
     // [O-STALL]: 1 while the thread sleeps because every watched thread is idle; whoever clears a thread's parked flag clears it and
     // sets the signal (Awake).
     private int _dormant;
+
+    /// <summary>For tests: a watchdog thread of their own, on a clock they move ([O-STALL]); its thread starts with the first
+    /// watchdog registered, and ends at <see cref="Stop"/>.</summary>
+    internal WatchdogThread(WatchdogClock clock) => _clock = clock;
+
+    private WatchdogThread()
+        : this(WatchdogClock.System)
+    {
+    }
 
     /// <summary>Gets the process-wide watchdog thread.</summary>
     public static WatchdogThread Shared => Volatile.Read(ref s_shared) ?? CreateShared();
@@ -55,12 +65,15 @@ internal sealed class WatchdogThread
     {
         lock (_lock)
         {
-            watchdog.NextCheck = NextOnGrid(Stopwatch.GetTimestamp(), watchdog.IntervalTicks);
+            watchdog.NextCheck = NextOnGrid(_clock.Now, watchdog.IntervalTicks);
+            watchdog.Home = this;
+            watchdog.Watched.Watcher = this; // before the list: a thread that reads it as it leaves its park wakes this one ([O-STALL])
             _watchdogs.Add(watchdog);
             if (_thread is null)
             {
                 // Not captured: the thread outlives whatever code first started a scheduler with a watchdog.
-                _thread = new Thread(Run) { IsBackground = true, Name = "PriorityAsync stall watchdog" };
+                string name = ReferenceEquals(_clock, WatchdogClock.System) ? "PriorityAsync stall watchdog" : "PriorityAsync stall watchdog (test clock)";
+                _thread = new Thread(Run) { IsBackground = true, Name = name };
                 _thread.UnsafeStart();
             }
         }
@@ -76,15 +89,23 @@ internal sealed class WatchdogThread
         }
     }
 
-    /// <summary>
-    /// [O-STALL]: a scheduler thread has just cleared its parked flag (or a producer cleared it for a host's loop), with a full
-    /// fence: if the watchdog's thread sleeps because every watched thread was idle, it wakes to watch again. A field read otherwise.
-    /// </summary>
-    public static void Awake()
+    /// <summary>For tests: ends the thread of a watchdog thread of their own (never the shared one's).</summary>
+    internal void Stop()
     {
-        if (Volatile.Read(ref s_shared) is { } shared && Volatile.Read(ref shared._dormant) != 0 && Interlocked.Exchange(ref shared._dormant, 0) != 0)
+        _stopping = true;
+        _signal.Set();
+    }
+
+    /// <summary>
+    /// [O-STALL]: <paramref name="thread"/> has just cleared its parked flag (or a producer cleared it for a host's loop), with a
+    /// full fence: if the watchdog thread that watches it sleeps because every watched thread was idle, it wakes to watch again. Two
+    /// field reads otherwise (none of the watchdog's when the thread has no watchdog).
+    /// </summary>
+    public static void Awake(SchedulerThread thread)
+    {
+        if (thread.Watcher is { } watcher && Volatile.Read(ref watcher._dormant) != 0 && Interlocked.Exchange(ref watcher._dormant, 0) != 0)
         {
-            shared._signal.Set();
+            watcher._signal.Set();
         }
     }
 
@@ -136,9 +157,9 @@ internal sealed class WatchdogThread
 
     private void Run()
     {
-        while (true)
+        while (!_stopping)
         {
-            long now = Stopwatch.GetTimestamp();
+            long now = _clock.Now;
             long next = long.MaxValue;
             lock (_lock)
             {
@@ -157,7 +178,7 @@ internal sealed class WatchdogThread
             // Outside the lock: a check may raise StallDetected, whose handler may start or end a loop (and so register here).
             foreach (Watchdog watchdog in _due)
             {
-                watchdog.Tick();
+                watchdog.Tick(_clock.Now);
                 Interlocked.Increment(ref _checks);
             }
 
@@ -169,18 +190,12 @@ internal sealed class WatchdogThread
 
             if (next == long.MaxValue || SleepsWhileEveryThreadIsIdle())
             {
-                _signal.WaitOne(); // until a watched thread leaves its park (Awake), or a watchdog registers
+                _clock.Wait(_signal, long.MaxValue); // until a watched thread leaves its park (Awake), or a watchdog registers
                 Volatile.Write(ref _dormant, 0);
             }
             else
             {
-                long waitTicks = next - Stopwatch.GetTimestamp();
-                if (waitTicks > 0)
-                {
-                    // Rounded up to whole milliseconds (the wait's resolution): rounded down, the last fraction of a millisecond
-                    // before a check would be a zero wait, and the thread would spin through it (measured: ~1 ms of CPU per check).
-                    _signal.WaitOne((int)Math.Min(int.MaxValue, (waitTicks * 1000 + Stopwatch.Frequency - 1) / Stopwatch.Frequency));
-                }
+                _clock.Wait(_signal, next);
             }
         }
     }

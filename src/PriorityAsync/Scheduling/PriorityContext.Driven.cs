@@ -107,7 +107,7 @@ public sealed partial class PriorityContext
     private PriorityDrainResult DrainForHostSlow(long budgetTicks, ulong exempt)
     {
         Interlocked.Exchange(ref _loop.Parked, 0); // draining: a producer has nothing to tell the host ([H-WAKE]); a full fence ([O-STALL])
-        WatchdogThread.Awake();
+        WatchdogThread.Awake(_loop);
         SynchronizationContext? hostSyncContext = SynchronizationContext.Current;
         OwnerContext host = OwnerContext.Save(); // nothing an item sets reaches the host's code ([E-FLOW])
         long start = ClockNow();
@@ -158,7 +158,7 @@ public sealed partial class PriorityContext
                 || EndRequested)
             {
                 Interlocked.Exchange(ref _loop.Parked, 0); // the result tells the host: no wake-up needed; a full fence ([O-STALL])
-                WatchdogThread.Awake();
+                WatchdogThread.Awake(_loop);
                 waiting = true;
             }
         }
@@ -254,7 +254,7 @@ public sealed partial class PriorityContext
         if (Volatile.Read(ref _loop.Parked) != 0 && Interlocked.Exchange(ref _loop.Parked, 0) != 0)
         {
             CountWake();
-            WatchdogThread.Awake(); // [O-STALL]
+            WatchdogThread.Awake(_loop); // [O-STALL]
             host.TellLater();
         }
     }

@@ -333,7 +333,7 @@ public sealed partial class PriorityContext : PriorityScheduler
 
         _loop.Event.Reset();
         Interlocked.Exchange(ref _loop.Parked, 0); // a full fence before the watchdog's flag is read ([O-STALL])
-        WatchdogThread.Awake();
+        WatchdogThread.Awake(_loop);
         ContextRegistry.RefreshIfListenersChanged(); // a histogram a listener enabled while it slept is seen as it wakes ([O-SLOW])
     }
 
@@ -374,7 +374,7 @@ public sealed partial class PriorityContext : PriorityScheduler
             CountWake();
             if (_hostWake is { } host)
             {
-                WatchdogThread.Awake(); // the host's loop is not idle from here, whether or not the host drains ([O-STALL])
+                WatchdogThread.Awake(_loop); // the host's loop is not idle from here, whether or not the host drains ([O-STALL])
                 host.Tell();
             }
             else

@@ -458,7 +458,7 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
         }
 
         Interlocked.Exchange(ref worker.Parked, 0); // a full fence before the watchdog's flag is read ([O-STALL])
-        WatchdogThread.Awake();
+        WatchdogThread.Awake(worker);
         ContextRegistry.RefreshIfListenersChanged(); // a histogram a listener enabled while it slept is seen as it wakes ([O-SLOW])
         lock (_idleLock)
         {

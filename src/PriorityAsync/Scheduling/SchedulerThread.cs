@@ -44,6 +44,10 @@ internal sealed class SchedulerThread
     /// <summary>1 while the thread is parked or about to park.</summary>
     public int Parked;
 
+    /// <summary>The watchdog thread that watches this thread, set as its watchdog registers, or null (no stall watchdog): told as
+    /// the thread leaves its park, in case it sleeps because every thread it watches was idle ([O-STALL]).</summary>
+    public WatchdogThread? Watcher;
+
     /// <summary>The time quota's flag ([SLICE-FLAG]): 0, the dispatch count of the item that has used up its quota, or
     /// <see cref="PriorityScheduler.SliceClockDormant"/>. Written by the slice clock, cleared by this thread's checkpoints.</summary>
     public long SliceExpired;

@@ -51,7 +51,7 @@ public static class IdleCost
             double cpu = Median(runs.Select(r => r.CpuMs));
             double share = cpu / (windowSeconds * 1000.0) * 100;
             double extra = (cpu - baseline) / (windowSeconds * 1000.0) * 100;
-            string minus = name == "none" || double.IsNaN(baseline) ? "-" : $"{extra:+0.0000;-0.0000} %";
+            string minus = name == "none" || double.IsNaN(baseline) ? "-" : $"{extra:+0.0000;-0.0000;0.0000} %";
             Console.WriteLine($"| {Describe(name)} | {cpu:F2} ms | {share:F4} % | {minus} | {Median(runs.Select(r => (double)r.VoluntarySwitches)):F0} |");
         }
 

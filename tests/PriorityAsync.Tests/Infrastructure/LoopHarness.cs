@@ -57,7 +57,13 @@ public static class LoopHarness
         public void Hold()
         {
             Entered.Set();
-            _release.WaitOrFail("the test to release the paused loop");
+
+            // Twice a test's own bound: a test that times out waiting for something while the loop is paused fails with its own message,
+            // not with this one.
+            if (!_release.Wait(TestTimeout.Unexpected * 2))
+            {
+                throw new TimeoutException("Timed out waiting for: the test to release the paused loop.");
+            }
         }
 
         public void Dispose() => _release.Set();

@@ -201,33 +201,6 @@ public sealed class StallDetectionTests
     }
 
     [Fact]
-    public async Task IdleLoop_CheckedAsOftenAsAStallNeeds_NeverReported()
-    {
-        // Idle is not a stall, however long it lasts: with nothing waiting, no check can start an episode. The watchdog's thread does
-        // not even check an idle loop (it sleeps while every watched thread is idle, [O-STALL]), so this test makes the checks itself,
-        // each at least an interval after the last, as many as report a stall that existed from the first one (ChecksToReport).
-        var options = new PriorityContextOptions { Name = NewName(), StallTimeout = TimeSpan.FromMilliseconds(10) };
-        int reports = 0;
-        var loop = new PriorityContextThread(options);
-        await using var disposeLoop = loop.BoundedDisposal();
-        loop.Context.StallDetected += (_, _) => Interlocked.Increment(ref reports);
-
-        // Nothing is ever queued (not even a continuation of this test), so no check can see waiting work, however slow the machine.
-        await TestTimeout.UntilAsync(() => loop.Context.WatchdogOf(0) is not null, "the loop thread to start its watchdog");
-        loop.Context.WaitUntilParked();
-        Internal.Watchdog watchdog = loop.Context.WatchdogOf(0)!;
-        watchdog.IsIdle.Should().BeTrue("a parked loop is idle: the watchdog's thread may sleep");
-        TimeSpan interval = TimeSpan.FromSeconds((double)watchdog.IntervalTicks / Stopwatch.Frequency);
-        for (int check = ChecksToReport(watchdog); check > 0; check--)
-        {
-            Thread.Sleep(interval + TimeSpan.FromMilliseconds(1)); // at least an interval: a later check only makes an episode older
-            watchdog.Tick();
-        }
-
-        Volatile.Read(ref reports).Should().Be(0);
-    }
-
-    [Fact]
     public void Check_ProgressOrIdle_NoEpisode_ThenOneReportPerEpisode()
     {
         var context = new PriorityContext(new PriorityContextOptions { Levels = 3 });
@@ -394,9 +367,4 @@ public sealed class StallDetectionTests
     }
 
     private static string NewName() => "stall-" + Guid.NewGuid().ToString("N")[..8];
-
-    /// <summary>The checks after which a stall that existed from the first check has been reported: the first opens the episode, and
-    /// checks are at least an interval apart, so the episode is a timeout old by check <c>timeout / interval + 2</c>.</summary>
-    private static int ChecksToReport(Internal.Watchdog watchdog) =>
-        (int)Math.Ceiling(watchdog.Timeout.TotalSeconds * Stopwatch.Frequency / watchdog.IntervalTicks) + 2;
 }

@@ -28,22 +28,16 @@ public sealed class WatchdogThreadTests
         loop.Context.WaitUntilParked();
         WaitUntilDormant();
 
-        using var gate = new ManualResetEventSlim();
-        using var blocked = new ManualResetEventSlim();
-        loop.Context.GetSynchronizationContext(0).Post(
-            _ =>
-            {
-                blocked.Set();
-                gate.WaitOrFail("the test to release the loop");
-            },
-            null);
-        blocked.WaitOrFail("the loop to block"); // before the urgent item is queued: queued first, it would run first, and nothing would wait
-        loop.Context.GetSynchronizationContext(1).Post(static _ => { }, null);
-        StallDetectedEventArgs stall = await reported.Task.WithTimeout("the stall of a loop that blocked while the watchdog slept");
-        gate.Set();
+        // Blocked first, then work waits behind it: posted together, the more urgent no-op could run before the blocking item.
+        StallDetectedEventArgs stall;
+        using (loop.Context.PauseLoop())
+        {
+            loop.Context.GetSynchronizationContext(0).Post(static _ => { }, null);
+            stall = await reported.Task.WithTimeout("the stall of a loop that blocked while the watchdog slept");
+            WatchdogThread.Shared.IsDormant.Should().BeFalse("a blocked loop is not idle");
+        }
 
-        stall.Level.Should().Be(1);
-        WatchdogThread.Shared.IsDormant.Should().BeFalse();
+        stall.Level.Should().Be(0);
     }
 
     [Fact]
@@ -55,42 +49,40 @@ public sealed class WatchdogThreadTests
         WaitUntilDormant();
 
         using var gate = new ManualResetEventSlim();
-        using var blocked = new ManualResetEventSlim();
-        pool.GetSynchronizationContext(0).Post(
+        using var entered = new ManualResetEventSlim();
+        pool.GetSynchronizationContext(1).Post(
             _ =>
             {
-                blocked.Set();
-                gate.WaitOrFail("the test to release the pool");
+                entered.Set();
+                gate.Wait(TestTimeout.Unexpected);
             },
             null);
-        blocked.WaitOrFail("the pool to block"); // before the urgent item is queued: queued first, it would run first, and nothing would wait
-        pool.GetSynchronizationContext(1).Post(static _ => { }, null);
+        entered.WaitOrFail("the pool's thread to block");
+        pool.GetSynchronizationContext(0).Post(static _ => { }, null); // waiting work, which nothing can start
         StallDetectedEventArgs stall = await reported.Task.WithTimeout("the stall of a pool thread that blocked while the watchdog slept");
         gate.Set();
 
-        stall.Level.Should().Be(1);
+        stall.Level.Should().Be(0);
     }
 
     [Fact]
     public void Run_HostIdleThenWaitingForADrainItBlocks_SleepsWhileIdleAndReportsTheStall()
     {
-        // The host's loop has no thread of its own: the producer that tells the host of work wakes the watchdog.
-        using var release = new CancellationTokenSource();
-        StallDetectedEventArgs? report = null;
+        // The host's loop has no thread of its own: the producer that tells the host of work wakes the watchdog. The host's thread
+        // then waits for the work without draining (the stall) until the report comes; a report after the test (had the watchdog
+        // woken late) only completes a task nothing waits for.
+        var reported = new TaskCompletionSource<StallDetectedEventArgs>(TaskCreationOptions.RunContinuationsAsynchronously);
         HostThread.Run(
             host =>
             {
-                host.Context.StallDetected += (_, e) =>
-                {
-                    report = e;
-                    release.Cancel();
-                };
+                host.Context.StallDetected += (_, e) => reported.TrySetResult(e);
                 WaitUntilDormant();
 
                 Task work = host.Context.InvokeAsync(() => Task.CompletedTask, level: 1);
-                Action wait = () => work.Wait(release.Token);
-                wait.Should().Throw<OperationCanceledException>("only the watchdog's report ends the wait: the work needs a drain");
-                report.Should().NotBeNull();
+                Task.WaitAny([work, reported.Task], TestTimeout.Unexpected);
+                work.IsCompleted.Should().BeFalse("the work needs a drain, which the host's thread does not make while it waits");
+                reported.Task.IsCompleted.Should().BeTrue("the stall of a host's loop that got work while the watchdog slept is reported");
+                reported.Task.Result.Level.Should().Be(1);
                 host.Driver.Drain();
             },
             options => options.StallTimeout = s_timeout);
