@@ -69,6 +69,6 @@ public sealed class PostgresMessageBus(PostgresLeaseQueue queue) : IMessageBus
     public async ValueTask<BusCounts> GetCountsAsync(CancellationToken cancellationToken = default)
     {
         PostgresQueueCounts c = await _queue.GetCountsAsync(cancellationToken).ConfigureAwait(false);
-        return new BusCounts(c.Enqueued, c.Delivered, c.Redelivered, c.Completed, c.RejectedCompletes, c.FailedRenewals, c.Abandoned, c.Leased, c.Available);
+        return new BusCounts(c.Enqueued, c.Delivered, c.Redelivered, c.Completed, c.RejectedCompletes, c.FailedRenewals, c.Abandoned, c.Leased, c.Available, c.ExpiredRedeliveries);
     }
 }

@@ -83,7 +83,7 @@ public sealed class RedisMessageBus(RedisLeaseQueue queue) : IMessageBus
     public async ValueTask<BusCounts> GetCountsAsync(CancellationToken cancellationToken = default)
     {
         RedisQueueCounts c = await _queue.GetCountsAsync(cancellationToken).ConfigureAwait(false);
-        return new BusCounts(c.Enqueued, c.Delivered, c.Redelivered, c.Completed, c.RejectedCompletes, c.FailedRenewals, c.Abandoned, c.Leased, c.Available);
+        return new BusCounts(c.Enqueued, c.Delivered, c.Redelivered, c.Completed, c.RejectedCompletes, c.FailedRenewals, c.Abandoned, c.Leased, c.Available, c.ExpiredRedeliveries);
     }
 
     // One batch at a time: each round sends what was asked for during the previous one's round trip, until nothing waits.

@@ -43,7 +43,7 @@ public sealed class PostgresMessageBusTests : IAsyncLifetime
         (await bus.ReceiveAsync(s_long)).Should().BeNull();
 
         (await bus.GetCountsAsync()).Should().Be(new BusCounts(
-            Enqueued: 2, Delivered: 3, Redelivered: 1, Completed: 2, RejectedCompletes: 1, FailedRenewals: 1, Abandoned: 1, Leased: 0, Available: 0));
+            Enqueued: 2, Delivered: 3, Redelivered: 1, Completed: 2, RejectedCompletes: 1, FailedRenewals: 1, Abandoned: 1, Leased: 0, Available: 0, ExpiredRedeliveries: 0));
     }
 
     [PostgresFact]
