@@ -35,7 +35,7 @@ public sealed class BrokerWorkerProcessTests
             "the victim to hold a lease mid-run");
         victim.Kill();
 
-        PostgresQueueCounts counts = await run.WaitForAllCompletedAsync();
+        BusCounts counts = await run.WaitForAllCompletedAsync();
         counts.Completed.Should().Be(Messages, "every message is completed once: completed_at is set once per row");
         counts.Available.Should().Be(0);
         counts.Leased.Should().Be(0);
@@ -51,7 +51,7 @@ public sealed class BrokerWorkerProcessTests
         const int Messages = 20;
         await using Run run = await Run.StartAsync(Messages, "priority-threads", workers: 2, Base);
 
-        PostgresQueueCounts counts = await run.WaitForAllCompletedAsync();
+        BusCounts counts = await run.WaitForAllCompletedAsync();
         counts.Completed.Should().Be(Messages);
         counts.Available.Should().Be(0);
         counts.Leased.Should().Be(0);
@@ -78,7 +78,7 @@ public sealed class BrokerWorkerProcessTests
         }
 
         terminated.Should().BeGreaterThan(0, "the workers had connections open");
-        PostgresQueueCounts counts = await run.WaitForAllCompletedAsync();
+        BusCounts counts = await run.WaitForAllCompletedAsync();
         counts.Completed.Should().Be(Messages);
         counts.Available.Should().Be(0);
         IReadOnlyList<ProcessStats> stats = await run.StopAsync();
@@ -98,7 +98,7 @@ public sealed class BrokerWorkerProcessTests
         // Another holder's token, as if the lease had been handed on: the worker's next renewal is refused.
         await run.ScalarAsync<int>($"WITH s AS (UPDATE {run.Table} SET lease_token = lease_token + 1000000000 WHERE lease_token IS NOT NULL AND completed_at IS NULL RETURNING 1) SELECT count(*)::int FROM s");
 
-        PostgresQueueCounts counts = await run.WaitForAllCompletedAsync();
+        BusCounts counts = await run.WaitForAllCompletedAsync();
         IReadOnlyList<ProcessStats> stats = await run.StopAsync();
         counts.FailedRenewals.Should().BeGreaterThan(0);
         stats.Single().StoppedLeaseLost.Should().BeGreaterThan(0, "the refused renewal cancelled the lease's token");
@@ -221,16 +221,17 @@ public sealed class BrokerWorkerProcessTests
             // The workers find the mode's table from the prefix, as the coordinator's do.
             string prefix = "t_" + Guid.NewGuid().ToString("N")[..16];
             CommandLine.TryParse(
-                [.. args, .. TestDatabase.ConnectTimeoutOption, "--bus", "postgres", "--queue", prefix, "--workers", workers.ToString(System.Globalization.CultureInfo.InvariantCulture),
-                 "--messages", messages.ToString(System.Globalization.CultureInfo.InvariantCulture)], out Options options, out string? error)
+                [.. args, "--bus", "postgres", "--workers", workers.ToString(System.Globalization.CultureInfo.InvariantCulture),
+                 "--messages", messages.ToString(System.Globalization.CultureInfo.InvariantCulture)], out Options parsed, out string? error)
                 .Should().BeTrue(error);
+            Options options = parsed with { Queue = prefix };
             PostgresLeaseQueue queue = await TestDatabase.CreateQueueAsync(TestDatabase.NewOptions(BusFactory.Table(options, mode)));
-            await new PostgresQueueProducer(queue).FillAsync(messages, i => $"message {i}");
+            await queue.EnqueueAsync([.. Enumerable.Range(0, messages).Select(i => $"message {i}")]);
             double spins = CpuWork.Calibrate();
             var children = new List<WorkerChild>();
             for (int i = 0; i < workers; i++)
             {
-                children.Add(WorkerChild.Start(Coordinator.WorkerArguments(options, mode, spins), Options.PostgresVariable, TestDatabase.ConnectionString));
+                children.Add(WorkerChild.Start(Coordinator.WorkerOptions(options, mode, spins), TestDatabase.WorkerConnectionString));
             }
 
             foreach (WorkerChild child in children)
@@ -269,7 +270,7 @@ public sealed class BrokerWorkerProcessTests
             }
         }
 
-        public async Task<PostgresQueueCounts> WaitForAllCompletedAsync()
+        public async Task<BusCounts> WaitForAllCompletedAsync()
         {
             await WaitUntilAsync($"SELECT count(completed_at) >= {_messages} FROM {Table}", "every message to be completed");
             return await _queue.GetCountsAsync();
@@ -324,7 +325,7 @@ public sealed class BrokerWorkerRestartTests
 
         await BrokerWorkerProcessTests.RestartServerAsync();
 
-        PostgresQueueCounts counts = await run.WaitForAllCompletedAsync();
+        BusCounts counts = await run.WaitForAllCompletedAsync();
         counts.Completed.Should().Be(Messages);
         counts.Available.Should().Be(0);
         IReadOnlyList<ProcessStats> stats = await run.StopAsync();

@@ -32,7 +32,7 @@ public sealed class BrokerWorkerProcessTests
         await run.WaitUntilAsync(async () => await run.HoldsLeaseAsync($"priority:{victim.Id}") && (await run.CountsAsync()).Completed >= 2, "the victim to hold a lease mid-run");
         victim.Kill();
 
-        RedisQueueCounts counts = await run.WaitForAllCompletedAsync();
+        BusCounts counts = await run.WaitForAllCompletedAsync();
         counts.Completed.Should().Be(Messages, "every message is completed once: a completion needs the message's current lock");
         (counts.Available, counts.Leased).Should().Be((0, 0));
         counts.ExpiredRedeliveries.Should().BeGreaterThan(0, "the killed worker's locks expired and the stalled check put its messages back");
@@ -47,7 +47,7 @@ public sealed class BrokerWorkerProcessTests
         {
             await using Run run = await Run.StartAsync(Messages, mode, workers: 2, Base);
 
-            RedisQueueCounts counts = await run.WaitForAllCompletedAsync();
+            BusCounts counts = await run.WaitForAllCompletedAsync();
             counts.Completed.Should().Be(Messages, mode);
             (counts.Available, counts.Leased).Should().Be((0, 0), mode);
             IReadOnlyList<ProcessStats> stats = await run.StopAsync();
@@ -72,7 +72,7 @@ public sealed class BrokerWorkerProcessTests
         }
 
         killed.Should().BeGreaterThan(0, "the workers had connections open");
-        RedisQueueCounts counts = await run.WaitForAllCompletedAsync();
+        BusCounts counts = await run.WaitForAllCompletedAsync();
         counts.Completed.Should().Be(Messages);
         counts.Available.Should().Be(0);
         IReadOnlyList<ProcessStats> stats = await run.StopAsync();
@@ -96,7 +96,7 @@ public sealed class BrokerWorkerProcessTests
             await db.StringSetAsync($"{{{run.Queue}}}:lock:{id}", "999999999", TimeSpan.FromSeconds(1));
         }
 
-        RedisQueueCounts counts = await run.WaitForAllCompletedAsync();
+        BusCounts counts = await run.WaitForAllCompletedAsync();
         IReadOnlyList<ProcessStats> stats = await run.StopAsync();
         counts.FailedRenewals.Should().BeGreaterThan(0);
         stats.Single().StoppedLeaseLost.Should().BeGreaterThan(0, "the refused renewal cancelled the lease's token");
@@ -213,16 +213,17 @@ public sealed class BrokerWorkerProcessTests
             // The workers find the mode's queue from the prefix, as the coordinator's do.
             string prefix = "t_" + Guid.NewGuid().ToString("N")[..16];
             CommandLine.TryParse(
-                [.. args, "--bus", "redis", "--queue", prefix, "--workers", workers.ToString(System.Globalization.CultureInfo.InvariantCulture),
-                 "--messages", messages.ToString(System.Globalization.CultureInfo.InvariantCulture)], out Options options, out string? error)
+                [.. args, "--bus", "redis", "--workers", workers.ToString(System.Globalization.CultureInfo.InvariantCulture),
+                 "--messages", messages.ToString(System.Globalization.CultureInfo.InvariantCulture)], out Options parsed, out string? error)
                 .Should().BeTrue(error);
+            Options options = parsed with { Queue = prefix };
             RedisLeaseQueue queue = await TestServer.CreateQueueAsync(TestServer.NewOptions(BusFactory.Table(options, mode)));
             await queue.EnqueueAsync([.. Enumerable.Range(0, messages).Select(i => $"message {i}")]);
             double spins = CpuWork.Calibrate();
             var children = new List<WorkerChild>();
             for (int i = 0; i < workers; i++)
             {
-                children.Add(WorkerChild.Start(Coordinator.WorkerArguments(options, mode, spins), Options.RedisVariable, TestServer.ConnectionString));
+                children.Add(WorkerChild.Start(Coordinator.WorkerOptions(options, mode, spins), TestServer.ConnectionString));
             }
 
             foreach (WorkerChild child in children)
@@ -238,7 +239,7 @@ public sealed class BrokerWorkerProcessTests
             return new Run(queue, messages, children);
         }
 
-        public Task<RedisQueueCounts> CountsAsync() => _queue.GetCountsAsync();
+        public Task<BusCounts> CountsAsync() => _queue.GetCountsAsync();
 
         /// <summary>Whether a delivery to <paramref name="owner"/> holds a lock now.</summary>
         public async Task<bool> HoldsLeaseAsync(string owner)
@@ -273,7 +274,7 @@ public sealed class BrokerWorkerProcessTests
             }
         }
 
-        public async Task<RedisQueueCounts> WaitForAllCompletedAsync()
+        public async Task<BusCounts> WaitForAllCompletedAsync()
         {
             await WaitUntilAsync(async () => (await CountsAsync()).Completed >= _messages, "every message to be completed");
             return await CountsAsync();
@@ -325,11 +326,11 @@ public sealed class BrokerWorkerRestartTests
         const int Messages = 30;
         await using BrokerWorkerProcessTests.Run run = await BrokerWorkerProcessTests.Run.StartAsync(Messages, "priority", workers: 2, BrokerWorkerProcessTests.Longer);
         await run.WaitUntilAsync(async () => (await run.CountsAsync()).Completed >= 3, "the first completions");
-        RedisQueueCounts before = await run.CountsAsync();
+        BusCounts before = await run.CountsAsync();
 
         await TestServer.CrashAndRestartServerAsync();
 
-        RedisQueueCounts counts = await run.WaitForAllCompletedAsync();
+        BusCounts counts = await run.WaitForAllCompletedAsync();
         counts.Completed.Should().Be(Messages, "every completion the server answered was in the append-only file, synced on every write");
         counts.Enqueued.Should().Be(Messages);
         counts.Delivered.Should().BeGreaterThanOrEqualTo(before.Delivered);

@@ -6,34 +6,40 @@ using MessageBus;
 namespace BrokerWorker.Bus;
 
 /// <summary>
-/// A real broker as the coordinator and the worker processes use it: one queue (one mode's), its <see cref="IMessageBus"/>, its
-/// set-up, and what the bus's interface does not say (expired redeliveries, reconnections, the server's CPU).
+/// A real broker as the coordinator and the worker processes use it: one queue (one mode's) behind the workers' <see cref="IMessageBus"/>
+/// (<see cref="LeaseQueueBus"/> over the broker's <see cref="ILeaseQueue"/>), and what the workers' interface does not carry: set-up,
+/// the producer, the server's CPU, and for <c>--bus-cost</c> the plain client loop the bus is compared with.
 /// </summary>
-public abstract class Broker : IAsyncDisposable
+/// <param name="queue">The broker's queue; the broker owns it.</param>
+/// <param name="where">The server for people, in one phrase: "PostgreSQL at host:port, database 'q', user 'u'".</param>
+public abstract class Broker(ILeaseQueue queue, string where) : IAsyncDisposable
 {
-    /// <summary>The broker's name for people: PostgreSQL, Redis.</summary>
-    public abstract string Name { get; }
+    /// <summary>The workers' bus over the queue.</summary>
+    public IMessageBus Bus { get; } = new LeaseQueueBus(queue);
 
-    /// <summary>The queue's name (a PostgreSQL table, a Redis key prefix).</summary>
-    public abstract string Queue { get; }
-
-    /// <summary>The samples' bus over the queue.</summary>
-    public abstract IMessageBus Bus { get; }
+    /// <summary>The server for people, for a one-line error: "PostgreSQL at host:port, ...".</summary>
+    public string Where => where;
 
     /// <summary>How often this process's operations lost their connection and retried.</summary>
     public abstract long Reconnects { get; }
 
-    /// <summary>Connects, creates the queue if missing, and (<paramref name="purge"/>) empties it.</summary>
+    /// <summary>What <c>--bus-cost</c> compares the bus with, after the broker's name: "plain Npgsql loop (...)".</summary>
+    public abstract string PlainLoop { get; }
+
+    /// <summary>Connects, creates the queue if missing, and (<paramref name="purge"/>) empties it; otherwise warms a connection.</summary>
     public abstract Task SetUpAsync(bool purge);
 
     /// <summary>Enqueues messages, in order.</summary>
     public abstract Task EnqueueAsync(IReadOnlyList<string> payloads);
 
-    /// <summary>Redeliveries whose previous lease had expired, as the broker counts them.</summary>
-    public abstract Task<long> ExpiredRedeliveriesAsync();
-
     /// <summary>The server's CPU time so far (all its processes or threads), or null when it cannot be read from here.</summary>
     public abstract Task<TimeSpan?> ServerCpuAsync();
+
+    /// <summary><c>--bus-cost</c>: receive + renew + complete cycles of the plain client loop on the filled queue for <paramref name="duration"/>.</summary>
+    public abstract Task<(long Cycles, TimeSpan Elapsed)> PlainCyclesAsync(TimeSpan lease, TimeSpan duration);
+
+    /// <summary>What the server promises for a write it has answered (an fsync per write, or none): the figures depend on it.</summary>
+    public abstract Task<string> DurabilityAsync();
 
     /// <summary>Drops the queue.</summary>
     public abstract Task DropAsync();

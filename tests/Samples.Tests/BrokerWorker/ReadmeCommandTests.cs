@@ -3,6 +3,7 @@ using System.IO;
 using System.Text.Json;
 using System.Text.RegularExpressions;
 using BrokerWorker;
+using BrokerWorker.Bus;
 using BrokerWorker.Report;
 using Samples.Support;
 
@@ -21,9 +22,9 @@ namespace Samples.Tests.BrokerWorker;
 /// duration a tenth of the command's own (<c>--time-scale</c> and <c>--stall-after</c>; the default time scale 0.1 becomes 0.01),
 /// at most <see cref="MaxMessages"/> messages of at most <see cref="MaxSteps"/> steps, at most two worker processes
 /// (<c>--workers N</c> and <c>--workers 4</c> run with 2), <c>--scaling</c> with one count (1) at a hundredth of the time scale
-/// (its experiment is 150 messages), <c>--bus-cost</c> for <see cref="BusCostDuration"/> a round. On PostgreSQL, the connect
-/// timeout is <see cref="PostgresConnectTimeout"/>: a worker process that starts on a busy machine can need more than the default
-/// 5 s to open its first connection, which the queue does not retry (the Redis queue retries a handshake that a busy machine slowed).
+/// (its experiment is 150 messages), <c>--bus-cost</c> for <see cref="BusCostDuration"/> a round. On PostgreSQL, the connection
+/// string's connect timeout is <see cref="PostgresConnectTimeoutSeconds"/> s: a worker process that starts on a busy machine can need
+/// more than Npgsql's default to open its first connection.
 /// A command with <c>--virtual-time</c> runs as written: it is exact and takes milliseconds. What the compression changes is how
 /// long each CPU part, I/O part and lease lasts, and so how many leases a loaded machine loses; every code path a command takes
 /// (its broker, modes, processes, hang, checkpoints, tables) is the same.
@@ -34,9 +35,9 @@ public sealed partial class ReadmeCommandTests
 
     private const int MaxSteps = 2;
 
-    private const string BusCostDuration = "200ms";
+    private static readonly TimeSpan BusCostDuration = TimeSpan.FromMilliseconds(200);
 
-    private const string PostgresConnectTimeout = "60s";
+    private const int PostgresConnectTimeoutSeconds = 60;
 
     public static readonly string[] Readmes = ["samples/BrokerWorker/README.md", "samples/MessageBus.Postgres/README.md", "samples/MessageBus.Redis/README.md"];
 
@@ -73,10 +74,10 @@ public sealed partial class ReadmeCommandTests
             CommandLine.TryParse(args, out Options written, out string? error).Should().BeTrue($"{readme}:{line}: {error}");
             CommandLine.TryParse(Compressed(args), out Options run, out error).Should().BeTrue($"{readme}:{line} compressed: {error}");
 
-            // What the command chooses (broker, modes, hang, checkpoints, CPU factor, what it measures) is as written.
+            // What the command chooses (broker, modes, hang, checkpoints, CPU part, what it measures) is as written.
             string where = $"{readme}:{line}: {command}";
-            (run.Bus, run.HangMessage, run.Checkpoint, run.CpuFactor, run.BusCost, run.VirtualTime, run.Show)
-                .Should().Be((written.Bus, written.HangMessage, written.Checkpoint, written.CpuFactor, written.BusCost, written.VirtualTime, written.Show), where);
+            (run.Bus, run.HangMessage, run.Checkpoint, run.Cpu, run.BusCost, run.VirtualTime, run.Show)
+                .Should().Be((written.Bus, written.HangMessage, written.Checkpoint, written.Cpu, written.BusCost, written.VirtualTime, written.Show), where);
             run.Modes.Should().Equal(written.Modes, where);
             run.Scaling.Count.Should().Be(Math.Min(written.Scaling.Count, 1), where);
             if (written.VirtualTime || written.Show is not null)
@@ -146,15 +147,9 @@ public sealed partial class ReadmeCommandTests
             return run;
         }
 
-        if (Value(run, "--bus") is "postgres" && Value(run, "--connect-timeout") is null)
-        {
-            Set(run, "--connect-timeout", PostgresConnectTimeout);
-        }
-
         if (run.Contains("--bus-cost"))
         {
-            Set(run, "--duration", BusCostDuration);
-            return run;
+            return run; // shorter rounds: see RunAsync
         }
 
         bool scaling = run.IndexOf("--scaling") >= 0;
@@ -212,10 +207,18 @@ public sealed partial class ReadmeCommandTests
             args.Add("--json");
         }
 
+        CommandLine.TryParse(args, out Options options, out string? error).Should().BeTrue(error);
+        options = options with { BusCostDuration = BusCostDuration };
+        if (options.Bus == "postgres" && options.Connection is null)
+        {
+            string connection = Environment.GetEnvironmentVariable(PostgresBroker.Kind.Variable)!;
+            options = options with { Connection = new Npgsql.NpgsqlConnectionStringBuilder(connection) { Timeout = PostgresConnectTimeoutSeconds }.ConnectionString };
+        }
+
         var stdout = new StringWriter();
         var stderr = new StringWriter();
         // Bounded below the runner's 10-minute hang limit, so that a command that never ends fails here, named.
-        int exit = await App.RunAsync(args, stdout, stderr).WaitAsync(TimeSpan.FromMinutes(9));
+        int exit = await App.RunAsync(options, stdout, stderr).WaitAsync(TimeSpan.FromMinutes(9));
 
         exit.Should().Be(0, $"{readme}:{line}: {command}\n  run as: {string.Join(' ', args)}\n{stderr}");
         if (!report)
