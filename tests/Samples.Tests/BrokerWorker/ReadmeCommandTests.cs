@@ -10,7 +10,8 @@ using Samples.Support;
 namespace Samples.Tests.BrokerWorker;
 
 /// <summary>
-/// Every command of the BrokerWorker and MessageBus READMEs' shell blocks (and their inline <c>dotnet run</c> commands) runs, or is
+/// Every command of the BrokerWorker and MessageBus READMEs' shell blocks (and their inline <c>dotnet run</c> commands), and the
+/// sample's commands of its measured runs in docs/benchmarks.md, runs, or is
 /// checked, here: each <c>dotnet run --project samples/BrokerWorker</c> command runs in-process with its own arguments (on PostgreSQL
 /// and Redis where the server is up, as in CI) plus <c>--json</c> to read its results, exits 0 and loses nothing by the broker's own
 /// counts; the scripts and projects the other commands name exist. Only what holds at any machine load is asserted: exit codes and
@@ -40,6 +41,9 @@ public sealed partial class ReadmeCommandTests
     private const int PostgresConnectTimeoutSeconds = 60;
 
     public static readonly string[] Readmes = ["samples/BrokerWorker/README.md", "samples/MessageBus.Postgres/README.md", "samples/MessageBus.Redis/README.md"];
+
+    /// <summary>Where the sample's measured runs are, with their commands: only the sample's commands of these files are run here.</summary>
+    public static readonly string[] Measurements = ["docs/benchmarks.md"];
 
     private const string Run = "dotnet run --project samples/BrokerWorker -c Release";
 
@@ -302,8 +306,9 @@ public sealed partial class ReadmeCommandTests
     public static IEnumerable<(string Readme, int Line, string Command)> AllCommands()
     {
         string root = RepositoryRoot();
-        foreach (string readme in Readmes)
+        foreach (string readme in Readmes.Concat(Measurements))
         {
+            bool sampleOnly = Measurements.Contains(readme);
             string[] lines = File.ReadAllLines(Path.Combine(root, readme));
             bool inBlock = false;
             string pending = "";
@@ -345,7 +350,11 @@ public sealed partial class ReadmeCommandTests
                     continue;
                 }
 
-                yield return (readme, start, pending + code);
+                if (!sampleOnly || (pending + code).StartsWith(Run, StringComparison.Ordinal))
+                {
+                    yield return (readme, start, pending + code);
+                }
+
                 pending = "";
             }
         }

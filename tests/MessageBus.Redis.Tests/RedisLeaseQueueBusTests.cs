@@ -3,7 +3,7 @@ using TestSupport;
 namespace MessageBus.Redis.Tests;
 
 /// <summary><see cref="LeaseQueueBus"/> over the Redis queue: the contract every broker's queue keeps behind the bus.</summary>
-public sealed class RedisMessageBusTests : LeaseQueueBusContract
+public sealed class RedisLeaseQueueBusTests : LeaseQueueBusContract
 {
     private RedisLeaseQueue? _queue;
 

@@ -3,7 +3,7 @@ using TestSupport;
 namespace MessageBus.Postgres.Tests;
 
 /// <summary><see cref="LeaseQueueBus"/> over the PostgreSQL queue: the contract every broker's queue keeps behind the bus.</summary>
-public sealed class PostgresMessageBusTests : LeaseQueueBusContract
+public sealed class PostgresLeaseQueueBusTests : LeaseQueueBusContract
 {
     private PostgresLeaseQueue? _queue;
 
