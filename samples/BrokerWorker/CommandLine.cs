@@ -21,7 +21,7 @@ public static class CommandLine
     private static readonly Option<string?> s_connection = s_line.Add(SampleCommandLine.Text("--connection", "STRING",
         $"the broker's connection string (its client's; default: {string.Join(" or ", BusFactory.Kinds.Select(k => k.Variable))} from the environment)"));
     private static readonly Option<IReadOnlyList<string>> s_modes = s_line.Add(
-        SampleCommandLine.List("--modes", Options.AllModes, Options.AllModes, "mode", "comma-separated: the modes to run, one after another"), "--mode");
+        SampleCommandLine.List("--modes", Options.AllModes, Options.AllModes, "mode", "comma-separated: the modes to run, one after another"));
     private static readonly Option<int> s_workers = s_line.Add(SampleCommandLine.WholeNumber("--workers", s_defaults.Workers, "worker processes against one queue (memory: N workers in this process)"));
     private static readonly Option<int> s_messages = s_line.Add(SampleCommandLine.WholeNumber("--messages", s_defaults.Messages, "messages the producer puts on the queue first"));
     private static readonly Option<int> s_steps = s_line.Add(SampleCommandLine.WholeNumber("--steps", s_defaults.Steps, "steps per message (CPU then I/O)"));

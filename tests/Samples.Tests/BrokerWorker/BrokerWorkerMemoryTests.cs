@@ -140,11 +140,9 @@ public sealed class BrokerWorkerMemoryTests
 
     [Theory]
     [InlineData("--modes all")]
-    [InlineData("--mode all")]
     [InlineData("")]
     public void ModesAll_OrTheDefault_ListsTheFiveModes_PriorityThreadsLast(string commandLine)
     {
-        // --mode is the former spelling of --modes (every sample's lists are plural): it keeps working.
         CommandLine.TryParse(commandLine.Split(' ', StringSplitOptions.RemoveEmptyEntries), out Options options, out string? error).Should().BeTrue(error);
 
         options.Modes.Should().Equal("priority", "single", "threadpool", "heartbeat-thread", "priority-threads");
@@ -275,7 +273,7 @@ public sealed class BrokerWorkerMemoryTests
     [InlineData("--workers 0", "--workers must be from 1 to 64 (got 0).")]
     [InlineData("--lease 1s --renew-every 2s", "--lease (1 s) must be longer than the renewal interval --renew-every (2 s)")]
     [InlineData("--modes fifo", "unknown mode 'fifo'; the modes are priority, single, threadpool, heartbeat-thread, priority-threads.")]
-    [InlineData("--mode ,", "--modes needs at least one mode.")]
+    [InlineData("--modes ,", "--modes needs at least one mode.")]
     [InlineData("--modes priority --modes single", "--modes is given more than once (see --help).")]
     [InlineData("--time-scale 1e308", "--time-scale must be a number in (0, 10] (got 1E+308).")]
     [InlineData("--cpu 0ms --io 0ms", "there is no work to schedule.")]
