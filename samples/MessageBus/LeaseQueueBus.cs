@@ -38,6 +38,9 @@ public sealed class LeaseQueueBus(ILeaseQueue queue) : IMessageBus
         ArgumentNullException.ThrowIfNull(lease);
         ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(leaseDuration, TimeSpan.Zero);
         var pending = new PendingRenewal(lease, leaseDuration);
+
+        // Under the gate, a renewal either joins the ones gathered for the next request or becomes the sender: the sender clears
+        // the flag under the same gate, and only when nothing waits, so no renewal is left behind a request that has ended.
         lock (_gate)
         {
             if (_inFlight)
@@ -68,8 +71,7 @@ public sealed class LeaseQueueBus(ILeaseQueue queue) : IMessageBus
     /// <inheritdoc/>
     public ValueTask<BusCounts> GetCountsAsync(CancellationToken cancellationToken = default) => new(_queue.GetCountsAsync(cancellationToken));
 
-    // One batch at a time: each round sends what was asked for during the previous one's round trip, until nothing waits. The
-    // flag is cleared under the gate only when nothing waits, so a renewal is never left behind a batch that has ended.
+    // One batch at a time: each round sends what was asked for during the previous one's round trip, until nothing waits.
     private async Task SendRenewalsAsync(List<PendingRenewal> batch)
     {
         while (true)
