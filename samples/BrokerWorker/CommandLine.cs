@@ -33,10 +33,9 @@ public static class CommandLine
     private static readonly Option<TimeSpan?> s_lease = s_line.Add(SampleCommandLine.Duration("--lease", s_defaults.Lease, "lease length"));
     private static readonly Option<double> s_timeScale = s_line.Add(SampleCommandLine.Number("--time-scale", s_defaults.TimeScale, "run every duration of the article times X"));
     private static readonly Option<int> s_hangMessage = s_line.Add(SampleCommandLine.WholeNumber("--hang-message", 0, "message K's first delivery never finishes processing (0: none)"));
-    private static readonly Option<TimeSpan?> s_stallAfter = s_line.Add(SampleCommandLine.Duration("--stall-after", null, "end a run with nothing completed or delivered for D (real time; default: 3 times the longest a message may take with the others in flight, at least 8 leases)"));
+    private static readonly Option<TimeSpan?> s_stallAfter = s_line.Add(SampleCommandLine.Duration("--stall-after", null, "end a run with nothing completed or delivered for D (default: 3 times the slowest message, at least 8 leases)"));
     private static readonly Option<bool> s_virtualTime = s_line.Add(SampleCommandLine.Flag("--virtual-time",
-        "run each mode on a virtual clock: exact, the same at any load, in milliseconds; the article's durations unscaled unless " +
-        "--time-scale is given; in memory, one worker, the modes on one thread (priority, single)"));
+        "run priority and single on a virtual clock, in memory: exact at any load, in milliseconds (time scale 1 unless given)"));
     private static readonly Option<bool> s_busCost = s_line.Add(SampleCommandLine.Flag("--bus-cost", "receive+renew+complete per second with no work: the sample's bus against a plain client loop"));
     private static readonly Option<IReadOnlyList<int>> s_scaling = s_line.Add(SampleCommandLine.WholeNumbers("--scaling", [], 1, 64, "the scaling tables over these worker-process counts (see README)"));
     private static readonly Option<bool> s_json = s_line.Add(SampleCommandLine.Flag("--json", "one JSON line per run (every measurement) instead of the table"));
