@@ -24,9 +24,13 @@ public sealed record Delivery(ulong DeliveryTag, bool Redelivered, IReadOnlyBasi
 public sealed class PriorityConsumer(IChannel channel, PriorityScheduler scheduler, Func<Delivery, int> levelOf, Func<Delivery, Task> handler)
     : AsyncDefaultBasicConsumer(channel)
 {
+    private long _inFlight;
     private long _completed;
     private long _failed;
     private long _lostAcks;
+
+    /// <summary>Deliveries handed to the scheduler and not yet acknowledged or rejected.</summary>
+    public long InFlight => Interlocked.Read(ref _inFlight);
 
     /// <summary>Messages handled and acknowledged.</summary>
     public long Completed => Interlocked.Read(ref _completed);
@@ -54,6 +58,7 @@ public sealed class PriorityConsumer(IChannel channel, PriorityScheduler schedul
 
     private async Task HandleAsync(Delivery delivery, int level)
     {
+        Interlocked.Increment(ref _inFlight);
         try
         {
             await scheduler.InvokeAsync(async () =>
@@ -85,6 +90,10 @@ public sealed class PriorityConsumer(IChannel channel, PriorityScheduler schedul
         {
             // The channel closed (the broker redelivers this message to a consumer that is still there), or the scheduler ended.
             Interlocked.Increment(ref _lostAcks);
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _inFlight);
         }
     }
 }

@@ -28,6 +28,11 @@ if (factory is null)
 
 try
 {
+    if (settings.Drain is { } queue)
+    {
+        return await Worker.DrainAsync(factory, queue, (ushort)settings.Prefetch[0], settings.Work);
+    }
+
     await using IConnection admin = await Rabbit.ConnectAsync(factory, "RabbitMqConsumers admin");
     await using IChannel channel = await admin.CreateChannelAsync(new CreateChannelOptions(publisherConfirmationsEnabled: true, publisherConfirmationTrackingEnabled: true));
     return settings.Throughput ? await ThroughputAsync(channel) : await LatencyAsync(channel);

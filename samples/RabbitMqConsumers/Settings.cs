@@ -22,6 +22,7 @@ public sealed record Settings
     private static readonly Option<TimeSpan?> s_work = s_line.Add(SampleCommandLine.Duration("--work", s_defaults.Work, "CPU work per message"));
     private static readonly Option<int> s_trials = s_line.Add(SampleCommandLine.WholeNumber("--trials", s_defaults.Trials, "urgent messages measured per prefetch count and consumer"));
     private static readonly Option<bool> s_throughput = s_line.Add(new Option<bool>("--throughput") { Description = "measure messages per second instead (plain consumer vs priority loop)" });
+    private static readonly Option<string?> s_drain = s_line.Add(SampleCommandLine.Text("--drain", "QUEUE", "run as a worker: consume QUEUE (durable) on a priority loop until it is empty, one line per message"));
     private static readonly Option<int> s_messages = s_line.Add(SampleCommandLine.WholeNumber("--messages", s_defaults.Messages, "messages per round of --throughput"));
 
     public string? Connection { get; init; }
@@ -37,6 +38,8 @@ public sealed record Settings
     public bool Throughput { get; init; }
 
     public int Messages { get; init; } = 20_000;
+
+    public string? Drain { get; init; }
 
     /// <summary>--help or --version: the text to print, then exit 0; null: run.</summary>
     public string? Show { get; init; }
@@ -58,6 +61,7 @@ public sealed record Settings
             Trials = result.GetValue(s_trials),
             Throughput = result.GetValue(s_throughput),
             Messages = result.GetValue(s_messages),
+            Drain = result.GetValue(s_drain),
             Show = show,
         };
         error = parsed switch

@@ -19,8 +19,9 @@ internal sealed class RabbitMqFactAttribute : FactAttribute
 }
 
 /// <summary>
-/// A test that breaks the throwaway node of <c>tests/rabbitmq/start.sh</c> (kills it, closes its connections), found through
-/// <c>PRIORITYASYNC_RABBITMQ_DATA</c>. Skipped without it (a node the tests did not start is never touched), except with <c>CI=true</c>.
+/// A test that starts a throwaway node of its own with <c>tests/rabbitmq/start.sh</c> and breaks it (kills it, closes its
+/// connections). Skipped where no node of that script runs (<c>PRIORITYASYNC_RABBITMQ_DATA</c> unset: the script may not work
+/// here), except with <c>CI=true</c>, where it fails.
 /// </summary>
 [AttributeUsage(AttributeTargets.Method)]
 internal sealed class RabbitMqNodeFactAttribute : FactAttribute
@@ -39,7 +40,7 @@ internal sealed class RabbitMqNodeFactAttribute : FactAttribute
         else if (string.IsNullOrWhiteSpace(Environment.GetEnvironmentVariable(TestBroker.DataVariable)))
         {
             Skip = SkipReport.Record(
-                $"(the RabbitMQ fault tests: {TestBroker.DataVariable} is not set) Only a node started by tests/rabbitmq/start.sh is broken: start one with eval \"$(tests/rabbitmq/start.sh)\".");
+                $"(the RabbitMQ fault tests: {TestBroker.DataVariable} is not set) They start nodes of their own with tests/rabbitmq/start.sh; run them where it works: eval \"$(tests/rabbitmq/start.sh)\".");
         }
     }
 }

@@ -71,60 +71,87 @@ internal static class TestBroker
 
     /// <summary>A queue name no other test uses.</summary>
     public static string NewQueueName(string prefix = "t") => $"{prefix}-{Guid.NewGuid():N}"[..Math.Min(prefix.Length + 21, 64)];
+}
 
-    /// <summary>Runs <c>rabbitmqctl</c> of the throwaway node (for example <c>close_all_connections</c>) and returns its output.</summary>
-    public static async Task<string> CtlAsync(params string[] arguments)
+/// <summary>
+/// A throwaway node of tests/rabbitmq/start.sh: its URI and its directory, whose scripts the tests use to break it. A test that kills
+/// a node or closes its connections starts one of its own (<see cref="StartAsync"/>), so that the other test assemblies, which
+/// run at the same time against the shared node, are not disturbed.
+/// </summary>
+internal sealed record TestNode(Uri Uri, string DataDirectory) : IAsyncDisposable
+{
+    /// <summary>Starts a node of its own with tests/rabbitmq/start.sh (about 6 s; it picks free ports).</summary>
+    public static async Task<TestNode> StartAsync()
     {
-        var info = new ProcessStartInfo(Path.Combine(DataDirectory, "rabbitmqctl")) { RedirectStandardOutput = true, RedirectStandardError = true };
-        foreach (string argument in arguments)
-        {
-            info.ArgumentList.Add(argument);
-        }
-
-        using Process ctl = Process.Start(info)!;
-        Task<string> output = ctl.StandardOutput.ReadToEndAsync();
-        Task<string> error = ctl.StandardError.ReadToEndAsync();
-        await ctl.WaitForExitAsync().WaitAsync(Patience);
-        if (ctl.ExitCode != 0)
-        {
-            throw new InvalidOperationException($"rabbitmqctl {string.Join(' ', arguments)} exited {ctl.ExitCode}: {await error} {await output}");
-        }
-
-        return await output;
+        string output = await RunAsync(Path.Combine(RepositoryRoot(), "tests", "rabbitmq", "start.sh"));
+        string Value(string name) => output.Split('\n').Single(l => l.StartsWith($"export {name}=", StringComparison.Ordinal))
+            .Split('=', 2)[1].Trim().Trim('\'');
+        return new TestNode(new Uri(Value(TestBroker.Variable)), Value(TestBroker.DataVariable));
     }
 
+    /// <summary>Runs <c>rabbitmqctl</c> of this node (for example <c>close_all_connections reason</c>) and returns its output.</summary>
+    public Task<string> CtlAsync(params string[] arguments) => RunAsync(Path.Combine(DataDirectory, "rabbitmqctl"), arguments);
+
     /// <summary>
-    /// Kills the node with SIGKILL (no shutdown) and starts it again exactly as tests/rabbitmq/start.sh did (its node.sh), then waits
-    /// until it accepts AMQP connections: what survives is what the node had written (durable queues, persistent messages it confirmed).
+    /// Kills the node with SIGKILL (no shutdown) and starts it again exactly as start.sh did (its node.sh), then waits until it accepts
+    /// AMQP connections: what survives is what the node had written (durable queues, the persistent messages it confirmed).
     /// </summary>
-    public static async Task CrashAndRestartAsync()
+    public async Task CrashAndRestartAsync()
     {
         string pidFile = Path.Combine(DataDirectory, "rabbitmq.pid");
         int pid = int.Parse(File.ReadAllText(pidFile).Trim(), System.Globalization.CultureInfo.InvariantCulture);
         using (Process node = Process.GetProcessById(pid))
         {
             node.Kill();
-            await node.WaitForExitAsync().WaitAsync(Patience);
+            await node.WaitForExitAsync().WaitAsync(TestBroker.Patience);
         }
 
         File.Delete(pidFile);
-        using (Process start = Process.Start(new ProcessStartInfo(Path.Combine(DataDirectory, "node.sh")))!)
-        {
-            await start.WaitForExitAsync().WaitAsync(Patience);
-        }
-
-        using var timeout = new CancellationTokenSource(Patience);
+        await RunAsync(Path.Combine(DataDirectory, "node.sh"));
+        using var timeout = new CancellationTokenSource(TestBroker.Patience);
         while (!File.Exists(pidFile) || !await AcceptsAsync())
         {
             await Task.Delay(100, timeout.Token);
         }
     }
 
-    private static string DataDirectory => Environment.GetEnvironmentVariable(DataVariable) is { Length: > 0 } dir
-        ? dir
-        : throw new InvalidOperationException($"{DataVariable} is not set: only a node started by tests/rabbitmq/start.sh is broken by the tests.");
+    /// <summary>Stops the node and removes its directory (tests/rabbitmq/stop.sh).</summary>
+    public async ValueTask DisposeAsync() => await RunAsync(Path.Combine(RepositoryRoot(), "tests", "rabbitmq", "stop.sh"), DataDirectory);
 
-    private static async Task<bool> AcceptsAsync()
+    private static string RepositoryRoot()
+    {
+        for (DirectoryInfo? dir = new(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
+        {
+            if (File.Exists(Path.Combine(dir.FullName, "PriorityAsync.sln")))
+            {
+                return dir.FullName;
+            }
+        }
+
+        throw new InvalidOperationException($"No PriorityAsync.sln above {AppContext.BaseDirectory}.");
+    }
+
+    private static async Task<string> RunAsync(string file, params string[] arguments)
+    {
+        var info = new ProcessStartInfo(file) { RedirectStandardOutput = true, RedirectStandardError = true };
+        foreach (string argument in arguments)
+        {
+            info.ArgumentList.Add(argument);
+        }
+
+        using Process process = Process.Start(info)!;
+        Task<string> output = process.StandardOutput.ReadToEndAsync();
+        Task<string> error = process.StandardError.ReadToEndAsync();
+        await process.WaitForExitAsync().WaitAsync(TestBroker.Patience);
+        if (process.ExitCode != 0)
+        {
+            throw new InvalidOperationException($"{Path.GetFileName(file)} {string.Join(' ', arguments)} exited {process.ExitCode}: {await error} {await output}");
+        }
+
+        return await output;
+    }
+
+    private async Task<bool> AcceptsAsync()
     {
         try
         {
