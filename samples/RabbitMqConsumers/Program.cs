@@ -92,7 +92,7 @@ async Task<int> ThroughputAsync(IChannel channel)
     const ushort Prefetch = 50;
     Console.WriteLine($"{settings.Messages} messages of {Rabbit.Format(settings.Work)} CPU work, prefetch {Prefetch}, best of 3 rounds (messages per second):");
     Console.WriteLine();
-    Console.WriteLine("| consumer | messages/s | vs plain |");
+    Console.WriteLine("| consumer | messages/s | plain / this (above 1: slower than plain) |");
     Console.WriteLine("|---|---|---|");
     string[] kinds = ["client", "client-loop", "client-pool"];
     var best = new Dictionary<string, double>();

@@ -21,6 +21,8 @@ public static class Worker
         factory.AutomaticRecoveryEnabled = true;          // the client reconnects, reopens its channels and consumers
         factory.TopologyRecoveryEnabled = true;
         factory.NetworkRecoveryInterval = TimeSpan.FromMilliseconds(500);
+        // begin-snippet: rabbitmq-priority-consumer
+        // Needs: samples/RabbitMqConsumers (PriorityConsumer, Rabbit), a ConnectionFactory named factory, queue, prefetch and work.
         await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
         await using IConnection connection = await Rabbit.ConnectAsync(factory, "RabbitMqConsumers worker");
         await using IChannel channel = await connection.CreateChannelAsync();
@@ -33,6 +35,7 @@ public static class Worker
             await Console.Out.WriteLineAsync($"handled {Encoding.UTF8.GetString(d.Body)} {d.Redelivered}");
         });
         await channel.BasicConsumeAsync(queue, autoAck: false, consumer);
+        // end-snippet
 
         // Done when the queue has nothing ready and this worker nothing in flight, a second long; a broker that is away (restarting)
         // is waited for.

@@ -13,8 +13,8 @@ public static class LockKeeping
 
     /// <summary>
     /// Queued at level 2 as the message arrives, so that its lock keeper starts at once, even while other messages' work keeps the
-    /// loop busy; then moves to level 1 for the work, and completes the message before its keeper stops. Renewal never waits behind the processing of this
-    /// or any other message: at each checkpoint of the work, a due renewal runs first.
+    /// loop busy; then moves to level 1 for the work, and completes the message before its keeper stops. Renewal never waits
+    /// behind the processing of this or any other message: at each checkpoint of the work, a due renewal runs first.
     /// </summary>
     public static async Task HandleAsync(ProcessMessageEventArgs args, TimeSpan renewEvery,
         Func<ServiceBusReceivedMessage, CancellationToken, Task> process)
