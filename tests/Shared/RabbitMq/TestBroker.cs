@@ -118,7 +118,8 @@ internal sealed record TestNode(Uri Uri, string DataDirectory) : IAsyncDisposabl
     /// <summary>Stops the node and removes its directory (tests/rabbitmq/stop.sh).</summary>
     public async ValueTask DisposeAsync() => await RunAsync(Path.Combine(RepositoryRoot(), "tests", "rabbitmq", "stop.sh"), DataDirectory);
 
-    private static string RepositoryRoot()
+    /// <summary>The clone's root folder, the one with PriorityAsync.sln, above the test assembly.</summary>
+    public static string RepositoryRoot()
     {
         for (DirectoryInfo? dir = new(AppContext.BaseDirectory); dir is not null; dir = dir.Parent)
         {
