@@ -145,9 +145,11 @@ public abstract class ConsumerUnderTest(TimeSpan work) : IAsyncDisposable
                     e.ConfigureConsumeTopology = false;
                     if (loop is not null)
                     {
+                        // The level from RabbitMQ's priority property, as the RabbitMQ.Client consumers take it.
                         e.UsePriorityScheduler(loop.Context, o => o.LevelSelector = c =>
-                            c.ReceiveContext.TryGetPayload(out RabbitMqBasicConsumeContext? rabbit) ? PriorityConsumer.LevelFromPriority(2, Rabbit.MaxPriority)(
-                                new Delivery(0, false, rabbit.Properties, [])) : null);
+                            c.ReceiveContext.TryGetPayload(out RabbitMqBasicConsumeContext? rabbit)
+                                ? PriorityConsumer.LevelOf(rabbit.Properties.Priority, levels: 2, Rabbit.MaxPriority)
+                                : null);
                     }
 
                     e.Consumer(() => new JobConsumer(this));

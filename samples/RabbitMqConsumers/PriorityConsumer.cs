@@ -42,8 +42,10 @@ public sealed class PriorityConsumer(IChannel channel, PriorityScheduler schedul
     public long LostAcks => Interlocked.Read(ref _lostAcks);
 
     /// <summary>The level of a message from its <c>priority</c> property (0 to <paramref name="maxPriority"/>), spread over <paramref name="levels"/> levels.</summary>
-    public static Func<Delivery, int> LevelFromPriority(int levels, int maxPriority) =>
-        d => Math.Min(d.Properties.Priority, maxPriority) * levels / (maxPriority + 1);
+    public static Func<Delivery, int> LevelFromPriority(int levels, int maxPriority) => d => LevelOf(d.Properties.Priority, levels, maxPriority);
+
+    /// <summary>The level of <paramref name="priority"/> (0 to <paramref name="maxPriority"/>, as the queue's <c>x-max-priority</c> caps it) among <paramref name="levels"/> levels.</summary>
+    public static int LevelOf(byte priority, int levels, int maxPriority) => Math.Min((int)priority, maxPriority) * levels / (maxPriority + 1);
 
     public override Task HandleBasicDeliverAsync(string consumerTag, ulong deliveryTag, bool redelivered, string exchange, string routingKey,
         IReadOnlyBasicProperties properties, ReadOnlyMemory<byte> body, CancellationToken cancellationToken = default)
@@ -86,7 +88,7 @@ public sealed class PriorityConsumer(IChannel channel, PriorityScheduler schedul
                 }
             }, level);
         }
-        catch (Exception e) when (e is RabbitMQ.Client.Exceptions.AlreadyClosedException or ObjectDisposedException or OperationCanceledException)
+        catch (Exception e) when (e is RabbitMQ.Client.Exceptions.RabbitMQClientException or System.IO.IOException or ObjectDisposedException or OperationCanceledException)
         {
             // The channel closed (the broker redelivers this message to a consumer that is still there), or the scheduler ended.
             Interlocked.Increment(ref _lostAcks);

@@ -131,8 +131,9 @@ SCRIPT
   chown "$OWNER" "$DIR"/*
   rm -f "$DIR/rabbitmq.pid"
   "$DIR/node.sh"
-  # Ready when the AMQP port accepts connections (the listener starts last); the node's log says why if it never does.
-  for _ in $(seq 1 600); do
+  # Ready when the AMQP port accepts connections (the listener starts last; about 6 s here, much longer on a busy machine: the
+  # wait is bounded at 3 minutes); the node's log says why if it never does.
+  for _ in $(seq 1 1800); do
     if port_in_use "$PORT" && [[ -f "$DIR/rabbitmq.pid" ]]; then started=true; break; fi
     if [[ -f "$DIR/rabbitmq.pid" ]] && ! kill -0 "$(cat "$DIR/rabbitmq.pid")" 2>/dev/null; then break; fi
     sleep 0.1

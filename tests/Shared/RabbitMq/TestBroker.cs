@@ -80,6 +80,10 @@ internal static class TestBroker
 /// </summary>
 internal sealed record TestNode(Uri Uri, string DataDirectory) : IAsyncDisposable
 {
+    // start.sh, node.sh and rabbitmqctl each boot an Erlang VM: about a second on an idle machine, a minute and more beside the
+    // CPU-bound processes of tests/under-load.sh. A bound on a hang, not on the time: it fails loudly when it runs out.
+    private static readonly TimeSpan s_scriptPatience = TimeSpan.FromMinutes(5);
+
     /// <summary>Starts a node of its own with tests/rabbitmq/start.sh (about 6 s; it picks free ports).</summary>
     public static async Task<TestNode> StartAsync()
     {
@@ -108,7 +112,7 @@ internal sealed record TestNode(Uri Uri, string DataDirectory) : IAsyncDisposabl
 
         File.Delete(pidFile);
         await RunAsync(Path.Combine(DataDirectory, "node.sh"));
-        using var timeout = new CancellationTokenSource(TestBroker.Patience);
+        using var timeout = new CancellationTokenSource(s_scriptPatience);
         while (!File.Exists(pidFile) || !await AcceptsAsync())
         {
             await Task.Delay(100, timeout.Token);
@@ -143,7 +147,7 @@ internal sealed record TestNode(Uri Uri, string DataDirectory) : IAsyncDisposabl
         using Process process = Process.Start(info)!;
         Task<string> output = process.StandardOutput.ReadToEndAsync();
         Task<string> error = process.StandardError.ReadToEndAsync();
-        await process.WaitForExitAsync().WaitAsync(TestBroker.Patience);
+        await process.WaitForExitAsync().WaitAsync(s_scriptPatience);
         if (process.ExitCode != 0)
         {
             throw new InvalidOperationException($"{Path.GetFileName(file)} {string.Join(' ', arguments)} exited {process.ExitCode}: {await error} {await output}");
