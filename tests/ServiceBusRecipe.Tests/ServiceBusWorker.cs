@@ -31,12 +31,10 @@ public static class ServiceBusWorker
         };
 
         await processor.StartProcessingAsync(stoppingToken);
-        try
+        var stopped = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        await using (stoppingToken.Register(() => stopped.TrySetResult()))
         {
-            await Task.Delay(Timeout.Infinite, stoppingToken);
-        }
-        catch (OperationCanceledException)
-        {
+            await stopped.Task;                     // until the app stops
         }
 
         await processor.StopProcessingAsync(CancellationToken.None);
