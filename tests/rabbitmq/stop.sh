@@ -25,9 +25,21 @@ if [[ -f "$DIR/rabbitmq.pid" ]]; then
     kill -9 "$PID" 2>/dev/null || true
   fi
 fi
-# The node's own epmd (start.sh gave it a port of its own): no other node is registered with it, so it may go.
+# The node's own epmd (start.sh gave it a port of its own). epmd refuses -kill while a name is registered: a rabbitmqctl still
+# running (a test that gave up on it) unregisters when it ends, so retry for a while; then stop it by its process id, unless another
+# throwaway node shares it (two start.sh runs that raced for the port).
 if [[ -f "$DIR/epmd.port" ]]; then
-  ERL_EPMD_PORT=$(cat "$DIR/epmd.port") epmd -kill >/dev/null 2>&1 || true
+  EPMD_PORT=$(cat "$DIR/epmd.port")
+  for _ in $(seq 1 50); do
+    ERL_EPMD_PORT=$EPMD_PORT epmd -kill >/dev/null 2>&1 || true
+    (exec 3<>"/dev/tcp/127.0.0.1/$EPMD_PORT") 2>/dev/null || break
+    sleep 0.2
+  done
+  if (exec 3<>"/dev/tcp/127.0.0.1/$EPMD_PORT") 2>/dev/null \
+      && ! ERL_EPMD_PORT=$EPMD_PORT epmd -names 2>/dev/null | grep -q '^name priorityasync-'; then
+    EPMD_PID=$(ss -Htlnp "sport = :$EPMD_PORT" 2>/dev/null | grep -o 'epmd",pid=[0-9]*' | head -n 1 | cut -d= -f2)
+    [[ -n "$EPMD_PID" ]] && kill "$EPMD_PID" 2>/dev/null
+  fi
 fi
 rm -rf -- "$DIR"
 echo "rabbitmq: stopped and removed $DIR" >&2

@@ -78,7 +78,16 @@ internal sealed record TestNode(Uri Uri, string DataDirectory) : IAsyncDisposabl
         using Process process = Process.Start(info)!;
         Task<string> output = process.StandardOutput.ReadToEndAsync();
         Task<string> error = process.StandardError.ReadToEndAsync();
-        await process.WaitForExitAsync().WaitAsync(s_scriptPatience);
+        try
+        {
+            await process.WaitForExitAsync().WaitAsync(s_scriptPatience);
+        }
+        catch (TimeoutException)
+        {
+            process.Kill(entireProcessTree: true); // a hung rabbitmqctl would keep the node's epmd from stopping
+            throw new TimeoutException($"{Path.GetFileName(file)} {string.Join(' ', arguments)} did not end within {s_scriptPatience.TotalMinutes} minutes.");
+        }
+
         if (process.ExitCode != 0)
         {
             throw new InvalidOperationException($"{Path.GetFileName(file)} {string.Join(' ', arguments)} exited {process.ExitCode}: {await error} {await output}");
