@@ -3,6 +3,7 @@ using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 using MassTransit;
+using MessageBus.RabbitMq;
 using PriorityAsync;
 using PriorityAsync.MassTransit;
 using RabbitMQ.Client;
@@ -76,7 +77,7 @@ public abstract class ConsumerUnderTest(TimeSpan work) : IAsyncDisposable
 
         public override async Task StartAsync(string queue, ushort prefetch)
         {
-            _connection = await Rabbit.ConnectAsync(factory, "RabbitMqConsumers client");
+            _connection = await RabbitMqConnection.ConnectAsync(factory, "RabbitMqConsumers client");
             IChannel channel = await _connection.CreateChannelAsync();
             await channel.BasicQosAsync(0, prefetch, global: false);
             PriorityScheduler? scheduler = (PriorityScheduler?)loop?.Context ?? pool;

@@ -3,6 +3,8 @@ using System.Collections.Generic;
 using System.Diagnostics;
 using System.Linq;
 using System.Threading.Tasks;
+using MessageBus;
+using MessageBus.RabbitMq;
 using RabbitMqConsumers;
 using RabbitMQ.Client;
 using Samples.Support;
@@ -19,10 +21,14 @@ if (settings.Show is not null)
     return 0;
 }
 
-ConnectionFactory? factory = Rabbit.Factory(settings.Connection!, out error);
-if (factory is null)
+ConnectionFactory factory;
+try
 {
-    Console.Error.WriteLine($"RabbitMqConsumers: {error}");
+    factory = RabbitMqConnection.CreateFactory(settings.Connection);
+}
+catch (ArgumentException e)
+{
+    Console.Error.WriteLine($"RabbitMqConsumers: {e.Message.Split(" (Parameter", 2)[0]}");
     return SampleCommandLine.BadInput;
 }
 
@@ -33,13 +39,13 @@ try
         return await Worker.DrainAsync(factory, queue, (ushort)settings.Prefetch[0], settings.Work);
     }
 
-    await using IConnection admin = await Rabbit.ConnectAsync(factory, "RabbitMqConsumers admin");
+    await using IConnection admin = await RabbitMqConnection.ConnectAsync(factory, "RabbitMqConsumers admin");
     await using IChannel channel = await admin.CreateChannelAsync(new CreateChannelOptions(publisherConfirmationsEnabled: true, publisherConfirmationTrackingEnabled: true));
     return settings.Throughput ? await ThroughputAsync(channel) : await LatencyAsync(channel);
 }
-catch (InvalidOperationException e) when (e.Message.StartsWith("Cannot connect to RabbitMQ", StringComparison.Ordinal))
+catch (QueueConnectionException e)
 {
-    Console.Error.WriteLine($"RabbitMqConsumers: {e.Message}");
+    Console.Error.WriteLine($"RabbitMqConsumers: {e.Message}.");
     return SampleCommandLine.BadInput;
 }
 

@@ -1,65 +1,19 @@
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
-using System.Linq;
-using System.Net.Sockets;
 using System.Text;
 using System.Threading;
 using System.Threading.Tasks;
 using RabbitMQ.Client;
-using RabbitMQ.Client.Exceptions;
 
 namespace RabbitMqConsumers;
 
-/// <summary>The broker's side of the experiment: connections, queues with <c>x-max-priority</c>, confirmed publishing, counts.</summary>
+/// <summary>The broker's side of the experiment: queues with <c>x-max-priority</c>, confirmed publishing, counts (connecting:
+/// <see cref="MessageBus.RabbitMq.RabbitMqConnection"/>).</summary>
 public static class Rabbit
 {
     /// <summary>The queues' <c>x-max-priority</c>: urgent messages are published at 9, the rest at 0.</summary>
     public const byte MaxPriority = 9;
-
-    /// <summary>A connection factory for <paramref name="uri"/>; null with a one-line reason when it is not an AMQP URI.</summary>
-    public static ConnectionFactory? Factory(string uri, out string? error)
-    {
-        error = null;
-        if (!Uri.TryCreate(uri, UriKind.Absolute, out Uri? parsed) || parsed.Scheme is not ("amqp" or "amqps") || parsed.Host.Length == 0)
-        {
-            error = "the connection string must be an AMQP URI such as amqp://user:password@host:5672/ (got something else; not repeated, it may hold a password).";
-            return null;
-        }
-
-        return new ConnectionFactory { Uri = parsed, ClientProvidedName = "RabbitMqConsumers", RequestedConnectionTimeout = TimeSpan.FromSeconds(10) };
-    }
-
-    /// <summary>Connects; a refusal, an unknown host or bad credentials become one line (host and port, never the password).</summary>
-    public static async Task<IConnection> ConnectAsync(ConnectionFactory factory, string name)
-    {
-        factory.ClientProvidedName = name;
-        try
-        {
-            return await factory.CreateConnectionAsync();
-        }
-        catch (BrokerUnreachableException e)
-        {
-            // The reason is somewhere in the chain (an AggregateException of the endpoints tried, a ConnectFailureException...).
-            Exception? reason = e;
-            var chain = new List<Exception>();
-            while (reason is not null)
-            {
-                chain.Add(reason);
-                reason = reason is AggregateException { InnerExceptions.Count: 1 } a ? a.InnerExceptions[0] : reason.InnerException;
-            }
-
-            string why = chain.OfType<AuthenticationFailureException>().Any() ? "the user name or password was refused"
-                : chain.OfType<SocketException>().FirstOrDefault() is { } socket ? socket.SocketErrorCode switch
-                {
-                    SocketError.ConnectionRefused => "connection refused (is the server running?)",
-                    SocketError.HostNotFound or SocketError.TryAgain or SocketError.NoData => "unknown host",
-                    _ => socket.Message,
-                }
-                : chain[^1].Message.Split('\n', 2)[0].TrimEnd('.');
-            throw new InvalidOperationException($"Cannot connect to RabbitMQ at {factory.HostName}:{factory.Port}: {why}.", e);
-        }
-    }
 
     /// <summary>Declares a fresh, empty priority queue, as MassTransit's receive endpoint declares it (so that it accepts it as is).</summary>
     public static async Task DeclareAsync(IChannel channel, string queue)

@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.Text;
 using System.Threading;
 using System.Threading.Tasks;
+using MessageBus.RabbitMq;
 using PriorityAsync;
 using RabbitMQ.Client;
 
@@ -22,9 +23,9 @@ public static class Worker
         factory.TopologyRecoveryEnabled = true;
         factory.NetworkRecoveryInterval = TimeSpan.FromMilliseconds(500);
         // begin-snippet: rabbitmq-priority-consumer
-        // Needs: samples/RabbitMqConsumers (PriorityConsumer, Rabbit), a ConnectionFactory named factory, queue, prefetch and work.
+        // Needs: samples/RabbitMqConsumers (PriorityConsumer, Rabbit, RabbitMqConnection), a ConnectionFactory named factory, queue, prefetch and work.
         await using var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 2 });
-        await using IConnection connection = await Rabbit.ConnectAsync(factory, "RabbitMqConsumers worker");
+        await using IConnection connection = await RabbitMqConnection.ConnectAsync(factory, "RabbitMqConsumers worker");
         await using IChannel channel = await connection.CreateChannelAsync();
         await channel.QueueDeclareAsync(queue, durable: true, exclusive: false, autoDelete: false,
             arguments: new Dictionary<string, object?> { ["x-max-priority"] = (int)Rabbit.MaxPriority });

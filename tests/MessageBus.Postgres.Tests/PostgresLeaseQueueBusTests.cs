@@ -22,4 +22,7 @@ public sealed class PostgresLeaseQueueBusTests : LeaseQueueBusContract
         await _queue.EnqueueAsync(payloads);
         return _queue;
     }
+
+    // A 50 ms lease, left to expire by the server's clock.
+    protected override async Task<Lease> ReceiveAndLoseAsync(IMessageBus bus) => (await bus.ReceiveAsync(TimeSpan.FromMilliseconds(50)))!;
 }
