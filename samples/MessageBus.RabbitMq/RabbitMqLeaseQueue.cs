@@ -18,8 +18,9 @@ namespace MessageBus.RabbitMq;
 
 /// <summary>
 /// A RabbitMQ queue behind <see cref="ILeaseQueue"/>: receive takes a message with <c>basic.get</c>, which the channel then holds
-/// unacknowledged; complete records the completion and acknowledges, abandon requeues. There is no lease by time: a delivery is
-/// held while its connection lives, renewing checks that it still does, and the broker redelivers what a lost connection held.
+/// unacknowledged; complete records the completion and acknowledges, abandon requeues. RabbitMQ has no lease by time: this object
+/// keeps one (README, "Leases"). A delivery not renewed within its lease is requeued (<c>basic.nack</c>) by a timer on the thread
+/// pool, and a lost connection loses every delivery it held at once; the broker redelivers both.
 /// The counts come from the queue's record, a stream every queue object appends its events to and reads back, so that every
 /// process folds the same counts and the first completion of a message is the one that counts (README, "The record").
 /// </summary>
@@ -46,6 +47,8 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
     private readonly ConcurrentQueue<long> _completed = new();
     private readonly ConcurrentDictionary<long, Task> _background = new(); // events not awaited by their callers
     private readonly SemaphoreSlim _connecting = new(1, 1);
+    private readonly ITimer _expiry;
+    private TimeSpan _checkEvery = Timeout.InfiniteTimeSpan;
     private Session? _session;
     private bool _everConnected;
     private long _lastToken;
@@ -71,6 +74,7 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
         Owner = options.Owner;
         _recordName = options.QueueName + ".record";
         _record = new QueueRecord($"{options.Owner.Replace(' ', '_')}/{Random.Shared.Next():x8}");
+        _expiry = TimeProvider.System.CreateTimer(_ => ExpireLapsed(), null, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
     }
 
     /// <summary>The queue's name; its record is the stream <c>{QueueName}.record</c>.</summary>
@@ -136,7 +140,7 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
 
     /// <summary>Takes the next message ready in the broker (<c>basic.get</c>), held by this object's connection until it is
     /// completed, abandoned or the connection is lost. A copy of a message the record shows completed is acknowledged and skipped.</summary>
-    /// <param name="leaseDuration">Checked (1 ms to 1 day) and otherwise ignored: the delivery lasts as long as the connection.</param>
+    /// <param name="leaseDuration">How long the delivery is held without a renewal (1 ms to 1 day); then it is requeued.</param>
     /// <param name="cancellationToken">Abandons the wait for the reply.</param>
     /// <returns>The delivery, or <see langword="null"/> when the broker has no message ready.</returns>
     public async Task<Lease?> ReceiveAsync(TimeSpan leaseDuration, CancellationToken cancellationToken = default)
@@ -176,15 +180,16 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
                     Task<long> verdict = await PublishAsync(session, QueueRecord.Delivered, id, token, flag: true, verdict: true).ConfigureAwait(false);
                     completed = await AppliedAsync(session, verdict, cancellationToken).ConfigureAwait(false) == 1;
                     deliveries = _record.Of(id).Deliveries - 1;
-                    held = new Held(session, got.DeliveryTag, id, Task.CompletedTask);
+                    held = new Held(session, got.DeliveryTag, id, Task.CompletedTask, leaseDuration);
                 }
                 else
                 {
                     // Not awaited here: the complete or abandon that follows waits for it, so that the record has them in order.
-                    held = new Held(session, got.DeliveryTag, id, Background(PublishAsync(session, QueueRecord.Delivered, id, token)));
+                    held = new Held(session, got.DeliveryTag, id, Background(PublishAsync(session, QueueRecord.Delivered, id, token)), leaseDuration);
                 }
 
                 _held[token] = held;
+                CheckEvery(leaseDuration);
                 if (completed)
                 {
                     _held.TryRemove(token, out _);
@@ -203,8 +208,9 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
     }
 
     /// <summary>
-    /// Renews each lease without a request: true while its connection lives and it is neither completed nor abandoned. A refusal
-    /// (the broker redelivers the message, or has) is counted in the record.
+    /// Renews each lease without a request: true while its connection lives and it is neither completed, abandoned nor lapsed; its
+    /// lease then runs <paramref name="leaseDuration"/> from now. A refusal (the broker redelivers the message, or has) is counted
+    /// in the record.
     /// </summary>
     /// <returns>For each lease in order, whether it is still held: on <see langword="false"/> the caller must stop working on it.</returns>
     public Task<bool[]> RenewAsync(IReadOnlyList<Lease> leases, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
@@ -214,7 +220,15 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
         bool[] renewed = new bool[leases.Count];
         for (int i = 0; i < renewed.Length; i++)
         {
-            renewed[i] = Current(leases[i], out _);
+            if (Current(leases[i], out Held? held))
+            {
+                lock (held)
+                {
+                    renewed[i] = !held.Lapsed;
+                    held.Until = Stopwatch.GetTimestamp() + (long)(leaseDuration.TotalSeconds * Stopwatch.Frequency);
+                }
+            }
+
             if (!renewed[i])
             {
                 Count(QueueRecord.RenewalRefused, leases[i]);
@@ -240,7 +254,7 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
             lock (held)
             {
                 completion = held.Completion is { IsFaulted: false, IsCanceled: false } done ? done
-                    : !held.Session.Lost ? held.Completion = CompleteHeldAsync(lease.Token, held, cancellationToken) : null;
+                    : !held.Session.Lost && !held.Lapsed ? held.Completion = CompleteHeldAsync(lease.Token, held, cancellationToken) : null;
             }
         }
 
@@ -315,6 +329,7 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
     /// <summary>Closes the connection; the deliveries it held go back to the queue.</summary>
     public async ValueTask DisposeAsync()
     {
+        await _expiry.DisposeAsync().ConfigureAwait(false);
         if (_session is { } session)
         {
             Lose(session);
@@ -363,6 +378,59 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
         }
 
         return counts;
+    }
+
+    /// <summary>Checks for lapsed leases at least every eighth of the shortest lease taken (5 ms to 1 s).</summary>
+    private void CheckEvery(TimeSpan leaseDuration)
+    {
+        TimeSpan every = TimeSpan.FromTicks(Math.Clamp(leaseDuration.Ticks / 8, TimeSpan.TicksPerMillisecond * 5, TimeSpan.TicksPerSecond));
+        lock (_expiry)
+        {
+            if (_checkEvery == Timeout.InfiniteTimeSpan || every < _checkEvery)
+            {
+                _checkEvery = every;
+                _expiry.Change(every, every);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Requeues every delivery whose lease has run out, as a server's lease lapses (RabbitMQ: "Leases"): from then on its renewal,
+    /// complete and abandon are refused, and its next delivery counts as an expired redelivery (no abandon is recorded).
+    /// </summary>
+    private void ExpireLapsed()
+    {
+        long now = Stopwatch.GetTimestamp();
+        foreach (KeyValuePair<long, Held> entry in _held)
+        {
+            Held held = entry.Value;
+            lock (held)
+            {
+                if (held.Until > now || held.Completion is not null || held.Lapsed || held.Session.Lost || !_held.TryRemove(entry.Key, out _))
+                {
+                    continue;
+                }
+
+                held.Lapsed = true;
+            }
+
+            Background(RequeueAsync(held));
+        }
+    }
+
+    private async Task<bool> RequeueAsync(Held held)
+    {
+        try
+        {
+            await held.Recorded.ConfigureAwait(false); // the delivery is in the record before the message can be delivered again
+            await held.Session.Messages.BasicNackAsync(held.Tag, multiple: false, requeue: true).ConfigureAwait(false);
+        }
+        catch (Exception e) when (IsConnectionLoss(e))
+        {
+            Lose(held.Session); // requeued all the same: the broker requeues what a lost connection held
+        }
+
+        return true;
     }
 
     private bool Current(Lease lease, out Held held) =>
@@ -513,9 +581,15 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
             {
                 _session = await OpenAsync(connection, cancellationToken).ConfigureAwait(false);
             }
-            catch
+            catch (Exception e)
             {
                 await connection.DisposeAsync().ConfigureAwait(false);
+                if (_everConnected && IsConnectionLoss(e))
+                {
+                    // A node just restarted may refuse a queue whose home is not up yet (404 "home node ... is down"): retried.
+                    return (null, Reason(e), e, true);
+                }
+
                 throw;
             }
 
@@ -606,8 +680,9 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
         public volatile bool Synced;
     }
 
-    /// <summary>A delivery this object holds: its session and tag, its delivery's event, and once completed, the completion.</summary>
-    private sealed class Held(Session session, ulong tag, long id, Task recorded)
+    /// <summary>A delivery this object holds: its session and tag, its delivery's event, when its lease runs out, and once
+    /// completed, the completion. <see cref="Until"/>, <see cref="Lapsed"/> and <see cref="Completion"/> change under its lock.</summary>
+    private sealed class Held(Session session, ulong tag, long id, Task recorded, TimeSpan lease)
     {
         public Session Session { get; } = session;
 
@@ -618,6 +693,10 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
         public Task Recorded { get; } = recorded;
 
         public Task<bool>? Completion { get; set; }
+
+        public long Until { get; set; } = Stopwatch.GetTimestamp() + (long)(lease.TotalSeconds * Stopwatch.Frequency);
+
+        public bool Lapsed { get; set; }
     }
 
     /// <summary>Reads the record into the fold, in the stream's order; a record deleted under it starts the fold again.</summary>

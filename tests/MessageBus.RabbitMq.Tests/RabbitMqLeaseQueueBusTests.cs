@@ -24,7 +24,8 @@ public sealed class RabbitMqLeaseQueueBusTests : LeaseQueueBusContract
         return _queue;
     }
 
-    // No lease by time on RabbitMQ: a delivery is lost with the connection that held it, and the broker redelivers it.
+    // RabbitMQ's own rule (the queue's lease lapsing is RabbitMqLeaseQueueTests'): a delivery is lost with the connection that
+    // held it, and the broker redelivers it.
     protected override async Task<Lease> ReceiveAndLoseAsync(IMessageBus bus)
     {
         Lease lease = (await bus.ReceiveAsync(LongLease))!;

@@ -8,7 +8,7 @@ using TestSupport.RabbitMq;
 namespace MessageBus.RabbitMq.Tests;
 
 /// <summary>
-/// The RabbitMQ queue against a real broker: deliveries held by their connection, the record every queue object folds into the
+/// The RabbitMQ queue against a real broker: deliveries held by their connection and their lease, the record every queue object folds into the
 /// same counts, the first recorded completion of a message counting once, copies of completed messages dropped, and the
 /// connection's failures. Events "another worker" wrote are appended to the record by the test, as that worker would have.
 /// </summary>
@@ -178,6 +178,31 @@ public sealed class RabbitMqLeaseQueueTests : IAsyncLifetime
         BusCounts counts = await queue.GetCountsAsync();
         (counts.Completed, counts.RejectedCompletes, counts.FailedRenewals, counts.ExpiredRedeliveries, counts.Leased, counts.Available).Should().Be((3, 1, 2, 2, 0, 0));
         queue.Reconnects.Should().BeGreaterThan(0);
+    }
+
+    [RabbitMqFact]
+    public async Task LeaseNotRenewed_TheQueueRequeuesIt_RenewAndCompleteRefused_NextDeliveryCountsAsExpired()
+    {
+        // Only the lapse is asserted (a lease kept by renewals in time would be a claim about time): a 50 ms lease with no renewal
+        // lapses at some point, and then the message comes back; the queue object that held it sees it again as a stranger would.
+        RabbitMqLeaseQueue queue = await NewAsync();
+        await queue.EnqueueAsync(["a"]);
+        Lease stale = (await queue.ReceiveAsync(TimeSpan.FromMilliseconds(50)))!;
+
+        Lease? fresh = null;
+        using var timeout = new CancellationTokenSource(TestBroker.Patience);
+        while ((fresh = await queue.ReceiveAsync(Lease)) is null)
+        {
+            await Task.Delay(20, timeout.Token);
+        }
+
+        (fresh.MessageId, fresh.DeliveryCount).Should().Be((stale.MessageId, 2));
+        (await queue.RenewAsync([stale], Lease)).Should().Equal(false);
+        (await queue.CompleteAsync(stale)).Should().BeFalse();
+        (await queue.AbandonAsync(stale)).Should().BeFalse();
+        (await queue.CompleteAsync(fresh)).Should().BeTrue();
+        BusCounts counts = await queue.GetCountsAsync();
+        (counts.Completed, counts.RejectedCompletes, counts.FailedRenewals, counts.ExpiredRedeliveries, counts.Abandoned, counts.Leased).Should().Be((1, 1, 1, 1, 0, 0));
     }
 
     [RabbitMqFact]

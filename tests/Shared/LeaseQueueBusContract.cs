@@ -52,7 +52,7 @@ public abstract class LeaseQueueBusContract : IAsyncLifetime
 
     /// <summary>
     /// Takes the one message of the queue and makes the broker take the delivery away by its own rule: PostgreSQL and Redis let a
-    /// short lease expire by their clock, RabbitMQ loses the connection that held it.
+    /// short lease expire by their clock, RabbitMQ loses the connection that held it (its queue's own lease is tested beside it).
     /// </summary>
     protected abstract Task<Lease> ReceiveAndLoseAsync(IMessageBus bus);
 
