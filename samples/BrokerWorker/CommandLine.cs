@@ -13,13 +13,13 @@ public static class CommandLine
     private static readonly Options s_defaults = new();
     private static readonly SampleCommandLine s_line = new(
         "The lease worker of the article \"Async Wandering, part 15\" against a broker (in memory, or a real " +
-        $"{string.Join(" or ", BusFactory.Kinds.Select(k => k.Name))} queue), in one or several worker processes, five modes side by side. " +
+        $"{string.Join(", ", BusFactory.Kinds[..^1].Select(k => k.Name))} or {BusFactory.Kinds[^1].Name} queue), in one or several worker processes, five modes side by side. " +
         "Durations are the article's, every one run scaled by --time-scale. Exit code: 0 when it ran (whatever was lost), 2 for bad " +
         "arguments or a broker that cannot be used.");
 
     private static readonly Option<string> s_bus = s_line.Add(SampleCommandLine.Choice("--bus", s_defaults.Bus, "the broker: memory (in this process), or a real server", Options.Buses));
     private static readonly Option<string?> s_connection = s_line.Add(SampleCommandLine.Text("--connection", "STRING",
-        $"the broker's connection string (its client's; default: {string.Join(" or ", BusFactory.Kinds.Select(k => k.Variable))} from the environment)"));
+        $"the broker's connection string (its client's; default: the bus's {string.Join(", ", BusFactory.Kinds.Select(k => k.Variable))})"));
     private static readonly Option<IReadOnlyList<string>> s_modes = s_line.Add(
         SampleCommandLine.List("--modes", Options.AllModes, Options.AllModes, "mode", "comma-separated: the modes to run, one after another"));
     private static readonly Option<int> s_workers = s_line.Add(SampleCommandLine.WholeNumber("--workers", s_defaults.Workers, "worker processes against one queue (memory: N workers in this process)"));

@@ -11,7 +11,7 @@ namespace BrokerWorker.Bus;
 public static class BusFactory
 {
     /// <summary>Every real broker, in the order <c>--help</c> lists them. A new broker is a <see cref="Broker"/> and a line here.</summary>
-    public static readonly BrokerKind[] Kinds = [PostgresBroker.Kind, RedisBroker.Kind];
+    public static readonly BrokerKind[] Kinds = [PostgresBroker.Kind, RedisBroker.Kind, RabbitMqBroker.Kind];
 
     /// <summary>The kind <c>--bus</c> names; null for the in-memory bus.</summary>
     public static BrokerKind? Kind(string bus) => Kinds.FirstOrDefault(k => k.Bus == bus);
@@ -68,6 +68,6 @@ public static class BusFactory
         ? $"{p.MessageText} (SQLSTATE {p.SqlState})"
         : e.Message.Split('\n', 2)[0].TrimEnd();
 
-    /// <summary>The queue of one mode's run: the prefix and the mode (a PostgreSQL table, a Redis key prefix).</summary>
+    /// <summary>The queue of one mode's run: the prefix and the mode (a PostgreSQL table, a Redis key prefix, a RabbitMQ queue).</summary>
     public static string Table(Options options, string mode) => $"{options.Queue}_{mode.Replace('-', '_')}";
 }

@@ -2,8 +2,6 @@ using System;
 using System.Collections.Generic;
 using System.Data.Common;
 using System.Diagnostics;
-using System.IO;
-using System.Net;
 using System.Threading.Tasks;
 using MessageBus.Postgres;
 using MessageBus.Postgres.Internal;
@@ -39,41 +37,9 @@ public sealed class PostgresBroker : Broker
 
     public override Task EnqueueAsync(IReadOnlyList<string> payloads) => _queue.EnqueueAsync(payloads);
 
-    /// <summary>
-    /// A server on this machine: the CPU of every <c>postgres</c> process, with the time of the backends that have exited (their
-    /// parent, the postmaster, has reaped them: <c>cutime</c>, <c>cstime</c>). Null for a server elsewhere or without /proc.
-    /// </summary>
-    public override Task<TimeSpan?> ServerCpuAsync()
-    {
-        bool local = _builder.Host is "localhost" || (IPAddress.TryParse(_builder.Host, out IPAddress? address) && IPAddress.IsLoopback(address));
-        if (!local || !Directory.Exists("/proc"))
-        {
-            return Task.FromResult<TimeSpan?>(null);
-        }
-
-        long ticks = 0;
-        foreach (string dir in Directory.EnumerateDirectories("/proc"))
-        {
-            try
-            {
-                if (!int.TryParse(Path.GetFileName(dir), out _) || File.ReadAllText(Path.Combine(dir, "comm")).Trim() != "postgres")
-                {
-                    continue;
-                }
-
-                // Fields after the command's closing parenthesis: utime, stime, cutime, cstime are the 14th to 17th of the line.
-                string stat = File.ReadAllText(Path.Combine(dir, "stat"));
-                string[] fields = stat[(stat.LastIndexOf(')') + 2)..].Split(' ');
-                ticks += long.Parse(fields[11]) + long.Parse(fields[12]) + long.Parse(fields[13]) + long.Parse(fields[14]);
-            }
-            catch (Exception e) when (e is IOException or UnauthorizedAccessException or FormatException or IndexOutOfRangeException)
-            {
-                // The process exited while being read.
-            }
-        }
-
-        return Task.FromResult<TimeSpan?>(TimeSpan.FromSeconds(ticks / 100.0)); // USER_HZ is 100 on Linux
-    }
+    /// <summary>A server on this machine: the CPU of every <c>postgres</c> process, with the backends' that have exited (reaped by
+    /// their parent, the postmaster).</summary>
+    public override Task<TimeSpan?> ServerCpuAsync() => Task.FromResult(LocalCpu(_builder.Host, (_, name) => name == "postgres"));
 
     /// <summary>The queue's own statements (the bus's renewal of one lease is its batch statement with one pair) on one open
     /// connection, prepared, with nothing around them: what the bus's pooled connections, retries and lease objects cost on top.</summary>

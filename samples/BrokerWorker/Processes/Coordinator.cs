@@ -69,7 +69,7 @@ public sealed class Coordinator(Options options, TextWriter error)
         return results;
     }
 
-    /// <summary>The run on a real broker (PostgreSQL, Redis): N worker processes per mode. Returns null after writing one line when the broker cannot be used.</summary>
+    /// <summary>The run on a real broker (PostgreSQL, Redis, RabbitMQ): N worker processes per mode. Returns null after writing one line when the broker cannot be used.</summary>
     public async Task<IReadOnlyList<RunResult>?> RunBrokerAsync(string connection)
     {
         double spins = CpuWork.Calibrate();

@@ -108,7 +108,7 @@ public static class Table
         WriteLegend(output, "peak threads", "the most .NET thread-pool threads a worker process had when a CPU part started (min set: the " +
             "minimum the threadpool mode sets; -: on virtual time)");
         WriteLegend(output, "CPU workers / broker", "CPU time of the worker processes (in-memory bus: of this process, the broker included) / of the " +
-            "broker server during the run (PostgreSQL on this machine: all its processes; Redis: its own count; -: not measured)");
+            "broker server during the run (PostgreSQL on this machine: all its processes; Redis: its own count; RabbitMQ on this machine: its VM; -: not measured)");
         WriteEndLegend(output, options);
     }
 
