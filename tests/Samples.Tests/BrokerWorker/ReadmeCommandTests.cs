@@ -12,8 +12,8 @@ namespace Samples.Tests.BrokerWorker;
 /// <summary>
 /// Every command of the BrokerWorker and MessageBus READMEs' shell blocks (and their inline <c>dotnet run</c> commands), and the
 /// sample's commands of its measured runs in docs/benchmarks.md, runs, or is
-/// checked, here: each <c>dotnet run --project samples/BrokerWorker</c> command runs in-process with its own arguments (on PostgreSQL
-/// and Redis where the server is up, as in CI) plus <c>--json</c> to read its results, exits 0 and loses nothing by the broker's own
+/// checked, here: each <c>dotnet run --project samples/BrokerWorker</c> command runs in-process with its own arguments (on PostgreSQL,
+/// Redis and RabbitMQ where the server is up, as in CI) plus <c>--json</c> to read its results, exits 0 and loses nothing by the broker's own
 /// counts; the scripts and projects the other commands name exist. Only what holds at any machine load is asserted: exit codes and
 /// counts, never a time (what each mode keeps or loses is proven on virtual time in <see cref="BrokerWorkerMemoryTests"/> and
 /// measured in the README's tables).
@@ -53,6 +53,8 @@ public sealed partial class ReadmeCommandTests
 
     public static TheoryData<string, int, string> RedisCommands => Commands("redis");
 
+    public static TheoryData<string, int, string> RabbitMqCommands => Commands("rabbitmq");
+
     [Theory]
     [MemberData(nameof(MemoryCommands))]
     [Trait("Category", "Stress")]
@@ -67,6 +69,11 @@ public sealed partial class ReadmeCommandTests
     [MemberData(nameof(RedisCommands))]
     [Trait("Category", "Stress")]
     public Task BrokerWorkerCommand_OnRedis_ExitsZeroAndLosesNothing(string readme, int line, string command) => RunAsync(readme, line, command);
+
+    [BrokerTheory("rabbitmq")]
+    [MemberData(nameof(RabbitMqCommands))]
+    [Trait("Category", "Stress")]
+    public Task BrokerWorkerCommand_OnRabbitMq_ExitsZeroAndLosesNothing(string readme, int line, string command) => RunAsync(readme, line, command);
 
     [Fact]
     public void EveryCommand_Compressed_ParsesAndTakesTheSamePaths_OnlyShorterAndSmaller()
@@ -139,7 +146,7 @@ public sealed partial class ReadmeCommandTests
         problems.Should().BeEmpty();
         brokerWorker.Should().BeGreaterThan(5, "the READMEs show the sample's commands");
         string ci = File.ReadAllText(Path.Combine(root, ".ci", "run"));
-        ci.Should().Contain("tests/postgres/start.sh").And.Contain("tests/redis/start.sh", "CI starts the servers the commands need");
+        ci.Should().Contain("tests/postgres/start.sh").And.Contain("tests/redis/start.sh").And.Contain("tests/rabbitmq/start.sh", "CI starts the servers the commands need");
     }
 
     /// <summary>The command's arguments as this test runs them (see the class's remarks): compressed in time and size, the same code paths.</summary>
@@ -384,7 +391,7 @@ public sealed partial class ReadmeCommandTests
     private static partial Regex PathPattern();
 
     // The server scripts and their use, and the hand-made servers' steps (each also in tests/postgres/start.sh or
-    // tests/redis/start.sh, which CI runs).
-    [GeneratedRegex(@"^(?:eval ""\$\(tests/(?:postgres|redis)/start\.sh\)""|tests/(?:postgres|redis)/stop\.sh|trap 'tests/(?:postgres|redis)/stop\.sh' EXIT|export (?:PATH|PRIORITYASYNC_\w+)=.*|DIR=\$\(mktemp -d .*\)|echo secret > .*|(?:initdb|pg_ctl|psql|redis-server|redis-cli) .*|-c .*)$")]
+    // tests/redis/start.sh, which CI runs; RabbitMQ's only by its scripts).
+    [GeneratedRegex(@"^(?:eval ""\$\(tests/(?:postgres|redis|rabbitmq)/start\.sh\)""|tests/(?:postgres|redis|rabbitmq)/stop\.sh|trap 'tests/(?:postgres|redis|rabbitmq)/stop\.sh' EXIT|export (?:PATH|PRIORITYASYNC_\w+)=.*|DIR=\$\(mktemp -d .*\)|echo secret > .*|(?:initdb|pg_ctl|psql|redis-server|redis-cli) .*|-c .*)$")]
     private static partial Regex KnownPattern();
 }
