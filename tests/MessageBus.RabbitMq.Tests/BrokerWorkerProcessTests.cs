@@ -1,8 +1,6 @@
-using System.IO;
 using BrokerWorker;
-using BrokerWorker.Bus;
 using BrokerWorker.Processes;
-using BrokerWorker.Processing;
+using TestSupport;
 using TestSupport.RabbitMq;
 
 namespace MessageBus.RabbitMq.Tests;
@@ -26,11 +24,11 @@ public sealed class BrokerWorkerProcessTests
     public async Task Sigkill_OneOfThreeWorkerProcesses_TheBrokerRedeliversItsMessages_EveryMessageCompletedOnce()
     {
         const int Messages = 30;
-        await using Run run = await Run.StartAsync(Messages, "priority", workers: 3, Base);
+        await using BrokerWorkerRun<RabbitMqLeaseQueue> run = await StartAsync(Messages, "priority", workers: 3, Base);
         WorkerChild victim = run.Children[0];
 
         // Kill it while it holds at least one delivery and others have been completed (mid-run).
-        await run.WaitUntilAsync(async () => (await run.CountsAsync()).Completed >= 2 && run.Holds($"priority:{victim.Id}"), "the victim to hold a delivery mid-run");
+        await run.WaitUntilAsync(async () => (await run.CountsAsync()).Completed >= 2 && Holds(run, $"priority:{victim.Id}"), "the victim to hold a delivery mid-run");
         victim.Kill();
 
         BusCounts counts = await run.WaitForAllCompletedAsync();
@@ -46,7 +44,7 @@ public sealed class BrokerWorkerProcessTests
         const int Messages = 12;
         foreach (string mode in Options.AllModes.Where(m => m != "single"))
         {
-            await using Run run = await Run.StartAsync(Messages, mode, workers: 2, Base);
+            await using BrokerWorkerRun<RabbitMqLeaseQueue> run = await StartAsync(Messages, mode, workers: 2, Base);
 
             BusCounts counts = await run.WaitForAllCompletedAsync();
             counts.Completed.Should().Be(Messages, mode);
@@ -62,7 +60,7 @@ public sealed class BrokerWorkerProcessTests
     {
         const int Messages = 30;
         await using TestNode node = await TestNode.StartAsync();
-        await using Run run = await Run.StartAsync(Messages, "priority", workers: 2, Longer, node.Uri);
+        await using BrokerWorkerRun<RabbitMqLeaseQueue> run = await StartAsync(Messages, "priority", workers: 2, Longer, node.Uri);
         await run.WaitUntilAsync(async () => (await run.CountsAsync()).Completed >= 3, "the first completions");
 
         await node.CtlAsync("close_all_connections", "a test closes every connection");
@@ -80,7 +78,7 @@ public sealed class BrokerWorkerProcessTests
     {
         const int Messages = 30;
         await using TestNode node = await TestNode.StartAsync();
-        await using Run run = await Run.StartAsync(Messages, "priority", workers: 2, Longer, node.Uri);
+        await using BrokerWorkerRun<RabbitMqLeaseQueue> run = await StartAsync(Messages, "priority", workers: 2, Longer, node.Uri);
         await run.WaitUntilAsync(async () => (await run.CountsAsync()).Completed >= 3, "the first completions");
 
         await node.CrashAndRestartAsync();
@@ -148,116 +146,13 @@ public sealed class BrokerWorkerProcessTests
         }
     }
 
-    // The sample's entry point in-process: its exit code and what it wrote to stderr, which must be exactly one line (no stack trace).
-    private static async Task<(int Exit, string Line)> RunAppAsync(params string[] args)
-    {
-        var stdout = new StringWriter();
-        var stderr = new StringWriter();
+    private static Task<(int Exit, string Line)> RunAppAsync(params string[] args) => BrokerWorkerApp.RunAsync(TestBroker.Patience, args);
 
-        int exit = await App.RunAsync(args, stdout, stderr).WaitAsync(TestBroker.Patience);
+    private static Task<BrokerWorkerRun<RabbitMqLeaseQueue>> StartAsync(int messages, string mode, int workers, string[] args, Uri? node = null) =>
+        BrokerWorkerRun<RabbitMqLeaseQueue>.StartAsync("rabbitmq", (node ?? TestBroker.Uri).ToString(), TestBroker.Patience, messages, mode, workers, args,
+            name => Queues.CreateAsync(Queues.NewOptions(name, "test", node)), (q, payloads) => q.EnqueueAsync(payloads), q => q.DropAsync());
 
-        string text = stderr.ToString().TrimEnd();
-        text.Split('\n').Should().ContainSingle("a failure is one line, never a stack trace: {0}", text);
-        return (exit, text);
-    }
-
-    /// <summary>A queue filled with messages and N worker processes of the sample started on it together.</summary>
-    private sealed class Run : IAsyncDisposable
-    {
-        private readonly RabbitMqLeaseQueue _queue;
-        private readonly int _messages;
-
-        private Run(RabbitMqLeaseQueue queue, int messages, List<WorkerChild> children)
-        {
-            _queue = queue;
-            _messages = messages;
-            Children = children;
-        }
-
-        public List<WorkerChild> Children { get; }
-
-        public static async Task<Run> StartAsync(int messages, string mode, int workers, string[] args, Uri? node = null)
-        {
-            // The workers find the mode's queue from the prefix, as the coordinator's do.
-            string prefix = "t_" + Guid.NewGuid().ToString("N")[..16];
-            CommandLine.TryParse(
-                [.. args, "--bus", "rabbitmq", "--workers", workers.ToString(System.Globalization.CultureInfo.InvariantCulture),
-                 "--messages", messages.ToString(System.Globalization.CultureInfo.InvariantCulture)], out Options parsed, out string? error)
-                .Should().BeTrue(error);
-            Options options = parsed with { Queue = prefix };
-            RabbitMqLeaseQueue queue = await Queues.CreateAsync(Queues.NewOptions(BusFactory.Table(options, mode), "test", node));
-            await queue.EnqueueAsync([.. Enumerable.Range(0, messages).Select(i => $"message {i}")]);
-            double spins = CpuWork.Calibrate();
-            var children = new List<WorkerChild>();
-            for (int i = 0; i < workers; i++)
-            {
-                children.Add(WorkerChild.Start(Coordinator.WorkerOptions(options, mode, spins), (node ?? TestBroker.Uri).ToString()));
-            }
-
-            foreach (WorkerChild child in children)
-            {
-                (await child.WaitReadyAsync(TestBroker.Patience)).Should().BeTrue(child.Describe());
-            }
-
-            foreach (WorkerChild child in children)
-            {
-                child.Go();
-            }
-
-            return new Run(queue, messages, children);
-        }
-
-        public Task<BusCounts> CountsAsync() => _queue.GetCountsAsync();
-
-        /// <summary>Whether the record, as last read, shows a delivery held by <paramref name="owner"/>'s queue object.</summary>
-        public bool Holds(string owner) => _queue.Holders().Any(h => h.StartsWith(owner + "/", StringComparison.Ordinal));
-
-        public async Task WaitUntilAsync(Func<Task<bool>> condition, string what)
-        {
-            using CancellationTokenSource timeout = new(TestBroker.Patience);
-            while (!await condition())
-            {
-                // Every worker gone is a failure only if the condition is still false after they went.
-                if (Children.TrueForAll(c => c.HasExited) && !await condition())
-                {
-                    Children.Should().Contain(c => !c.HasExited, $"a worker must still run while waiting for {what}");
-                }
-
-                await Task.Delay(10, timeout.Token);
-            }
-        }
-
-        public async Task<BusCounts> WaitForAllCompletedAsync()
-        {
-            await WaitUntilAsync(async () => (await CountsAsync()).Completed >= _messages, "every message to be completed");
-            return await CountsAsync();
-        }
-
-        /// <summary>Waits for the live workers to exit (they stop by themselves once the queue is done) and returns their reports.</summary>
-        public async Task<IReadOnlyList<ProcessStats>> StopAsync()
-        {
-            var stats = new List<ProcessStats>();
-            foreach (WorkerChild child in Children)
-            {
-                await child.WaitForExitAsync(TestBroker.Patience);
-                if (child.Stats is { } s)
-                {
-                    stats.Add(s);
-                }
-            }
-
-            return stats;
-        }
-
-        public async ValueTask DisposeAsync()
-        {
-            foreach (WorkerChild child in Children)
-            {
-                child.Dispose();
-            }
-
-            await _queue.DropAsync();
-            await _queue.DisposeAsync();
-        }
-    }
+    /// <summary>Whether the record, as last read, shows a delivery held by <paramref name="owner"/>'s queue object.</summary>
+    private static bool Holds(BrokerWorkerRun<RabbitMqLeaseQueue> run, string owner) =>
+        run.Queue.Holders().Any(h => h.StartsWith(owner + "/", StringComparison.Ordinal));
 }
