@@ -623,7 +623,7 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
         publish.ChannelShutdownAsync += lost;
         reader.ChannelShutdownAsync += lost;
         var from = new Dictionary<string, object?> { ["x-stream-offset"] = _record.NextOffset };
-        await reader.BasicConsumeAsync(_recordName, autoAck: false, "", noLocal: false, exclusive: false, from, new RecordReader(this, session, reader), cancellationToken).ConfigureAwait(false);
+        await reader.BasicConsumeAsync(_recordName, autoAck: false, "", noLocal: false, exclusive: false, from, new RecordReader(this, session, reader, _record.Epoch), cancellationToken).ConfigureAwait(false);
         return session;
     }
 
@@ -699,15 +699,16 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
         public bool Lapsed { get; set; }
     }
 
-    /// <summary>Reads the record into the fold, in the stream's order; a record deleted under it starts the fold again.</summary>
-    private sealed class RecordReader(RabbitMqLeaseQueue queue, Session session, IChannel channel) : AsyncDefaultBasicConsumer(channel)
+    /// <summary>Reads the record into the fold, in the stream's order; a record deleted under it starts the fold again. It reads
+    /// the stream of one epoch: after a purge, a reader still delivering from the deleted stream must not fold into the new one.</summary>
+    private sealed class RecordReader(RabbitMqLeaseQueue queue, Session session, IChannel channel, long epoch) : AsyncDefaultBasicConsumer(channel)
     {
         public override async Task HandleBasicDeliverAsync(string consumerTag, ulong deliveryTag, bool redelivered, string exchange, string routingKey,
             IReadOnlyBasicProperties properties, ReadOnlyMemory<byte> body, CancellationToken cancellationToken = default)
         {
             if (properties.Headers?["x-stream-offset"] is long offset)
             {
-                queue._record.Apply(offset, body.Span);
+                queue._record.Apply(epoch, offset, body.Span);
             }
 
             await Channel.BasicAckAsync(deliveryTag, multiple: false, cancellationToken).ConfigureAwait(false);

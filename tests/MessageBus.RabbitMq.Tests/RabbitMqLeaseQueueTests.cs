@@ -206,6 +206,30 @@ public sealed class RabbitMqLeaseQueueTests : IAsyncLifetime
     }
 
     [RabbitMqFact]
+    public async Task PurgeAsync_WhileTheRecordIsStillBeingRead_TheDeletedStreamsEventsAreNotFoldedIntoTheNewOne()
+    {
+        // A long record (5000 markers of another process), a queue object that starts reading it and purges at once: its reader may
+        // still deliver the deleted stream's events after the purge. Folded into the new record, their offsets would hide the new
+        // one's first events, and every wait for a verdict would last forever (a coordinator of BrokerWorker hung so, 1 run in 6).
+        RabbitMqLeaseQueue writer = await NewAsync();
+        await using (IConnection connection = await new ConnectionFactory { Uri = TestBroker.Uri }.CreateConnectionAsync())
+        await using (IChannel channel = await connection.CreateChannelAsync(new CreateChannelOptions(true, true)))
+        {
+            await Task.WhenAll(Enumerable.Range(1, 5000).Select(i =>
+                channel.BasicPublishAsync("", writer.RecordName, true, new BasicProperties(), QueueRecord.Format(QueueRecord.Sync, "other/1", i, 0, 0, false)).AsTask()));
+        }
+
+        for (int round = 0; round < 3; round++)
+        {
+            RabbitMqLeaseQueue purger = await NewAsync(writer.QueueName, $"purger{round}");
+            await purger.PurgeAsync();
+            await purger.EnqueueAsync(["a"]).WaitAsync(TestBroker.Patience);
+
+            (await purger.GetCountsAsync().WaitAsync(TestBroker.Patience)).Should().Be(new BusCounts(1, 0, 0, 0, 0, 0, 0, 0, 1, 0));
+        }
+    }
+
+    [RabbitMqFact]
     public async Task PurgeAsync_StartsTheCountsAndTheIdsAgain()
     {
         RabbitMqLeaseQueue queue = await NewAsync();

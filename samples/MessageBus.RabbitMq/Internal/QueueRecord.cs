@@ -36,6 +36,9 @@ internal sealed class QueueRecord(string instance)
     /// <summary>The offset of the next event to read: where the reader resumes after a reconnection.</summary>
     public long NextOffset { get; private set; }
 
+    /// <summary>How many times the record was reset: a reader of an earlier stream (deleted since) applies nothing.</summary>
+    public long Epoch { get; private set; }
+
     /// <summary>A new event of this queue object, as sent: its sequence number and its body. With <paramref name="verdict"/>, the
     /// returned task completes when the reader applies it, with the event's verdict.</summary>
     public (long Seq, byte[] Body, Task<long>? Verdict) Write(char kind, long a = 0, long b = 0, bool flag = false, bool verdict = false)
@@ -59,14 +62,15 @@ internal sealed class QueueRecord(string instance)
     public static byte[] Format(char kind, string instance, long seq, long a, long b, bool flag) =>
         Encoding.ASCII.GetBytes(string.Create(CultureInfo.InvariantCulture, $"{kind} {instance} {seq} {a} {b} {(flag ? 1 : 0)}"));
 
-    /// <summary>Folds the event at <paramref name="offset"/> of the stream; an offset already read, a duplicate or a malformed event is skipped.</summary>
-    public void Apply(long offset, ReadOnlySpan<byte> body)
+    /// <summary>Folds the event at <paramref name="offset"/> of the stream; an offset already read, a duplicate, a malformed event
+    /// or one read from the stream of an earlier <paramref name="epoch"/> (a reader still delivering after a purge) is skipped.</summary>
+    public void Apply(long epoch, long offset, ReadOnlySpan<byte> body)
     {
         string[] f = Encoding.ASCII.GetString(body).Split(' ');
         long verdict = 0;
         lock (_gate)
         {
-            if (offset < NextOffset)
+            if (epoch != Epoch || offset < NextOffset)
             {
                 return;
             }
@@ -154,6 +158,7 @@ internal sealed class QueueRecord(string instance)
             _messages.Clear();
             _seen.Clear();
             NextOffset = 0;
+            Epoch++;
             _enqueued = _delivered = _redelivered = _completed = _rejected = _failedRenewals = _abandoned = _leased = _expired = 0;
         }
 
