@@ -283,7 +283,7 @@ public sealed class BrokerWorkerMemoryTests
     [InlineData("--bus postgres --connection Host=127.0.0.1;Port=notaport", "The PostgreSQL connection string is malformed")]
     [InlineData("--bus redis --connection 127.0.0.1:6379,nosuchkeyword=1", "The Redis connection string is malformed")]
     [InlineData("--bus redis --connection password=x", "The Redis connection string names no server (host:port).")]
-    [InlineData("--bus kafka", "--bus must be memory, postgres or redis (got 'kafka').")]
+    [InlineData("--bus kafka", "--bus must be memory, postgres, redis or rabbitmq (got 'kafka').")]
     [InlineData("--latency 1ms", "unknown option '--latency' (see --help).")]
     [InlineData("--scaling 0", "--scaling must be whole numbers from 1 to 64 separated by commas (got '0').")]
     [InlineData("--virtual-time --bus postgres", "--virtual-time runs on the in-memory broker only (got --bus postgres)")]
