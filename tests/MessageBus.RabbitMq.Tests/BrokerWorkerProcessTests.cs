@@ -60,10 +60,13 @@ public sealed class BrokerWorkerProcessTests
     {
         const int Messages = 30;
         await using TestNode node = await TestNode.StartAsync();
-        await using BrokerWorkerRun<RabbitMqLeaseQueue> run = await StartAsync(Messages, "priority", workers: 2, Longer, node.Uri);
+        await using BrokerWorkerRun<RabbitMqLeaseQueue> run = await StartAsync(Messages, "priority", workers: 2, Longer, node.Uri, withheld: 1);
         await run.WaitUntilAsync(async () => (await run.CountsAsync()).Completed >= 3, "the first completions");
 
+        // The CLI boots an Erlang VM (a minute and more beside CPU-bound processes): the last message is withheld until the fault
+        // is done, so that the workers are still connected, waiting for it, whenever it lands.
         await node.CtlAsync("close_all_connections", "a test closes every connection");
+        await run.Queue.EnqueueAsync(["the last message"]);
 
         BusCounts counts = await run.WaitForAllCompletedAsync();
         (counts.Completed, counts.Available, counts.Leased).Should().Be((Messages, 0, 0));
@@ -78,10 +81,13 @@ public sealed class BrokerWorkerProcessTests
     {
         const int Messages = 30;
         await using TestNode node = await TestNode.StartAsync();
-        await using BrokerWorkerRun<RabbitMqLeaseQueue> run = await StartAsync(Messages, "priority", workers: 2, Longer, node.Uri);
+        await using BrokerWorkerRun<RabbitMqLeaseQueue> run = await StartAsync(Messages, "priority", workers: 2, Longer, node.Uri, withheld: 1);
         await run.WaitUntilAsync(async () => (await run.CountsAsync()).Completed >= 3, "the first completions");
 
+        // The CLI boots an Erlang VM (a minute and more beside CPU-bound processes): the last message is withheld until the fault
+        // is done, so that the workers are still connected, waiting for it, whenever it lands.
         await node.CrashAndRestartAsync();
+        await run.Queue.EnqueueAsync(["the last message"]);
 
         BusCounts counts = await run.WaitForAllCompletedAsync();
         counts.Completed.Should().Be(Messages, "the queue is durable, its messages persistent and confirmed, the record's events confirmed");
@@ -148,9 +154,9 @@ public sealed class BrokerWorkerProcessTests
 
     private static Task<(int Exit, string Line)> RunAppAsync(params string[] args) => BrokerWorkerApp.RunAsync(TestBroker.Patience, args);
 
-    private static Task<BrokerWorkerRun<RabbitMqLeaseQueue>> StartAsync(int messages, string mode, int workers, string[] args, Uri? node = null) =>
+    private static Task<BrokerWorkerRun<RabbitMqLeaseQueue>> StartAsync(int messages, string mode, int workers, string[] args, Uri? node = null, int withheld = 0) =>
         BrokerWorkerRun<RabbitMqLeaseQueue>.StartAsync("rabbitmq", (node ?? TestBroker.Uri).ToString(), TestBroker.Patience, messages, mode, workers, args,
-            name => Queues.CreateAsync(Queues.NewOptions(name, "test", node)), (q, payloads) => q.EnqueueAsync(payloads), q => q.DropAsync());
+            name => Queues.CreateAsync(Queues.NewOptions(name, "test", node)), (q, payloads) => q.EnqueueAsync(payloads), q => q.DropAsync(), withheld);
 
     /// <summary>Whether the record, as last read, shows a delivery held by <paramref name="owner"/>'s queue object.</summary>
     private static bool Holds(BrokerWorkerRun<RabbitMqLeaseQueue> run, string owner) =>

@@ -36,18 +36,19 @@ internal sealed class BrokerWorkerRun<TQueue> : IAsyncDisposable
     /// <summary>
     /// Parses <paramref name="args"/> as the sample does, creates the mode's queue as its coordinator names it (<paramref name="create"/>,
     /// from a fresh prefix), fills it (<paramref name="enqueue"/>), starts the workers on <paramref name="connection"/> and lets them go
-    /// together once each is ready. Every wait is bounded by <paramref name="patience"/>.
+    /// together once each is ready. Every wait is bounded by <paramref name="patience"/>. The last <paramref name="withheld"/> messages
+    /// are not enqueued (the test enqueues them itself): the workers wait for them, connected, however long a fault takes to inject.
     /// </summary>
     public static async Task<BrokerWorkerRun<TQueue>> StartAsync(
         string bus, string connection, TimeSpan patience, int messages, string mode, int workers, string[] args,
-        Func<string, Task<TQueue>> create, Func<TQueue, IReadOnlyList<string>, Task> enqueue, Func<TQueue, Task> drop)
+        Func<string, Task<TQueue>> create, Func<TQueue, IReadOnlyList<string>, Task> enqueue, Func<TQueue, Task> drop, int withheld = 0)
     {
         CommandLine.TryParse(
             [.. args, "--bus", bus, "--workers", workers.ToString(CultureInfo.InvariantCulture), "--messages", messages.ToString(CultureInfo.InvariantCulture)],
             out Options parsed, out string? error).Should().BeTrue(error);
         Options options = parsed with { Queue = "t_" + Guid.NewGuid().ToString("N")[..16] };
         TQueue queue = await create(BusFactory.Table(options, mode));
-        await enqueue(queue, [.. Enumerable.Range(0, messages).Select(i => $"message {i}")]);
+        await enqueue(queue, [.. Enumerable.Range(0, messages - withheld).Select(i => $"message {i}")]);
         double spins = CpuWork.Calibrate();
         var children = new List<WorkerChild>();
         for (int i = 0; i < workers; i++)
