@@ -1,50 +1,61 @@
 using System;
 using System.Collections.Generic;
 using System.IO;
+using System.Text.Json;
 using System.Threading.Tasks;
 using BrokerWorker.Bus;
 using BrokerWorker.Processes;
 using BrokerWorker.Report;
-using System.Data.Common;
-using MessageBus.Postgres;
-using MessageBus.Redis;
+using MessageBus;
 
 namespace BrokerWorker;
 
 /// <summary>The entry point's logic, callable in-process by the tests: the exit code, 2 for bad input (one line on error).</summary>
 public static class App
 {
+    /// <summary>Runs the command line <paramref name="args"/>, or a worker process's settings when <see cref="WorkerProcess.Variable"/> is set.</summary>
     public static async Task<int> RunAsync(IReadOnlyList<string> args, TextWriter output, TextWriter error)
     {
-        try
+        if (Environment.GetEnvironmentVariable(WorkerProcess.Variable) is { Length: > 0 } worker)
         {
-            return await RunCheckedAsync(args, output, error);
+            return await RunAsync(JsonSerializer.Deserialize<Options>(worker)!, output, error, isWorker: true);
         }
-        catch (Exception e) when (BusFactory.IsBrokerFailure(e))
-        {
-            // The broker failed us where no step expected it (the set-up steps report their failures themselves, with what they
-            // were doing): one line, exit code 2, never a stack trace. The connection exceptions name the server, never the password.
-            string broker = e is PostgresConnectionException or DbException ? "PostgreSQL" : "Redis";
-            await error.WriteLineAsync($"BrokerWorker: {(e is PostgresConnectionException or RedisQueueConnectionException ? e.Message : $"{broker} failed: {BusFactory.Reason(e)}")}");
-            return 2;
-        }
-    }
 
-    private static async Task<int> RunCheckedAsync(IReadOnlyList<string> args, TextWriter output, TextWriter error)
-    {
         if (!CommandLine.TryParse(args, out Options options, out string? problem))
         {
             await error.WriteLineAsync($"BrokerWorker: {problem}");
             return 2;
         }
 
+        return await RunAsync(options, output, error);
+    }
+
+    /// <summary>Runs <paramref name="options"/> as parsed (the tests set what the command line does not carry).</summary>
+    public static async Task<int> RunAsync(Options options, TextWriter output, TextWriter error, bool isWorker = false)
+    {
+        try
+        {
+            return await RunCheckedAsync(options, output, error, isWorker);
+        }
+        catch (Exception e) when (BusFactory.IsBrokerFailure(e))
+        {
+            // The broker failed us where no step expected it (the set-up steps report their failures themselves, with what they
+            // were doing): one line, exit code 2, never a stack trace. The connection exceptions name the server, never the password.
+            await error.WriteLineAsync($"BrokerWorker: {(e is QueueConnectionException ? e.Message : $"{options.BusName} failed: {BusFactory.Reason(e)}")}");
+            return 2;
+        }
+    }
+
+    private static async Task<int> RunCheckedAsync(Options options, TextWriter output, TextWriter error, bool isWorker)
+    {
+        string? problem;
         if (options.Show is { } text)
         {
             await output.WriteAsync(text);
             return 0;
         }
 
-        if (options.WorkerProcess)
+        if (isWorker)
         {
             return await WorkerProcess.RunAsync(options, output, error);
         }
@@ -61,7 +72,7 @@ public static class App
 
         var coordinator = new Coordinator(options, error);
         IReadOnlyList<RunResult>? results;
-        if (options.Bus != "memory")
+        if (BusFactory.Kind(options.Bus) is not null)
         {
             // Checked before anything connects: a malformed string never reaches the network.
             string? connection = BusFactory.ConnectionString(options, out problem);

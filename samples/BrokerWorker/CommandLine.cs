@@ -1,6 +1,8 @@
 using System;
 using System.Collections.Generic;
 using System.CommandLine;
+using System.Linq;
+using BrokerWorker.Bus;
 using Samples.Support;
 
 namespace BrokerWorker;
@@ -10,48 +12,34 @@ public static class CommandLine
 {
     private static readonly Options s_defaults = new();
     private static readonly SampleCommandLine s_line = new(
-        "The lease worker of the article \"Async Wandering, part 15\" against a broker (in memory, or a real PostgreSQL or Redis queue), in " +
-        "one or several worker processes, five modes side by side. Durations are the article's, every one run scaled by " +
-        "--time-scale. Exit code: 0 when it ran (whatever was lost), 2 for bad arguments or a broker that cannot be used.");
+        "The lease worker of the article \"Async Wandering, part 15\" against a broker (in memory, or a real " +
+        $"{string.Join(", ", BusFactory.Kinds[..^1].Select(k => k.Name))} or {BusFactory.Kinds[^1].Name} queue), in one or several worker processes, five modes side by side. " +
+        "Durations are the article's, every one run scaled by --time-scale. Exit code: 0 when it ran (whatever was lost), 2 for bad " +
+        "arguments or a broker that cannot be used.");
 
-    private static readonly Option<string> s_bus = s_line.Add(SampleCommandLine.Choice("--bus", s_defaults.Bus, "the broker: memory (in this process), postgres or redis (a real server)", Options.Buses));
-    private static readonly Option<string?> s_connection = s_line.Add(SampleCommandLine.Text("--connection", "STRING", $"the broker's connection string: Npgsql's, or StackExchange.Redis's host:port,password=... (default: the {Options.PostgresVariable} or {Options.RedisVariable} environment variable)"));
+    private static readonly Option<string> s_bus = s_line.Add(SampleCommandLine.Choice("--bus", s_defaults.Bus, "the broker: memory (in this process), or a real server", Options.Buses));
+    private static readonly Option<string?> s_connection = s_line.Add(SampleCommandLine.Text("--connection", "STRING",
+        $"the broker's connection string (its client's; default: the bus's {string.Join(", ", BusFactory.Kinds.Select(k => k.Variable))})"));
     private static readonly Option<IReadOnlyList<string>> s_modes = s_line.Add(
-        SampleCommandLine.List("--modes", Options.AllModes, Options.AllModes, "mode", "comma-separated: the modes to run, one after another"), "--mode");
+        SampleCommandLine.List("--modes", Options.AllModes, Options.AllModes, "mode", "comma-separated: the modes to run, one after another"));
     private static readonly Option<int> s_workers = s_line.Add(SampleCommandLine.WholeNumber("--workers", s_defaults.Workers, "worker processes against one queue (memory: N workers in this process)"));
     private static readonly Option<int> s_messages = s_line.Add(SampleCommandLine.WholeNumber("--messages", s_defaults.Messages, "messages the producer puts on the queue first"));
-    private static readonly Option<double> s_rate = s_line.Add(SampleCommandLine.Number("--rate", s_defaults.Rate, "produce at R messages/s while the workers run, instead of all first (0: all first)"));
     private static readonly Option<int> s_steps = s_line.Add(SampleCommandLine.WholeNumber("--steps", s_defaults.Steps, "steps per message (CPU then I/O)"));
     private static readonly Option<int> s_concurrency = s_line.Add(SampleCommandLine.WholeNumber("--concurrency", s_defaults.Concurrency, "messages in flight per worker"));
     private static readonly Option<TimeSpan?> s_cpu = s_line.Add(SampleCommandLine.Duration("--cpu", s_defaults.Cpu, "one step's CPU part, in the article's time"));
     private static readonly Option<TimeSpan?> s_io = s_line.Add(SampleCommandLine.Duration("--io", s_defaults.Io, "one step's I/O part, in the article's time"));
-    private static readonly Option<double> s_cpuFactor = s_line.Add(SampleCommandLine.Number("--cpu-factor", s_defaults.CpuFactor, "multiply the CPU part (2 to 4: CPU parts longer than the lease can wait)"));
     private static readonly Option<TimeSpan?> s_checkpoint = s_line.Add(SampleCommandLine.Duration("--checkpoint", null, "cut CPU parts into slices of D with a checkpoint between them (default off)", offAllowed: true));
     private static readonly Option<TimeSpan?> s_renewEvery = s_line.Add(SampleCommandLine.Duration("--renew-every", s_defaults.RenewEvery, "renewal interval"));
     private static readonly Option<TimeSpan?> s_lease = s_line.Add(SampleCommandLine.Duration("--lease", s_defaults.Lease, "lease length"));
-    private static readonly Option<TimeSpan?> s_progressTimeout = s_line.Add(SampleCommandLine.Duration("--progress-timeout", null, "priority: stop renewing a message whose I/O call has not answered for D (default: 2 leases)"));
     private static readonly Option<double> s_timeScale = s_line.Add(SampleCommandLine.Number("--time-scale", s_defaults.TimeScale, "run every duration of the article times X"));
     private static readonly Option<int> s_hangMessage = s_line.Add(SampleCommandLine.WholeNumber("--hang-message", 0, "message K's first delivery never finishes processing (0: none)"));
-    private static readonly Option<TimeSpan?> s_latency = s_line.Add(SampleCommandLine.Duration("--latency", s_defaults.MemoryLatency, "the in-memory bus's reply time, in the article's time"));
-    private static readonly Option<TimeSpan?> s_connectTimeout = s_line.Add(SampleCommandLine.Duration("--connect-timeout", s_defaults.ConnectTimeout, "the broker's connect timeout (real time; replaces the connection string's)"));
-    private static readonly Option<TimeSpan?> s_stallAfter = s_line.Add(SampleCommandLine.Duration("--stall-after", null, "end a run with nothing completed or delivered for D (real time; default: 3 times the longest a message may take with the others in flight, at least 8 leases)"));
-    private static readonly Option<TimeSpan?> s_deadline = s_line.Add(SampleCommandLine.Duration("--deadline", null, "end a run not done by D (real time; default: 3 CPU bounds + the stall time)"));
-    private static readonly Option<int?> s_poolThreads = s_line.Add(SampleCommandLine.OptionalWholeNumber("--pool-threads", "threadpool mode: the pool's minimum threads (default: what an uncompressed run gets)"));
-    private static readonly Option<int?> s_threads = s_line.Add(SampleCommandLine.OptionalWholeNumber("--threads", "priority-threads: the pool's threads in each worker process (default: the cores divided among the worker processes, at least 1)"));
-    private static readonly Option<string?> s_queue = s_line.Add(SampleCommandLine.Text("--queue", "NAME", $"the queue's name prefix; each mode's queue is PREFIX_MODE (default: {s_defaults.Queue})"));
-    private static readonly Option<bool> s_busCost = s_line.Add(SampleCommandLine.Flag("--bus-cost", "receive+renew+complete per second with no work: the sample's bus against a plain client loop (Npgsql, StackExchange.Redis)"));
-    private static readonly Option<IReadOnlyList<int>> s_scaling = s_line.Add(SampleCommandLine.WholeNumbers("--scaling", [], 1, 64, "the scaling tables over these worker-process counts: 2000 small messages, and the article's experiment at 3 messages per second of its time (30/s at --time-scale 0.1; see README)"));
-    private static readonly Option<TimeSpan?> s_duration = s_line.Add(SampleCommandLine.Duration("--duration", s_defaults.BusCostDuration, "with --bus-cost: how long to measure"));
+    private static readonly Option<TimeSpan?> s_stallAfter = s_line.Add(SampleCommandLine.Duration("--stall-after", null, "end a run with nothing completed or delivered for D (default: 3 times the slowest message, at least 8 leases)"));
     private static readonly Option<bool> s_virtualTime = s_line.Add(SampleCommandLine.Flag("--virtual-time",
-        "run each mode on a virtual clock: CPU parts advance it, the in-memory broker and every wait of the worker run on it, and the " +
-        "loop jumps it when idle; exact, the same at any load, in milliseconds; the article's durations unscaled unless --time-scale is " +
-        "given, --stall-after and --deadline in virtual time; in memory, one worker, the modes on one thread (priority, single)"));
+        "run priority and single on a virtual clock, in memory: exact at any load, in milliseconds (time scale 1 unless given)"));
+    private static readonly Option<bool> s_busCost = s_line.Add(SampleCommandLine.Flag("--bus-cost", "receive+renew+complete per second with no work: the sample's bus against a plain client loop"));
+    private static readonly Option<IReadOnlyList<int>> s_scaling = s_line.Add(SampleCommandLine.WholeNumbers("--scaling", [], 1, 64, "the scaling tables over these worker-process counts (see README)"));
     private static readonly Option<bool> s_json = s_line.Add(SampleCommandLine.Flag("--json", "one JSON line per run (every measurement) instead of the table"));
     private static readonly Option<bool> s_wide = s_line.Add(SampleCommandLine.Flag("--wide", "the full table: every column (about 200 columns; the default fits 120)"));
-
-    // Hidden: how the coordinator starts a worker process.
-    private static readonly Option<bool> s_workerProcess = s_line.Add(new Option<bool>("--worker-process") { Hidden = true });
-    private static readonly Option<double> s_spinsPerMs = s_line.Add(SampleCommandLine.Hidden(SampleCommandLine.Number("--spins-per-ms", 0, "")));
 
     /// <summary>False with one line in <paramref name="error"/> for bad input; true with <see cref="Options.Show"/> set for --help or --version.</summary>
     public static bool TryParse(IReadOnlyList<string> args, out Options options, out string? error)
@@ -77,34 +65,22 @@ public static class CommandLine
             Modes = virtualTime && !Given(result, s_modes) ? Options.VirtualTimeModes : SampleCommandLine.GetList(result, s_modes),
             Workers = result.GetValue(s_workers),
             Messages = result.GetValue(s_messages),
-            Rate = result.GetValue(s_rate),
             Steps = result.GetValue(s_steps),
             Concurrency = result.GetValue(s_concurrency),
             Cpu = SampleCommandLine.GetDuration(result, s_cpu)!.Value,
             Io = SampleCommandLine.GetDuration(result, s_io)!.Value,
-            CpuFactor = result.GetValue(s_cpuFactor),
             Checkpoint = SampleCommandLine.GetDuration(result, s_checkpoint),
             RenewEvery = SampleCommandLine.GetDuration(result, s_renewEvery)!.Value,
             Lease = SampleCommandLine.GetDuration(result, s_lease)!.Value,
-            ProgressTimeout = SampleCommandLine.GetDuration(result, s_progressTimeout),
             // Virtual time costs nothing per second: the article's durations as they are, unless --time-scale says otherwise.
             TimeScale = virtualTime && !Given(result, s_timeScale) ? 1 : result.GetValue(s_timeScale),
             HangMessage = result.GetValue(s_hangMessage),
-            MemoryLatency = SampleCommandLine.GetDuration(result, s_latency)!.Value,
-            ConnectTimeout = SampleCommandLine.GetDuration(result, s_connectTimeout)!.Value,
             StallAfter = SampleCommandLine.GetDuration(result, s_stallAfter),
-            Deadline = SampleCommandLine.GetDuration(result, s_deadline),
-            PoolThreads = result.GetValue(s_poolThreads),
-            Threads = result.GetValue(s_threads),
-            Queue = result.GetValue(s_queue) ?? s_defaults.Queue,
             BusCost = result.GetValue(s_busCost),
             Scaling = SampleCommandLine.GetList(result, s_scaling),
-            BusCostDuration = SampleCommandLine.GetDuration(result, s_duration)!.Value,
             Json = result.GetValue(s_json),
             VirtualTime = virtualTime,
             Wide = result.GetValue(s_wide),
-            WorkerProcess = result.GetValue(s_workerProcess),
-            SpinsPerMs = result.GetValue(s_spinsPerMs),
         };
         error = options.Validate();
         return error is null;

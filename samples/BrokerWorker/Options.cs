@@ -2,7 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Globalization;
 using System.Linq;
-using System.Text.RegularExpressions;
+using BrokerWorker.Bus;
 
 namespace BrokerWorker;
 
@@ -11,13 +11,10 @@ namespace BrokerWorker;
 /// renewal every 2 s, lease 5 s) and run scaled by <see cref="TimeScale"/>, so that the ratios, which decide what is lost, stay the
 /// seed's while a run takes seconds.
 /// </summary>
-public sealed partial record Options
+public sealed record Options
 {
-    public const string PostgresVariable = "PRIORITYASYNC_POSTGRES";
-
-    public const string RedisVariable = "PRIORITYASYNC_REDIS";
-
-    public static readonly string[] Buses = ["memory", "postgres", "redis"];
+    /// <summary>The values of <c>--bus</c>: the in-memory bus, then every real broker (<see cref="BusFactory.Kinds"/>).</summary>
+    public static readonly string[] Buses = ["memory", .. BusFactory.Kinds.Select(k => k.Bus)];
 
     public static readonly string[] AllModes = ["priority", "single", "threadpool", "heartbeat-thread", "priority-threads"];
 
@@ -42,44 +39,33 @@ public sealed partial record Options
 
     public TimeSpan Cpu { get; init; } = TimeSpan.FromSeconds(1);
 
-    public double CpuFactor { get; init; } = 1;
-
     public TimeSpan Io { get; init; } = TimeSpan.FromSeconds(1);
 
     public TimeSpan RenewEvery { get; init; } = TimeSpan.FromSeconds(2);
 
     public TimeSpan Lease { get; init; } = TimeSpan.FromSeconds(5);
 
-    /// <summary>The in-memory bus's reply latency (the seed's refresh took 250 ms); a real broker takes what it takes.</summary>
+    /// <summary>The in-memory bus's reply latency (the seed's refresh took 250 ms); a real broker takes what it takes. Not on the
+    /// command line: the tests shorten it.</summary>
     public TimeSpan MemoryLatency { get; init; } = TimeSpan.FromMilliseconds(250);
 
     /// <summary>Slice of a CPU part between two checkpoints; null: whole parts.</summary>
     public TimeSpan? Checkpoint { get; init; }
-
-    /// <summary>Priority mode: stop renewing a message whose external call (an I/O part) has not answered for this long (seed time); null: twice the lease.</summary>
-    public TimeSpan? ProgressTimeout { get; init; }
 
     public double TimeScale { get; init; } = 0.1;
 
     /// <summary>The K-th message produced (payload <c>message K</c>, from 1) whose first delivery never finishes processing; 0: none.</summary>
     public long HangMessage { get; init; }
 
-    /// <summary>Producer rate in messages per second (real time); 0: all before the workers start.</summary>
+    /// <summary>Producer rate in messages per second (real time); 0: all before the workers start. Set by --scaling's experiment.</summary>
     public double Rate { get; init; }
-
-    public TimeSpan ConnectTimeout { get; init; } = TimeSpan.FromSeconds(5);
 
     /// <summary>The coordinator ends a run with no completion or delivery for this long (real time) as stalled; null: <see cref="DefaultStallAfter"/>.</summary>
     public TimeSpan? StallAfter { get; init; }
 
-    /// <summary>The coordinator ends a run that has not completed by then (real time); null: 3 times the CPU bound plus the stall time.</summary>
+    /// <summary>The coordinator ends a run that has not completed by then (real time); null: 3 times the CPU bound plus the stall
+    /// time. Not on the command line: the tests set it.</summary>
     public TimeSpan? Deadline { get; init; }
-
-    /// <summary>Thread-pool minimum worker threads in the threadpool mode; null: computed (see ThreadPoolMode).</summary>
-    public int? PoolThreads { get; init; }
-
-    /// <summary>The priority-threads mode's pool threads in each worker process; null: <see cref="CoreShare"/>.</summary>
-    public int? Threads { get; init; }
 
     /// <summary>
     /// Each worker's share of the cores: the cores divided among the workers, at least one. Priorities order work inside a
@@ -88,25 +74,10 @@ public sealed partial record Options
     /// </summary>
     public int CoreShare => Math.Max(1, Environment.ProcessorCount / Workers);
 
-    /// <summary>The priority-threads mode's pool threads per worker: <see cref="Threads"/>, or the worker's share of the cores.</summary>
-    public int PoolThreadCount => Threads ?? CoreShare;
-
-    /// <summary>The environment variable that holds the connection string of <see cref="Bus"/>; null for the in-memory bus.</summary>
-    public string? ConnectionVariable => Bus switch
-    {
-        "postgres" => PostgresVariable,
-        "redis" => RedisVariable,
-        _ => null,
-    };
-
     /// <summary>The broker's name for people.</summary>
-    public string BusName => Bus switch
-    {
-        "postgres" => "PostgreSQL",
-        "redis" => "Redis",
-        _ => "in memory",
-    };
+    public string BusName => BusFactory.Kind(Bus)?.Name ?? "in memory";
 
+    /// <summary>The prefix of the queues, each mode's queue is PREFIX_MODE. Not on the command line: the tests give each run its own.</summary>
     public string Queue { get; init; } = "broker_worker";
 
     public bool BusCost { get; init; }
@@ -114,6 +85,7 @@ public sealed partial record Options
     /// <summary>--scaling: the worker-process counts of the scaling tables (empty: no scaling run).</summary>
     public IReadOnlyList<int> Scaling { get; init; } = [];
 
+    /// <summary>How long each round of --bus-cost measures. Not on the command line: the tests run short rounds.</summary>
     public TimeSpan BusCostDuration { get; init; } = TimeSpan.FromSeconds(3);
 
     public bool Json { get; init; }
@@ -132,23 +104,20 @@ public sealed partial record Options
     /// <summary>--help or --version: the text to print (the generated help, or the version), then exit 0; null: run.</summary>
     public string? Show { get; init; }
 
-    /// <summary>Hidden: this process is one worker process started by the coordinator.</summary>
-    public bool WorkerProcess { get; init; }
-
-    /// <summary>Hidden (worker processes): the worker's mode.</summary>
+    /// <summary>Worker processes: the worker's mode.</summary>
     public string WorkerMode => Modes[0];
 
-    /// <summary>Hidden (worker processes): spin iterations per millisecond, calibrated once by the coordinator.</summary>
+    /// <summary>Spin iterations per millisecond, calibrated once by the coordinator for every process of the run.</summary>
     public double SpinsPerMs { get; init; }
 
     public TimeSpan Scaled(TimeSpan seed) => TimeSpan.FromTicks((long)Math.Round(seed.Ticks * TimeScale));
 
-    public TimeSpan ScaledCpu => Scaled(Cpu * CpuFactor);
+    public TimeSpan ScaledCpu => Scaled(Cpu);
 
-    public int SlicesPerCpuPart =>
-        Checkpoint is { } slice && slice > TimeSpan.Zero && Cpu * CpuFactor > slice ? (int)Math.Ceiling(Cpu * CpuFactor / slice) : 1;
+    public int SlicesPerCpuPart => Checkpoint is { } slice && slice > TimeSpan.Zero && Cpu > slice ? (int)Math.Ceiling(Cpu / slice) : 1;
 
-    public TimeSpan ScaledProgressTimeout => Scaled(ProgressTimeout ?? Lease * 2);
+    /// <summary>The priority modes stop renewing a message whose external call has not answered for two leases.</summary>
+    public TimeSpan ScaledProgressTimeout => Scaled(Lease * 2);
 
     public TimeSpan ScaledStallAfter => StallAfter ?? DefaultStallAfter;
 
@@ -186,9 +155,9 @@ public sealed partial record Options
     /// <summary>Checks the settings; returns one line when they cannot make a meaningful run.</summary>
     public string? Validate()
     {
-        if (Bus is not ("memory" or "postgres" or "redis"))
+        if (!Buses.Contains(Bus))
         {
-            return $"--bus must be memory, postgres or redis (got '{Bus}').";
+            return $"--bus must be {string.Join(", ", Buses)} (got '{Bus}').";
         }
 
         if (Workers is < 1 or > 64)
@@ -216,24 +185,14 @@ public sealed partial record Options
             return $"--time-scale must be a number in (0, 10] (got {TimeScale.ToString(CultureInfo.InvariantCulture)}).";
         }
 
-        if (double.IsNaN(CpuFactor) || double.IsInfinity(CpuFactor) || CpuFactor < 0 || CpuFactor > 100)
+        if (Cpu < TimeSpan.Zero || Io < TimeSpan.Zero)
         {
-            return $"--cpu-factor must be from 0 to 100 (got {CpuFactor.ToString(CultureInfo.InvariantCulture)}).";
-        }
-
-        if (double.IsNaN(Rate) || !(Rate == 0 || Rate is >= 0.01 and <= 1_000_000))
-        {
-            return $"--rate must be 0 (all at once) or from 0.01 to 1000000 messages per second (got {Rate.ToString(CultureInfo.InvariantCulture)}).";
-        }
-
-        if (Cpu < TimeSpan.Zero || Io < TimeSpan.Zero || MemoryLatency < TimeSpan.Zero)
-        {
-            return "--cpu, --io and --latency must not be negative.";
+            return "--cpu and --io must not be negative.";
         }
 
         if (ScaledCpu == TimeSpan.Zero && Scaled(Io) == TimeSpan.Zero)
         {
-            return "--cpu (times --cpu-factor) and --io are both 0 as they run: there is no work to schedule.";
+            return "--cpu and --io are both 0 as they run: there is no work to schedule.";
         }
 
         double workDays = (double)Messages * Steps * (ScaledCpu + Scaled(Io)).TotalDays;
@@ -262,29 +221,9 @@ public sealed partial record Options
             return $"--checkpoint must be positive, or off (got {Format.Seed(checkpoint)}).";
         }
 
-        if (ProgressTimeout is { } progress && progress <= RenewEvery)
-        {
-            return $"--progress-timeout ({Format.Seed(progress)}) must be longer than --renew-every ({Format.Seed(RenewEvery)}).";
-        }
-
         if (HangMessage < 0)
         {
             return $"--hang-message must be a message id from 1, or 0 for none (got {HangMessage}).";
-        }
-
-        if (ConnectTimeout < TimeSpan.FromSeconds(1) || ConnectTimeout > TimeSpan.FromSeconds(1024))
-        {
-            return $"--connect-timeout must be from 1 s to 1024 s (got {Format.Seed(ConnectTimeout)}).";
-        }
-
-        if (PoolThreads is < 1 or > 32767)
-        {
-            return $"--pool-threads must be from 1 to 32767 (got {PoolThreads}).";
-        }
-
-        if (Threads is < 1 or > 1024)
-        {
-            return $"--threads must be from 1 to 1024 (got {Threads}).";
         }
 
         if (VirtualTime && VirtualTimeProblem() is { } problem)
@@ -292,18 +231,7 @@ public sealed partial record Options
             return problem;
         }
 
-        foreach ((string option, TimeSpan? value) in (ReadOnlySpan<(string, TimeSpan?)>)[("--stall-after", StallAfter), ("--deadline", Deadline), ("--duration", BusCostDuration)])
-        {
-            if (value is { } positive && positive <= TimeSpan.Zero)
-            {
-                return $"{option} must be positive (got {Format.Seed(positive)}).";
-            }
-        }
-
-        // Each mode's queue is the prefix, '_' and the mode (at most 16 characters): PostgreSQL table names of at most 40.
-        return QueuePrefix().IsMatch(Queue)
-            ? null
-            : $"--queue must be 1 to 23 characters, a lower-case letter or underscore, then lower-case letters, digits or underscores (got '{Queue}').";
+        return StallAfter is { } stall && stall <= TimeSpan.Zero ? $"--stall-after must be positive (got {Format.Seed(stall)})." : null;
     }
 
     // Virtual time is driven by one loop: the workers' one loop thread must be able to tell when the whole run is idle.
@@ -333,11 +261,8 @@ public sealed partial record Options
         return null;
     }
 
-    [GeneratedRegex("^[a-z_][a-z0-9_]{0,22}$", RegexOptions.CultureInvariant)]
-    private static partial Regex QueuePrefix();
-
     public string Describe() =>
-        $"{Messages} messages x {Steps} steps of CPU {Format.Seed(Cpu * CpuFactor)} + I/O {Format.Seed(Io)}; renew every {Format.Seed(RenewEvery)}, " +
+        $"{Messages} messages x {Steps} steps of CPU {Format.Seed(Cpu)} + I/O {Format.Seed(Io)}; renew every {Format.Seed(RenewEvery)}, " +
         $"lease {Format.Seed(Lease)}; " +
         (SlicesPerCpuPart > 1 ? $"CPU parts cut into {SlicesPerCpuPart} slices of {Format.Seed(Checkpoint!.Value)} with a checkpoint between them" : "CPU parts run whole (no checkpoints)") +
         $"; {Concurrency} messages in flight per worker; time scale {TimeScale.ToString(CultureInfo.InvariantCulture)}: every duration runs " +

@@ -31,7 +31,7 @@ public static class CommandLine
         "lease 5s, ...), every one run scaled by --time-scale. Exit code: 0 when it ran (whatever was lost), 2 for bad arguments.");
 
     private static readonly Option<IReadOnlyList<string>> s_modes = s_line.Add(SampleCommandLine.List(
-        "--modes", KnownModes, AllModes, "mode", "comma-separated: the modes to run (priority-threads: PriorityAsync on one thread per core)"), "--mode");
+        "--modes", KnownModes, AllModes, "mode", "comma-separated: the modes to run (priority-threads: PriorityAsync on one thread per core)"));
     private static readonly Option<int> s_messages = s_line.Add(SampleCommandLine.WholeNumber("--messages", s_defaults.Messages, "messages on the bus (the article had 100)"));
     private static readonly Option<int> s_steps = s_line.Add(SampleCommandLine.WholeNumber("--steps", s_defaults.Steps, "processing steps per message, each a CPU part then an I/O part (the article had 20)"));
     private static readonly Option<TimeSpan?> s_cpu = s_line.Add(SampleCommandLine.Duration("--cpu", s_defaults.Cpu, "CPU part of a step (the article also ran 100ms)"));
@@ -51,13 +51,6 @@ public static class CommandLine
     private static readonly Option<bool> s_wide = s_line.Add(SampleCommandLine.Flag("--wide", "the full table: every column and the bystander notes (about 180 columns; the default fits 120)"));
     private static readonly Option<string?> s_trace = s_line.Add(SampleCommandLine.OutputFile("--trace", "FILE", "write PriorityAsync's dispatch trace of the priority run (Chrome trace JSON: Perfetto, chrome://tracing)"));
     private static readonly Option<string?> s_timeline = s_line.Add(SampleCommandLine.OutputFile("--timeline", "FILE", "write an SVG timeline, one lane per message, of every mode run, side by side"));
-    private static readonly Option<TimeSpan?> s_saturate = s_line.Add(SampleCommandLine.Duration("--saturate", null,
-        "instead of the modes: run the priority mode's levels for D under a processing load that never empties, and report the lowest level's worst wait under each policy"));
-    private static readonly Option<IReadOnlyList<string>> s_policies = s_line.Add(SampleCommandLine.List(
-        "--policies", Saturation.AllPolicies, Saturation.AllPolicies, "policy", "with --saturate: comma-separated, the policies to run under"), "--policy");
-
-    // Hidden: the former spelling of --json (--format table|json), kept for the scripts that use it.
-    private static readonly Option<string> s_format = s_line.Add(SampleCommandLine.Hidden(SampleCommandLine.Choice("--format", "table", "", "table", "json")));
 
     public static bool TryParse(IReadOnlyList<string> args, [NotNullWhen(true)] out Options? options, [NotNullWhen(false)] out string? error)
     {
@@ -87,10 +80,10 @@ public static class CommandLine
                 return false;
             }
 
-            if (Given(result, s_cpuKind) || Given(result, s_starvePool) || Given(result, s_saturate))
+            if (Given(result, s_cpuKind) || Given(result, s_starvePool))
             {
-                error = "--cpu-kind, --starve-pool and --saturate have no meaning with --virtual-time: a CPU part advances the virtual clock, " +
-                        "no wait needs the thread pool, and the saturation experiment runs in real time.";
+                error = "--cpu-kind and --starve-pool have no meaning with --virtual-time: a CPU part advances the virtual clock, " +
+                        "and no wait needs the thread pool.";
                 return false;
             }
         }
@@ -112,8 +105,6 @@ public static class CommandLine
             StarvePool = result.GetValue(s_starvePool),
             VirtualTime = virtualTime,
         };
-        TimeSpan? saturate = SampleCommandLine.GetDuration(result, s_saturate);
-        IReadOnlyList<string>? policies = result.GetResult(s_policies) is null ? null : SampleCommandLine.GetList(result, s_policies);
         string? tracePath = result.GetValue(s_trace);
 
         error = settings.Validate();
@@ -128,20 +119,8 @@ public static class CommandLine
             return false;
         }
 
-        if (saturate is { } saturation && saturation <= TimeSpan.Zero)
-        {
-            error = $"--saturate must be positive (got {Format.Duration(saturation)}).";
-            return false;
-        }
-
-        if (policies is not null && saturate is null)
-        {
-            error = "--policies chooses the policies of the saturation experiment; add --saturate D.";
-            return false;
-        }
-
-        OutputFormat format = result.GetValue(s_json) || result.GetValue(s_format) == "json" ? OutputFormat.Json : OutputFormat.Table;
-        options = new Options(settings, modes, format, Show: null, tracePath, result.GetValue(s_timeline), saturate, policies, result.GetValue(s_wide));
+        OutputFormat format = result.GetValue(s_json) ? OutputFormat.Json : OutputFormat.Table;
+        options = new Options(settings, modes, format, Show: null, tracePath, result.GetValue(s_timeline), result.GetValue(s_wide));
         return true;
     }
 

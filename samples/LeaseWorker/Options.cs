@@ -1,4 +1,3 @@
-using System;
 using System.Collections.Generic;
 
 namespace LeaseWorker;
@@ -6,10 +5,7 @@ namespace LeaseWorker;
 /// <summary>What the command line asked for.</summary>
 /// <param name="TracePath">--trace: where to write the priority run's dispatch trace (Chrome trace JSON), or null.</param>
 /// <param name="TimelinePath">--timeline: where to write the per-message timeline (SVG), or null.</param>
-/// <param name="Saturate">--saturate: run the saturation experiment (Saturation.cs) for this long in seed time instead of the modes, or null.</param>
 /// <param name="Show">--help or --version: the text to print (the generated help, or the version), then exit 0; null: run.</param>
-/// <param name="Policies">--policies: the policies the saturation experiment runs under (strict, aging, shares), or null for all three.</param>
 /// <param name="Wide">--wide: the full table (every column, the bystander notes) instead of the one that fits 120 columns.</param>
 public sealed record Options(
-    Settings Settings, IReadOnlyList<string> Modes, OutputFormat Format, string? Show, string? TracePath = null, string? TimelinePath = null,
-    TimeSpan? Saturate = null, IReadOnlyList<string>? Policies = null, bool Wide = false);
+    Settings Settings, IReadOnlyList<string> Modes, OutputFormat Format, string? Show, string? TracePath = null, string? TimelinePath = null, bool Wide = false);

@@ -35,19 +35,6 @@ if (options.Show is { } text)
 Settings settings = options.Settings;
 bool table = options.Format == OutputFormat.Table;
 
-// --saturate D: the policies under a bulk load that never empties (Saturation.cs), instead of the four modes.
-if (options.Saturate is { } saturation)
-{
-    var saturated = new List<Saturation.Result>();
-    foreach (string policy in options.Policies ?? Saturation.AllPolicies)
-    {
-        saturated.Add(Saturation.Run(policy, settings, saturation));
-    }
-
-    Saturation.Write(Console.Out, settings, saturation, saturated);
-    return 0;
-}
-
 if (table)
 {
     Report.WriteIntro(Console.Out, settings);

@@ -11,12 +11,13 @@ namespace MessageBus.Postgres;
 
 /// <summary>
 /// A message queue in one PostgreSQL table with leases: receive takes a message under a lease with a fencing token, renew extends
-/// it, complete finishes it, abandon releases it. The database decides every one of them by its own clock; the counts are its record.
+/// it (any number of leases in one statement), complete finishes it, abandon releases it. The database decides every one of them
+/// by its own clock; the counts are its record. Behind <see cref="IMessageBus"/> through <see cref="LeaseQueueBus"/>.
 /// </summary>
 /// <remarks>
 /// <para>Each operation is one statement on a pooled connection. When a connection is lost (the server terminated it, restarted,
 /// or the network failed), the operation clears the pool and retries with exponential back-off and jitter for up to
-/// <see cref="PostgresLeaseQueueOptions.ReconnectTimeout"/>, then throws <see cref="PostgresConnectionException"/>. A session the
+/// <see cref="LeaseQueueOptions.ReconnectTimeout"/>, then throws <see cref="QueueConnectionException"/>. A session the
 /// server refuses (wrong credentials, a missing database, a rejected startup parameter) is not retried; nor is a first connection
 /// that nothing accepts (refused, unknown host, no answer), while one the server accepts but does not start in time (a busy
 /// machine or server) is, within the same budget. A retried statement may already have been applied: complete and abandon
@@ -25,17 +26,14 @@ namespace MessageBus.Postgres;
 /// the connection could not be opened, so it never inserts a batch twice.</para>
 /// <para>Thread safety: every member may be called from any thread, concurrently.</para>
 /// </remarks>
-public sealed partial class PostgresLeaseQueue : IAsyncDisposable
+public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
 {
     private readonly NpgsqlDataSource _dataSource;
     private readonly QueueSql _sql;
-    private readonly TimeSpan _reconnectTimeout;
-    private readonly TimeSpan _reconnectInitialDelay;
-    private readonly TimeSpan _reconnectMaxDelay;
+    private readonly LeaseQueueOptions _options;
     private readonly string _host;
     private readonly int _port;
-    private readonly string _database;
-    private readonly string? _user;
+    private readonly string _endpoint; // host:port, database and user, for the connection errors
     private readonly int _connectTimeoutSeconds;
     private long _reconnects;
 
@@ -52,16 +50,7 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
                 nameof(options));
         }
 
-        if (string.IsNullOrWhiteSpace(options.Owner))
-        {
-            throw new ArgumentException("Owner must not be empty.", nameof(options));
-        }
-
-        RequireRange(options.ConnectTimeout, TimeSpan.FromSeconds(1), TimeSpan.FromSeconds(1024), nameof(options.ConnectTimeout));
-        RequireRange(options.ReconnectTimeout, TimeSpan.Zero, TimeSpan.FromDays(1), nameof(options.ReconnectTimeout));
-        RequireRange(options.ReconnectInitialDelay, TimeSpan.FromMilliseconds(1), TimeSpan.FromMinutes(10), nameof(options.ReconnectInitialDelay));
-        RequireRange(options.ReconnectMaxDelay, options.ReconnectInitialDelay, TimeSpan.FromMinutes(10), nameof(options.ReconnectMaxDelay));
-
+        options.Validate(minConnectTimeout: TimeSpan.FromSeconds(1));
         builder.Timeout = (int)Math.Ceiling(options.ConnectTimeout.TotalSeconds);
 
         // One round trip and no re-planning per operation. A pooled connection is not reset when returned: the queue's statements
@@ -77,13 +66,10 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
         _connectTimeoutSeconds = builder.Timeout;
         _host = builder.Host!;
         _port = builder.Port;
-        _database = builder.Database ?? builder.Username ?? "(default)";
-        _user = builder.Username;
+        _endpoint = $"{_host}:{_port}, database '{builder.Database ?? builder.Username ?? "(default)"}'{(builder.Username is null ? "" : $", user '{builder.Username}'")}";
         QueueName = options.QueueName;
         Owner = options.Owner;
-        _reconnectTimeout = options.ReconnectTimeout;
-        _reconnectInitialDelay = options.ReconnectInitialDelay;
-        _reconnectMaxDelay = options.ReconnectMaxDelay;
+        _options = options;
         _sql = new QueueSql(options.QueueName);
         _dataSource = CreateDataSource(builder);
     }
@@ -105,8 +91,8 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
     public static void ValidateConnectionString(string? connectionString) => CreateDataSource(ParseConnectionString(connectionString)).Dispose();
 
     /// <summary>Creates the queue's table, index and token sequence if they do not exist. Safe to call from several processes at once.</summary>
-    /// <exception cref="PostgresConnectionException">The database cannot be reached, or refused the session (credentials, database), within
-    /// the connect timeout; or it accepts connections but started no session within <see cref="PostgresLeaseQueueOptions.ReconnectTimeout"/>.</exception>
+    /// <exception cref="QueueConnectionException">The database cannot be reached, or refused the session (credentials, database), within
+    /// the connect timeout; or it accepts connections but started no session within <see cref="LeaseQueueOptions.ReconnectTimeout"/>.</exception>
     /// <exception cref="PostgresException">The database refused the statement (for example, the user may not create a table there).</exception>
     public Task EnsureSchemaAsync(CancellationToken cancellationToken = default) =>
         ExecuteAsync(
@@ -157,7 +143,7 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
     /// <param name="leaseDuration">How long the lease lasts unless renewed: 1 ms to 1 day.</param>
     /// <param name="cancellationToken">Abandons the wait for the reply (the database may still have leased a message; it then expires).</param>
     /// <returns>The lease, or <see langword="null"/> when no message is available now.</returns>
-    public Task<PostgresLease?> ReceiveAsync(TimeSpan leaseDuration, CancellationToken cancellationToken = default)
+    public Task<Lease?> ReceiveAsync(TimeSpan leaseDuration, CancellationToken cancellationToken = default)
     {
         RequireLeaseDuration(leaseDuration);
         return ExecuteAsync(
@@ -172,14 +158,8 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
                     return null;
                 }
 
-                return new PostgresLease(
-                    reader.GetInt64(0),
-                    reader.GetString(1),
-                    reader.GetFieldValue<DateTimeOffset>(2),
-                    Owner,
-                    reader.GetInt64(3),
-                    reader.GetFieldValue<DateTimeOffset>(4),
-                    reader.GetInt32(5));
+                return new Lease(
+                    reader.GetInt64(0), reader.GetString(1), reader.GetInt64(2), reader.GetInt32(4), LeaseUntil: reader.GetFieldValue<DateTimeOffset>(3));
             },
             retryAfterSend: true,
             firstConnection: false,
@@ -187,39 +167,15 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
     }
 
     /// <summary>
-    /// Extends the lease to <paramref name="leaseDuration"/> from the database's now, if its token is still the message's current one
-    /// and the lease has not expired by the database's clock. A refusal is counted.
+    /// Renews every lease in <paramref name="leases"/> in one statement (<c>unnest</c> of their ids and tokens): what a worker holding
+    /// several leases sends once per interval. Each moves on to <paramref name="leaseDuration"/> from the database's now if its token
+    /// is still the message's current one and it has not expired by the database's clock; otherwise it is refused and counted.
     /// </summary>
-    /// <param name="lease">The lease a receive returned.</param>
+    /// <param name="leases">Leases this queue's receives returned, of distinct messages.</param>
     /// <param name="leaseDuration">The new lease's length from now: 1 ms to 1 day.</param>
     /// <param name="cancellationToken">Abandons the wait for the reply.</param>
-    /// <returns><see langword="true"/> if renewed (and <see cref="PostgresLease.LeaseUntil"/> moved); <see langword="false"/> if the
-    /// lease is lost: the caller must stop working on the message.</returns>
-    public Task<bool> RenewAsync(PostgresLease lease, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
-    {
-        ArgumentNullException.ThrowIfNull(lease);
-        return RenewCoreAsync(lease.MessageId, lease.Token, leaseDuration, lease, cancellationToken);
-    }
-
-    /// <summary>
-    /// Extends the lease of delivery <paramref name="token"/> of message <paramref name="messageId"/>, as
-    /// <see cref="RenewAsync(PostgresLease, TimeSpan, CancellationToken)"/> does: for a caller that keeps its own lease type.
-    /// </summary>
-    /// <param name="messageId">The message's id.</param>
-    /// <param name="token">The fencing token of the delivery the caller holds.</param>
-    /// <param name="leaseDuration">The new lease's length from now: 1 ms to 1 day.</param>
-    /// <param name="cancellationToken">Abandons the wait for the reply.</param>
-    /// <returns><see langword="true"/> if renewed; <see langword="false"/> if the lease is lost.</returns>
-    public Task<bool> RenewAsync(long messageId, long token, TimeSpan leaseDuration, CancellationToken cancellationToken = default) =>
-        RenewCoreAsync(messageId, token, leaseDuration, lease: null, cancellationToken);
-
-    /// <summary>
-    /// Renews every lease in <paramref name="leases"/> (message id and token) in one statement: what a worker holding several leases
-    /// sends once per interval. Each is renewed or refused (and counted) on its own, as by one renewal. The message ids must be
-    /// distinct.
-    /// </summary>
-    /// <returns>For each lease in order, whether it was renewed.</returns>
-    public Task<bool[]> RenewAsync(IReadOnlyList<(long MessageId, long Token)> leases, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
+    /// <returns>For each lease in order, whether it was renewed: on <see langword="false"/> the caller must stop working on it.</returns>
+    public Task<bool[]> RenewAsync(IReadOnlyList<Lease> leases, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(leases);
         RequireLeaseDuration(leaseDuration);
@@ -232,7 +188,7 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
         long[] tokens = new long[leases.Count];
         for (int i = 0; i < ids.Length; i++)
         {
-            (ids[i], tokens[i]) = leases[i];
+            (ids[i], tokens[i]) = (leases[i].MessageId, leases[i].Token);
         }
 
         return ExecuteAsync(
@@ -268,58 +224,26 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
     /// again with the token that completed the message succeeds and counts nothing.
     /// </summary>
     /// <returns><see langword="true"/> if the message is completed by this lease; <see langword="false"/> if the completion was rejected.</returns>
-    public Task<bool> CompleteAsync(PostgresLease lease, CancellationToken cancellationToken = default)
-    {
-        ArgumentNullException.ThrowIfNull(lease);
-        return ExecuteFencedAsync(_sql.Complete, lease.MessageId, lease.Token, cancellationToken);
-    }
-
-    /// <summary>Completes message <paramref name="messageId"/> with the lease of delivery <paramref name="token"/>, as <see cref="CompleteAsync(PostgresLease, CancellationToken)"/> does.</summary>
-    /// <param name="messageId">The message's id.</param>
-    /// <param name="token">The fencing token of the delivery the caller holds.</param>
-    /// <param name="cancellationToken">Abandons the wait for the reply.</param>
-    /// <returns><see langword="true"/> if the message is completed by this delivery; <see langword="false"/> if the completion was rejected.</returns>
-    public Task<bool> CompleteAsync(long messageId, long token, CancellationToken cancellationToken = default) =>
-        ExecuteFencedAsync(_sql.Complete, messageId, token, cancellationToken);
+    public Task<bool> CompleteAsync(Lease lease, CancellationToken cancellationToken = default) => ExecuteFencedAsync(_sql.Complete, lease, cancellationToken);
 
     /// <summary>
     /// Releases the lease at once, so that the next receive takes the message without waiting for the lease to expire (graceful
     /// shutdown). Only the current token of an unexpired lease can abandon it.
     /// </summary>
     /// <returns><see langword="true"/> if released; <see langword="false"/> if the lease was no longer this one's.</returns>
-    public Task<bool> AbandonAsync(PostgresLease lease, CancellationToken cancellationToken = default)
-    {
-        ArgumentNullException.ThrowIfNull(lease);
-        return ExecuteFencedAsync(_sql.Abandon, lease.MessageId, lease.Token, cancellationToken);
-    }
-
-    /// <summary>Releases the lease of delivery <paramref name="token"/> of message <paramref name="messageId"/>, as <see cref="AbandonAsync(PostgresLease, CancellationToken)"/> does.</summary>
-    /// <param name="messageId">The message's id.</param>
-    /// <param name="token">The fencing token of the delivery the caller holds.</param>
-    /// <param name="cancellationToken">Abandons the wait for the reply.</param>
-    /// <returns><see langword="true"/> if released; <see langword="false"/> if the lease was no longer this one's.</returns>
-    public Task<bool> AbandonAsync(long messageId, long token, CancellationToken cancellationToken = default) =>
-        ExecuteFencedAsync(_sql.Abandon, messageId, token, cancellationToken);
+    public Task<bool> AbandonAsync(Lease lease, CancellationToken cancellationToken = default) => ExecuteFencedAsync(_sql.Abandon, lease, cancellationToken);
 
     /// <summary>Reads the queue's counts, as the database recorded them.</summary>
-    public Task<PostgresQueueCounts> GetCountsAsync(CancellationToken cancellationToken = default) =>
+    public Task<BusCounts> GetCountsAsync(CancellationToken cancellationToken = default) =>
         ExecuteAsync(
             async (connection, ct) =>
             {
                 await using NpgsqlCommand command = new(_sql.Counts, connection);
                 await using NpgsqlDataReader reader = await command.ExecuteReaderAsync(ct).ConfigureAwait(false);
                 await reader.ReadAsync(ct).ConfigureAwait(false);
-                return new PostgresQueueCounts(
-                    reader.GetInt64(0),
-                    reader.GetInt64(1),
-                    reader.GetInt64(2),
-                    reader.GetInt64(3),
-                    reader.GetInt64(4),
-                    reader.GetInt64(5),
-                    reader.GetInt64(6),
-                    reader.GetInt64(7),
-                    reader.GetInt64(8),
-                    reader.GetInt64(9));
+                return new BusCounts(
+                    reader.GetInt64(0), reader.GetInt64(1), reader.GetInt64(2), reader.GetInt64(3), reader.GetInt64(4),
+                    reader.GetInt64(5), reader.GetInt64(6), reader.GetInt64(7), reader.GetInt64(8), reader.GetInt64(9));
             },
             retryAfterSend: true,
             firstConnection: false,
@@ -345,47 +269,22 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
             firstConnection: false,
             cancellationToken);
 
-    private Task<bool> RenewCoreAsync(long messageId, long token, TimeSpan leaseDuration, PostgresLease? lease, CancellationToken cancellationToken)
+    private Task<bool> ExecuteFencedAsync(string sql, Lease lease, CancellationToken cancellationToken)
     {
-        RequireLeaseDuration(leaseDuration);
+        ArgumentNullException.ThrowIfNull(lease);
         return ExecuteAsync(
             async (connection, ct) =>
             {
-                await using NpgsqlCommand command = new(_sql.Renew, connection);
-                command.Parameters.AddWithValue("id", messageId);
-                command.Parameters.AddWithValue("token", token);
-                command.Parameters.AddWithValue("lease", leaseDuration);
-                await using NpgsqlDataReader reader = await command.ExecuteReaderAsync(ct).ConfigureAwait(false);
-                if (!await reader.ReadAsync(ct).ConfigureAwait(false) || reader.IsDBNull(0) || !reader.GetBoolean(0))
-                {
-                    return false;
-                }
-
-                if (lease is not null)
-                {
-                    lease.LeaseUntil = reader.GetFieldValue<DateTimeOffset>(1);
-                }
-
-                return true;
-            },
-            retryAfterSend: true,
-            firstConnection: false,
-            cancellationToken);
-    }
-
-    private Task<bool> ExecuteFencedAsync(string sql, long messageId, long token, CancellationToken cancellationToken) =>
-        ExecuteAsync(
-            async (connection, ct) =>
-            {
                 await using NpgsqlCommand command = new(sql, connection);
-                command.Parameters.AddWithValue("id", messageId);
-                command.Parameters.AddWithValue("token", token);
+                command.Parameters.AddWithValue("id", lease.MessageId);
+                command.Parameters.AddWithValue("token", lease.Token);
                 object? result = await command.ExecuteScalarAsync(ct).ConfigureAwait(false);
                 return result is true;
             },
             retryAfterSend: true,
             firstConnection: false,
             cancellationToken);
+    }
 
     /// <summary>
     /// Runs one operation on a pooled connection. A lost connection is retried with back-off while the reconnect budget allows; a
@@ -399,7 +298,7 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
         CancellationToken cancellationToken)
     {
         long start = Stopwatch.GetTimestamp();
-        TimeSpan delay = _reconnectInitialDelay;
+        Backoff? backoff = null;
         while (true)
         {
             Exception failure;
@@ -423,25 +322,17 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
             _dataSource.Clear();
             string? busy = firstConnection && !sent ? await WhySessionNotStartedAsync(failure).ConfigureAwait(false) : null;
             bool mayRetry = sent ? retryAfterSend : !firstConnection || busy is not null;
-            TimeSpan elapsed = Stopwatch.GetElapsedTime(start);
-            if (!mayRetry || elapsed + delay > _reconnectTimeout)
+            backoff ??= new Backoff(_options, start);
+            if (!mayRetry || !backoff.CanRetry)
             {
-                if (sent && !mayRetry)
-                {
-                    throw new PostgresConnectionException(
-                        _host, _port, _database, _user, $"the connection was lost during a statement that is not retried ({failure.Message})", failure);
-                }
-
-                string reason = mayRetry && _reconnectTimeout > TimeSpan.Zero
-                    ? $"{busy ?? Describe(failure)} (still failing after {(busy is null ? "reconnecting" : "retrying")} for {elapsed.TotalSeconds:0.#} s)"
+                string reason = sent && !mayRetry ? $"the connection was lost during a statement that is not retried ({failure.Message})"
+                    : mayRetry && backoff.Retries ? $"{busy ?? Describe(failure)} (still failing after {(busy is null ? "reconnecting" : "retrying")} for {backoff.Elapsed.TotalSeconds:0.#} s)"
                     : busy ?? Describe(failure);
-                throw new PostgresConnectionException(_host, _port, _database, _user, reason, failure);
+                throw new QueueConnectionException("PostgreSQL", _endpoint, reason, failure);
             }
 
             Interlocked.Increment(ref _reconnects);
-            double jitter = 1.0 + (Random.Shared.NextDouble() * 0.5);
-            await Task.Delay(delay * jitter, cancellationToken).ConfigureAwait(false);
-            delay = delay * 2 < _reconnectMaxDelay ? delay * 2 : _reconnectMaxDelay;
+            await backoff.WaitAsync(cancellationToken).ConfigureAwait(false);
         }
     }
 
@@ -455,13 +346,13 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
         {
             // The server refused the session: wrong credentials, a missing database, a startup parameter it rejects (Options in the
             // connection string). Retrying cannot help.
-            throw new PostgresConnectionException(_host, _port, _database, _user, Describe(e), e);
+            throw new QueueConnectionException("PostgreSQL", _endpoint, Describe(e), e);
         }
         catch (NpgsqlException e) when (e is not PostgresException && !e.IsTransient && !cancellationToken.IsCancellationRequested)
         {
             // Refused by the client before any statement, for good: no password given while the server asks for one, an
             // authentication method or TLS setting the two sides do not share. Retrying cannot help either.
-            throw new PostgresConnectionException(_host, _port, _database, _user, Describe(e), e);
+            throw new QueueConnectionException("PostgreSQL", _endpoint, Describe(e), e);
         }
     }
 
@@ -559,15 +450,7 @@ public sealed partial class PostgresLeaseQueue : IAsyncDisposable
     }
 
     private static void RequireLeaseDuration(TimeSpan leaseDuration) =>
-        RequireRange(leaseDuration, TimeSpan.FromMilliseconds(1), TimeSpan.FromDays(1), nameof(leaseDuration));
-
-    private static void RequireRange(TimeSpan value, TimeSpan min, TimeSpan max, string name)
-    {
-        if (value < min || value > max)
-        {
-            throw new ArgumentOutOfRangeException(name, value, $"{name} is {value}; the valid range is {min} to {max}.");
-        }
-    }
+        LeaseQueueOptions.RequireRange(leaseDuration, TimeSpan.FromMilliseconds(1), TimeSpan.FromDays(1), nameof(leaseDuration));
 
     [GeneratedRegex("^[a-z_][a-z0-9_]{0,39}$", RegexOptions.CultureInvariant)]
     private static partial Regex QueueNamePattern();

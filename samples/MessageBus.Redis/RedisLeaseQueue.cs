@@ -15,6 +15,7 @@ namespace MessageBus.Redis;
 /// fencing token that expires after the lease; renew extends the lock while it holds the token (one call renews any number of
 /// leases); complete and abandon check the token; a periodic stalled check puts messages whose lock expired back at the front of
 /// the queue. Every decision is one Lua script, atomic on the server and judged by the server's clock; the counts are its record.
+/// Behind <see cref="IMessageBus"/> through <see cref="LeaseQueueBus"/>.
 /// </summary>
 /// <remarks>
 /// <para><b>Durability</b> is the server's: with an append-only file synced on every write (<c>appendonly yes</c>,
@@ -23,21 +24,19 @@ namespace MessageBus.Redis;
 /// delivered again; an enqueued one may be gone); without persistence a restart loses the queue.</para>
 /// <para><b>Connections:</b> one multiplexed connection (StackExchange.Redis), which reconnects by itself. An operation whose
 /// connection was lost, or that timed out while the server was away, is retried with exponential back-off and jitter for up to
-/// <see cref="RedisLeaseQueueOptions.ReconnectTimeout"/>, then throws <see cref="RedisQueueConnectionException"/>. A retried script
+/// <see cref="LeaseQueueOptions.ReconnectTimeout"/>, then throws <see cref="QueueConnectionException"/>. A retried script
 /// may already have been applied: complete and abandon recognise their own token and report success again; a retried receive
 /// whose first attempt was applied leaves that lease to expire (a redelivery, counted); a retried renewal extends the lease once
 /// more. <see cref="EnqueueAsync"/> is retried only when its script was never sent, so it never enqueues a batch twice.</para>
 /// <para>Thread safety: every member may be called from any thread, concurrently.</para>
 /// </remarks>
-public sealed partial class RedisLeaseQueue : IAsyncDisposable
+public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
 {
     private const int EnqueueBatch = 500;
 
     private readonly ConfigurationOptions _configuration;
     private readonly string _endpoint;
-    private readonly TimeSpan _reconnectTimeout;
-    private readonly TimeSpan _reconnectInitialDelay;
-    private readonly TimeSpan _reconnectMaxDelay;
+    private readonly LeaseQueueOptions _options;
     private readonly TimeSpan? _stalledCheckInterval;
     private readonly string _prefix;
     private readonly RedisKey _wait;
@@ -66,18 +65,10 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
                 $"QueueName '{options.QueueName}' is not valid: 1 to 100 characters, letters, digits, '_', '-' or '.'.", nameof(options));
         }
 
-        if (string.IsNullOrWhiteSpace(options.Owner))
-        {
-            throw new ArgumentException("Owner must not be empty.", nameof(options));
-        }
-
-        RequireRange(options.ConnectTimeout, TimeSpan.FromMilliseconds(100), TimeSpan.FromSeconds(1024), nameof(options.ConnectTimeout));
-        RequireRange(options.ReconnectTimeout, TimeSpan.Zero, TimeSpan.FromDays(1), nameof(options.ReconnectTimeout));
-        RequireRange(options.ReconnectInitialDelay, TimeSpan.FromMilliseconds(1), TimeSpan.FromMinutes(10), nameof(options.ReconnectInitialDelay));
-        RequireRange(options.ReconnectMaxDelay, options.ReconnectInitialDelay, TimeSpan.FromMinutes(10), nameof(options.ReconnectMaxDelay));
+        options.Validate(minConnectTimeout: TimeSpan.FromMilliseconds(100));
         if (options.StalledCheckInterval is { } interval)
         {
-            RequireRange(interval, TimeSpan.FromMilliseconds(10), TimeSpan.FromDays(1), nameof(options.StalledCheckInterval));
+            LeaseQueueOptions.RequireRange(interval, TimeSpan.FromMilliseconds(10), TimeSpan.FromDays(1), nameof(options.StalledCheckInterval));
         }
 
         // Fail the first connection at once (the caller reports it); once connected, the multiplexer reconnects in the background.
@@ -93,9 +84,7 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
         QueueName = options.QueueName;
         Owner = options.Owner;
         _owner = options.Owner;
-        _reconnectTimeout = options.ReconnectTimeout;
-        _reconnectInitialDelay = options.ReconnectInitialDelay;
-        _reconnectMaxDelay = options.ReconnectMaxDelay;
+        _options = options;
         _stalledCheckInterval = options.StalledCheckInterval;
         _prefix = "{" + options.QueueName + "}";
         _wait = _prefix + ":wait";
@@ -129,7 +118,7 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
     public static void ValidateConnectionString(string? connectionString) => ParseConnectionString(connectionString);
 
     /// <summary>Connects (once; later calls return at once) and checks that the server accepts the credentials.</summary>
-    /// <exception cref="RedisQueueConnectionException">The server cannot be reached or refused the credentials (not retried), or it
+    /// <exception cref="QueueConnectionException">The server cannot be reached or refused the credentials (not retried), or it
     /// accepted the connection but never completed the handshake within the connect timeout (retried within the reconnect timeout).</exception>
     public async Task ConnectAsync(CancellationToken cancellationToken = default)
     {
@@ -141,7 +130,7 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
         catch (RedisServerException e)
         {
             // For example NOAUTH: connected, but the server refuses every command.
-            throw new RedisQueueConnectionException(_endpoint, FirstLine(e.Message), e);
+            throw new QueueConnectionException("Redis", _endpoint, FirstLine(e.Message), e);
         }
     }
 
@@ -174,7 +163,7 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
     /// <param name="leaseDuration">How long the lease lasts unless renewed: 1 ms to 1 day.</param>
     /// <param name="cancellationToken">Abandons the wait for the reply (the server may still have leased a message; it then expires).</param>
     /// <returns>The lease, or <see langword="null"/> when no message is waiting now.</returns>
-    public async Task<RedisLease?> ReceiveAsync(TimeSpan leaseDuration, CancellationToken cancellationToken = default)
+    public async Task<Lease?> ReceiveAsync(TimeSpan leaseDuration, CancellationToken cancellationToken = default)
     {
         long ms = LeaseMilliseconds(leaseDuration);
         StartStalledChecks();
@@ -188,58 +177,51 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
         }
 
         var fields = (RedisResult[])result!;
-        return new RedisLease(
-            (long)fields[0],
-            (string)fields[1]!,
-            (long)fields[2],
-            (int)fields[3],
-            DateTimeOffset.FromUnixTimeMilliseconds((long)fields[4]));
+        return new Lease((long)fields[0], (string)fields[1]!, (long)fields[2], (int)fields[3], LeaseUntil: DateTimeOffset.FromUnixTimeMilliseconds((long)fields[4]));
     }
 
     /// <summary>
-    /// Extends the lease to <paramref name="leaseDuration"/> from the server's now, if the message's lock still holds its token
-    /// (it has not expired, and no other delivery took over). A refusal is counted.
+    /// Renews every lease in <paramref name="leases"/> in one script, as BullMQ's lock extender renews all of a worker's locks: each
+    /// lock that still holds its lease's token (it has not expired, and no other delivery took over) gets
+    /// <paramref name="leaseDuration"/> from the server's now; any other lease is refused and counted.
     /// </summary>
-    /// <returns><see langword="true"/> if renewed (and <see cref="RedisLease.LeaseUntil"/> moved); <see langword="false"/> if the
-    /// lease is lost: the caller must stop working on the message.</returns>
-    public async Task<bool> RenewAsync(RedisLease lease, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
-    {
-        ArgumentNullException.ThrowIfNull(lease);
-        (bool[] renewed, DateTimeOffset until) = await RenewCoreAsync([(lease.MessageId, lease.Token)], leaseDuration, cancellationToken).ConfigureAwait(false);
-        if (renewed[0])
-        {
-            lease.LeaseUntil = until;
-        }
-
-        return renewed[0];
-    }
-
-    /// <summary>
-    /// Renews every lease in <paramref name="leases"/> (message id and token) in one script: what a worker holding several leases
-    /// sends once per interval, as BullMQ's lock extender does. Each is renewed or refused on its own, as by one renewal.
-    /// </summary>
-    /// <returns>For each lease in order, whether it was renewed.</returns>
-    public async Task<bool[]> RenewAsync(IReadOnlyList<(long MessageId, long Token)> leases, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
+    /// <returns>For each lease in order, whether it was renewed: on <see langword="false"/> the caller must stop working on it.</returns>
+    public async Task<bool[]> RenewAsync(IReadOnlyList<Lease> leases, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(leases);
-        return leases.Count == 0 ? [] : (await RenewCoreAsync(leases, leaseDuration, cancellationToken).ConfigureAwait(false)).Renewed;
+        long ms = LeaseMilliseconds(leaseDuration);
+        if (leases.Count == 0)
+        {
+            return [];
+        }
+
+        var args = new RedisValue[2 + (2 * leases.Count)];
+        args[0] = _prefix;
+        args[1] = ms;
+        for (int i = 0; i < leases.Count; i++)
+        {
+            args[2 + (2 * i)] = leases[i].MessageId;
+            args[3 + (2 * i)] = leases[i].Token;
+        }
+
+        var reply = (long[])(await ExecuteAsync(db => db.ScriptEvaluateAsync(QueueScripts.Renew, [_counts], args), retryAfterSend: true, cancellationToken).ConfigureAwait(false))!;
+        var renewed = new bool[leases.Count];
+        for (int i = 0; i < renewed.Length; i++)
+        {
+            renewed[i] = reply[i + 1] == 1;
+        }
+
+        return renewed;
     }
 
     /// <summary>Completes the message if its lock still holds the lease's token. A refusal is counted as a rejected completion;
     /// completing again with the token that completed it succeeds and counts nothing.</summary>
     /// <returns><see langword="true"/> if the message is completed by this lease; <see langword="false"/> if the completion was rejected.</returns>
-    public Task<bool> CompleteAsync(RedisLease lease, CancellationToken cancellationToken = default)
+    public async Task<bool> CompleteAsync(Lease lease, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(lease);
-        return CompleteAsync(lease.MessageId, lease.Token, cancellationToken);
-    }
-
-    /// <summary>Completes message <paramref name="messageId"/> with the lease of delivery <paramref name="token"/>, as <see cref="CompleteAsync(RedisLease, CancellationToken)"/> does.</summary>
-    /// <returns><see langword="true"/> if the message is completed by this delivery; <see langword="false"/> if the completion was rejected.</returns>
-    public async Task<bool> CompleteAsync(long messageId, long token, CancellationToken cancellationToken = default)
-    {
         RedisResult result = await ExecuteAsync(
-            db => db.ScriptEvaluateAsync(QueueScripts.Complete, [_active, _counts], [_prefix, messageId, token]),
+            db => db.ScriptEvaluateAsync(QueueScripts.Complete, [_active, _counts], [_prefix, lease.MessageId, lease.Token]),
             retryAfterSend: true,
             cancellationToken).ConfigureAwait(false);
         return (int)result == 1;
@@ -247,18 +229,11 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
 
     /// <summary>Releases the lease at once and puts the message first in line (graceful shutdown). Only the token its lock holds can.</summary>
     /// <returns><see langword="true"/> if released; <see langword="false"/> if the lease was no longer this one's.</returns>
-    public Task<bool> AbandonAsync(RedisLease lease, CancellationToken cancellationToken = default)
+    public async Task<bool> AbandonAsync(Lease lease, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(lease);
-        return AbandonAsync(lease.MessageId, lease.Token, cancellationToken);
-    }
-
-    /// <summary>Releases the lease of delivery <paramref name="token"/> of message <paramref name="messageId"/>, as <see cref="AbandonAsync(RedisLease, CancellationToken)"/> does.</summary>
-    /// <returns><see langword="true"/> if released; <see langword="false"/> if the lease was no longer this one's.</returns>
-    public async Task<bool> AbandonAsync(long messageId, long token, CancellationToken cancellationToken = default)
-    {
         RedisResult result = await ExecuteAsync(
-            db => db.ScriptEvaluateAsync(QueueScripts.Abandon, [_wait, _active, _counts], [_prefix, messageId, token]),
+            db => db.ScriptEvaluateAsync(QueueScripts.Abandon, [_wait, _active, _counts], [_prefix, lease.MessageId, lease.Token]),
             retryAfterSend: true,
             cancellationToken).ConfigureAwait(false);
         return (int)result == 1;
@@ -281,10 +256,10 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
     }
 
     /// <summary>Reads the queue's counts, as the server recorded them.</summary>
-    public async Task<RedisQueueCounts> GetCountsAsync(CancellationToken cancellationToken = default)
+    public async Task<BusCounts> GetCountsAsync(CancellationToken cancellationToken = default)
     {
         var c = (long[])(await ExecuteAsync(db => db.ScriptEvaluateAsync(QueueScripts.Counts, [_counts, _wait, _active]), retryAfterSend: true, cancellationToken).ConfigureAwait(false))!;
-        return new RedisQueueCounts(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9]);
+        return new BusCounts(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9]);
     }
 
     /// <summary>Deletes every message and count. The token counter goes on, so old tokens stay stale.</summary>
@@ -313,28 +288,6 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
     /// <summary>The keys and arguments of the queue's scripts, for a caller that runs them itself (the BrokerWorker's plain-client loop).</summary>
     internal (RedisKey[] Receive, RedisKey[] Renew, RedisKey[] Complete, RedisValue Prefix, RedisValue Owner) ScriptKeys =>
         ([_wait, _active, _nextToken, _counts], [_counts], [_active, _counts], _prefix, _owner);
-
-    private async Task<(bool[] Renewed, DateTimeOffset Until)> RenewCoreAsync(IReadOnlyList<(long MessageId, long Token)> leases, TimeSpan leaseDuration, CancellationToken cancellationToken)
-    {
-        long ms = LeaseMilliseconds(leaseDuration);
-        var args = new RedisValue[2 + (2 * leases.Count)];
-        args[0] = _prefix;
-        args[1] = ms;
-        for (int i = 0; i < leases.Count; i++)
-        {
-            args[2 + (2 * i)] = leases[i].MessageId;
-            args[3 + (2 * i)] = leases[i].Token;
-        }
-
-        var reply = (long[])(await ExecuteAsync(db => db.ScriptEvaluateAsync(QueueScripts.Renew, [_counts], args), retryAfterSend: true, cancellationToken).ConfigureAwait(false))!;
-        var renewed = new bool[leases.Count];
-        for (int i = 0; i < renewed.Length; i++)
-        {
-            renewed[i] = reply[i + 1] == 1;
-        }
-
-        return (renewed, DateTimeOffset.FromUnixTimeMilliseconds(reply[0]));
-    }
 
     private async Task DeleteKeysAsync(bool keepTokens, CancellationToken cancellationToken)
     {
@@ -388,7 +341,7 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
                     Interlocked.Add(ref _stalledMoved, (int)result);
                 }
             }
-            catch (RedisQueueConnectionException)
+            catch (QueueConnectionException)
             {
                 // The server is away for longer than the reconnect budget: the next tick tries again.
             }
@@ -403,7 +356,7 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
     {
         IDatabase db = (await GetConnectionAsync().WaitAsync(cancellationToken).ConfigureAwait(false)).GetDatabase();
         long start = Stopwatch.GetTimestamp();
-        TimeSpan delay = _reconnectInitialDelay;
+        Backoff? backoff = null;
         while (true)
         {
             Exception failure;
@@ -422,19 +375,17 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
                 RedisTimeoutException t => t.Commandstatus is not (CommandStatus.WaitingToBeSent or CommandStatus.WaitingInBacklog),
                 _ => true, // LOADING: refused by a server still reading its data; nothing applied, but say sent to be safe
             };
-            TimeSpan elapsed = Stopwatch.GetElapsedTime(start);
-            if ((sent && !retryAfterSend) || elapsed + delay > _reconnectTimeout)
+            backoff ??= new Backoff(_options, start);
+            if ((sent && !retryAfterSend) || !backoff.CanRetry)
             {
                 string reason = sent && !retryAfterSend
                     ? $"the connection was lost during a script that is not retried ({FirstLine(failure.Message)})"
-                    : $"{Reason(failure)}{(_reconnectTimeout > TimeSpan.Zero ? $" (still failing after retrying for {elapsed.TotalSeconds:0.#} s)" : "")}";
-                throw new RedisQueueConnectionException(_endpoint, reason, failure);
+                    : $"{Reason(failure)}{(backoff.Retries ? $" (still failing after retrying for {backoff.Elapsed.TotalSeconds:0.#} s)" : "")}";
+                throw new QueueConnectionException("Redis", _endpoint, reason, failure);
             }
 
             Interlocked.Increment(ref _reconnects);
-            double jitter = 1.0 + (Random.Shared.NextDouble() * 0.5);
-            await Task.Delay(delay * jitter, cancellationToken).ConfigureAwait(false);
-            delay = delay * 2 < _reconnectMaxDelay ? delay * 2 : _reconnectMaxDelay;
+            await backoff.WaitAsync(cancellationToken).ConfigureAwait(false);
         }
     }
 
@@ -464,8 +415,7 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
     private async Task<ConnectionMultiplexer> ConnectCoreAsync()
     {
         CancellationToken disposing = _disposing.Token;
-        long start = Stopwatch.GetTimestamp();
-        TimeSpan delay = _reconnectInitialDelay;
+        var backoff = new Backoff(_options, Stopwatch.GetTimestamp());
         for (int attempt = 1; ; attempt++)
         {
             long attemptStart = Stopwatch.GetTimestamp();
@@ -497,22 +447,19 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
 
             if (failure.FailureType is ConnectionFailureType.AuthenticationFailure)
             {
-                throw new RedisQueueConnectionException(_endpoint, Reason(failure), failure);
+                throw new QueueConnectionException("Redis", _endpoint, Reason(failure), failure);
             }
 
             // StackExchange.Redis says only that it could not connect: ask the network why (refused, unknown host, no answer).
             (string why, bool accepts) = await WhyNotConnectedAsync(failure, Stopwatch.GetElapsedTime(attemptStart)).ConfigureAwait(false);
-            TimeSpan elapsed = Stopwatch.GetElapsedTime(start);
-            if (!accepts || elapsed + delay > _reconnectTimeout)
+            if (!accepts || !backoff.CanRetry)
             {
-                string reason = why + (attempt > 1 ? $" (still failing after retrying for {elapsed.TotalSeconds:0.#} s)" : "");
-                throw new RedisQueueConnectionException(_endpoint, reason, failure);
+                string reason = why + (attempt > 1 ? $" (still failing after retrying for {backoff.Elapsed.TotalSeconds:0.#} s)" : "");
+                throw new QueueConnectionException("Redis", _endpoint, reason, failure);
             }
 
             Interlocked.Increment(ref _reconnects);
-            double jitter = 1.0 + (Random.Shared.NextDouble() * 0.5);
-            await Task.Delay(delay * jitter, disposing).ConfigureAwait(false);
-            delay = delay * 2 < _reconnectMaxDelay ? delay * 2 : _reconnectMaxDelay;
+            await backoff.WaitAsync(disposing).ConfigureAwait(false);
         }
     }
 
@@ -640,16 +587,8 @@ public sealed partial class RedisLeaseQueue : IAsyncDisposable
 
     private static long LeaseMilliseconds(TimeSpan leaseDuration)
     {
-        RequireRange(leaseDuration, TimeSpan.FromMilliseconds(1), TimeSpan.FromDays(1), nameof(leaseDuration));
+        LeaseQueueOptions.RequireRange(leaseDuration, TimeSpan.FromMilliseconds(1), TimeSpan.FromDays(1), nameof(leaseDuration));
         return (long)Math.Ceiling(leaseDuration.TotalMilliseconds);
-    }
-
-    private static void RequireRange(TimeSpan value, TimeSpan min, TimeSpan max, string name)
-    {
-        if (value < min || value > max)
-        {
-            throw new ArgumentOutOfRangeException(name, value, $"{name} is {value}; the valid range is {min} to {max}.");
-        }
     }
 
     [GeneratedRegex("^[A-Za-z0-9_.-]{1,100}$", RegexOptions.CultureInvariant)]

@@ -29,6 +29,7 @@ public sealed class InMemoryMessageBus : IMessageBus
     private long _rejectedCompletes;
     private long _failedRenewals;
     private long _abandoned;
+    private long _expiredRedeliveries;
 
     /// <summary>Creates an empty bus.</summary>
     /// <param name="latency">How long each call's reply takes (zero: at once).</param>
@@ -137,7 +138,7 @@ public sealed class InMemoryMessageBus : IMessageBus
         cancellationToken.ThrowIfCancellationRequested();
         lock (_gate)
         {
-            return ValueTask.FromResult(new BusCounts(_nextId, _delivered, _redelivered, _completed, _rejectedCompletes, _failedRenewals, _abandoned, _leased.Count, _ready.Count));
+            return ValueTask.FromResult(new BusCounts(_nextId, _delivered, _redelivered, _completed, _rejectedCompletes, _failedRenewals, _abandoned, _leased.Count, _ready.Count, _expiredRedeliveries));
         }
     }
 
@@ -152,6 +153,7 @@ public sealed class InMemoryMessageBus : IMessageBus
                 {
                     _ready.AddFirst(_leased[i]);
                     _leased[i].Token = 0;
+                    _leased[i].Expired = true;
                     _leased.RemoveAt(i);
                 }
             }
@@ -171,9 +173,11 @@ public sealed class InMemoryMessageBus : IMessageBus
             if (message.DeliveryCount > 1)
             {
                 _redelivered++;
+                _expiredRedeliveries += message.Expired ? 1 : 0;
             }
 
-            return new Lease(message.Id, message.Payload, message.Token, message.DeliveryCount);
+            message.Expired = false;
+            return new Lease(message.Id, message.Payload, message.Token, message.DeliveryCount, LeaseUntil: message.LeasedUntil);
         }
     }
 
@@ -200,5 +204,7 @@ public sealed class InMemoryMessageBus : IMessageBus
         public DateTimeOffset LeasedUntil { get; set; }
 
         public bool Completed { get; set; }
+
+        public bool Expired { get; set; } // back in _ready because its lease expired, not abandoned
     }
 }

@@ -20,8 +20,7 @@ namespace Samples.Support;
 /// under a plural name (<c>--modes a,b</c>, or <c>all</c>); output switches <c>--wide</c> and <c>--json</c>;</item>
 /// <item><c>-h</c>, <c>--help</c> or <c>-?</c>: the help System.CommandLine generates from the options, on stdout, exit code 0;
 /// <c>--version</c>: the sample's version and the PriorityAsync it runs on, on stdout, exit code 0;</item>
-/// <item>bad input: one line, <c>Sample: what is wrong (see --help).</c> on stderr, exit code 2 (<see cref="BadInput"/>);</item>
-/// <item>an option renamed to follow these conventions keeps its former name working, unlisted (<see cref="Add{T}"/>).</item>
+/// <item>bad input: one line, <c>Sample: what is wrong (see --help).</c> on stderr, exit code 2 (<see cref="BadInput"/>).</item>
 /// </list>
 /// Each option's value is checked where it is parsed (its own one-line error); checks across options stay with the sample.
 /// </summary>
@@ -41,9 +40,6 @@ public sealed class SampleCommandLine
 
     private readonly RootCommand _command;
 
-    // Former name -> the option's name now: rewritten before parsing, so that the former names work and the help shows the new ones.
-    private readonly Dictionary<string, string> _formerNames = new(StringComparer.Ordinal);
-
     /// <summary>
     /// A root command whose help starts with <paramref name="description"/> (say what the sample runs, and its exit codes). Its
     /// <c>--version</c> names the calling assembly (the sample) and the PriorityAsync it runs on.
@@ -60,19 +56,10 @@ public sealed class SampleCommandLine
     /// <summary>What <c>--version</c> prints: the sample's name and version, and the PriorityAsync version it runs on.</summary>
     public string Version { get; }
 
-    /// <summary>
-    /// Adds an option to the command and returns it, to read its value from the parse result. <paramref name="formerNames"/>: names the
-    /// option had before it followed the conventions; they keep working (in every form: <c>--old value</c>, <c>--old=value</c>)
-    /// and the help does not list them.
-    /// </summary>
-    public Option<T> Add<T>(Option<T> option, params string[] formerNames)
+    /// <summary>Adds an option to the command and returns it, to read its value from the parse result.</summary>
+    public Option<T> Add<T>(Option<T> option)
     {
         _command.Add(option);
-        foreach (string former in formerNames)
-        {
-            _formerNames.Add(former, option.Name);
-        }
-
         return option;
     }
 
@@ -83,7 +70,7 @@ public sealed class SampleCommandLine
     /// </summary>
     public bool TryParse(IReadOnlyList<string> args, out ParseResult result, out string? show, [NotNullWhen(false)] out string? error)
     {
-        result = _command.Parse(WithCurrentNames(args));
+        result = _command.Parse([.. args]);
         show = result.Action switch
         {
             System.CommandLine.Help.HelpAction => Help(),
@@ -195,24 +182,6 @@ public sealed class SampleCommandLine
 
             result.AddError($"{name} must be a whole number (got '{text}').");
             return defaultValue;
-        },
-    };
-
-    /// <summary>A whole number, or null when the option is not given.</summary>
-    public static Option<int?> OptionalWholeNumber(string name, string description) => new(name)
-    {
-        Description = description,
-        HelpName = "N",
-        CustomParser = result =>
-        {
-            string text = result.Tokens[0].Value;
-            if (int.TryParse(text.Replace("_", "", StringComparison.Ordinal), NumberStyles.Integer, CultureInfo.InvariantCulture, out int value))
-            {
-                return value;
-            }
-
-            result.AddError($"{name} must be a whole number (got '{text}').");
-            return null;
         },
     };
 
@@ -383,7 +352,7 @@ public sealed class SampleCommandLine
     /// <summary>A switch: present or not.</summary>
     public static Option<bool> Flag(string name, string description) => new(name) { Description = description };
 
-    /// <summary><paramref name="option"/>, left out of the help: how a sample starts its own child processes, or a former spelling.</summary>
+    /// <summary><paramref name="option"/>, left out of the help: how a sample starts its own child processes.</summary>
     public static Option<T> Hidden<T>(Option<T> option)
     {
         option.Hidden = true;
@@ -414,23 +383,6 @@ public sealed class SampleCommandLine
 
     private static string VersionOf(Assembly assembly) =>
         assembly.GetCustomAttribute<AssemblyInformationalVersionAttribute>()?.InformationalVersion ?? assembly.GetName().Version?.ToString() ?? "(no version)";
-
-    // The arguments with every former option name replaced by the option's name now (up to "--", after which nothing is an option).
-    private string[] WithCurrentNames(IReadOnlyList<string> args)
-    {
-        string[] tokens = [.. args];
-        for (int i = 0; i < tokens.Length && tokens[i] != "--"; i++)
-        {
-            int end = tokens[i].IndexOfAny(['=', ':']);
-            string name = end < 0 ? tokens[i] : tokens[i][..end];
-            if (_formerNames.TryGetValue(name, out string? current))
-            {
-                tokens[i] = current + tokens[i][name.Length..];
-            }
-        }
-
-        return tokens;
-    }
 
     private static string Plural(string noun) => noun.EndsWith('y') ? $"{noun[..^1]}ies" : $"{noun}s";
 

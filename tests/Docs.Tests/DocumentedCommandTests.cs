@@ -40,7 +40,8 @@ public sealed partial class DocumentedCommandTests : IDisposable
         ["HostedWorker --messages 1000"] = ["messages completed.", HostStarted],
     };
 
-    private static readonly string[] s_testedElsewhere = ["BrokerWorker", "MessageBus", "MessageBus.Postgres"];
+    // Their commands need a broker: tests/Samples.Tests, tests/MessageBus.Postgres.Tests and tests/RabbitMqConsumers.Tests run them.
+    private static readonly string[] s_testedElsewhere = ["BrokerWorker", "MessageBus", "MessageBus.Postgres", "RabbitMqConsumers"];
     private static readonly TimeSpan s_limit = TimeSpan.FromMinutes(3);
 
     private readonly string _scratch = Directory.CreateTempSubdirectory("priorityasync-commands-").FullName;

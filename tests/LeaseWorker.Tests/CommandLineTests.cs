@@ -42,7 +42,6 @@ public class CommandLineTests
     [InlineData("--modes", "priority-threads", "priority-threads")]
     [InlineData("--cpu-kind", "spin", "--cpu-kind")]
     [InlineData("--starve-pool", "2", "--starve-pool")]
-    [InlineData("--saturate", "5s", "--saturate")]
     public void TryParse_VirtualTimeWithWhatNeedsRealTime_OneLineErrorNamingIt(string option, string value, string named)
     {
         CommandLine.TryParse(["--virtual-time", option, value], out _, out string? error).Should().BeFalse();
@@ -120,15 +119,14 @@ public class CommandLineTests
     [InlineData("--modes threadpool,fifo", "unknown mode 'fifo'")]
     [InlineData("--modes ,", "--modes needs at least one mode")]
     [InlineData("--modes single --modes priority", "--modes is given more than once")]
-    [InlineData("--policies strict", "add --saturate D")]
-    [InlineData("--saturate 1s --policies strict,fifo", "unknown policy 'fifo'; the policies are strict, aging, shares")]
     [InlineData("--trace /no/such/folder/t.json", "--trace: the folder '/no/such/folder' does not exist")]
     [InlineData("--bogus 1", "unknown option '--bogus'")]
     [InlineData("--cpu", "--cpu needs a value")]
     [InlineData("--cpu 1", "--cpu must be a duration")]
     [InlineData("--messages many", "--messages must be a whole number")]
     [InlineData("--cpu-kind burn", "--cpu-kind must be sleep or spin")]
-    [InlineData("--format xml", "--format must be table or json")]
+    [InlineData("--format json", "unknown option '--format'")]
+    [InlineData("--saturate 1s", "unknown option '--saturate'")]
     [InlineData("--time-scale 0", "--time-scale must be a number in (0, 10]")]
     [InlineData("--time-scale 1e308", "--time-scale must be a number in (0, 10] (got 1E+308)")]
     [InlineData("--time-scale NaN", "--time-scale must be a number")]
@@ -162,19 +160,5 @@ public class CommandLineTests
         CommandLine.TryParse([flag], out Options? options, out _).Should().BeTrue();
 
         options!.Show.Should().StartWith("Description:").And.Contain("--time-scale");
-    }
-
-    [Fact]
-    public void TryParse_FormerSpellings_StillWork_TheHelpShowsTheCurrentOnes()
-    {
-        // --format json became --json, --policy became --policies (the conventions every sample shares); --mode is BrokerWorker's
-        // former spelling of --modes.
-        CommandLine.TryParse(["--format", "json", "--mode", "single", "--saturate", "1s", "--policy", "aging"], out Options? options, out string? error)
-            .Should().BeTrue(error);
-        CommandLine.TryParse(["--help"], out Options? help, out _).Should().BeTrue();
-
-        (options!.Format, options.Modes.Single(), options.Policies!.Single()).Should().Be((OutputFormat.Json, "single", "aging"));
-        help!.Show.Should().Contain("--json").And.Contain("--policies").And.Contain("--modes")
-            .And.NotContain("--format").And.NotContain("--policy ").And.NotContain("--mode ");
     }
 }

@@ -35,7 +35,7 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
         await Task.WhenAll(queues.Select(q => q.EnsureSchemaAsync()));
         await queues[0].EnsureSchemaAsync();
 
-        (await queues[0].GetCountsAsync()).Should().Be(new PostgresQueueCounts(0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
+        (await queues[0].GetCountsAsync()).Should().Be(new BusCounts(0, 0, 0, 0, 0, 0, 0, 0, 0, 0));
     }
 
     [PostgresFact]
@@ -52,7 +52,7 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
         PostgresLeaseQueue queue = await NewQueueAsync();
         await queue.EnqueueAsync(new[] { "a", "b", "c" });
 
-        List<PostgresLease> leases = new();
+        List<Lease> leases = new();
         for (int i = 0; i < 3; i++)
         {
             leases.Add((await queue.ReceiveAsync(s_long))!);
@@ -60,10 +60,11 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
 
         leases.Select(l => l.Payload).Should().Equal("a", "b", "c");
         leases.Select(l => l.Token).Should().BeInAscendingOrder().And.OnlyHaveUniqueItems();
-        leases.Should().OnlyContain(l => l.DeliveryCount == 1 && l.Owner == "test" && l.LeaseUntil > l.EnqueuedAt);
+        leases.Should().OnlyContain(l => l.DeliveryCount == 1 && l.Priority == 0 && l.LeaseUntil > DateTimeOffset.UnixEpoch);
+        (await ScalarAsync<long>($"SELECT count(*) FROM {queue.QueueName} WHERE lease_owner = 'test'")).Should().Be(3, "each delivery records its owner");
         (await queue.ReceiveAsync(s_long)).Should().BeNull("every message is under a current lease");
-        PostgresQueueCounts counts = await queue.GetCountsAsync();
-        counts.Should().Be(new PostgresQueueCounts(Enqueued: 3, Delivered: 3, Redelivered: 0, Completed: 0, RejectedCompletes: 0,
+        BusCounts counts = await queue.GetCountsAsync();
+        counts.Should().Be(new BusCounts(Enqueued: 3, Delivered: 3, Redelivered: 0, Completed: 0, RejectedCompletes: 0,
             FailedRenewals: 0, Abandoned: 0, Leased: 3, Available: 0, ExpiredRedeliveries: 0));
     }
 
@@ -73,7 +74,7 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
         const int Messages = 400;
         PostgresLeaseQueueOptions options = TestDatabase.NewOptions();
         PostgresLeaseQueue producer = Track(await TestDatabase.CreateQueueAsync(options));
-        await new PostgresQueueProducer(producer) { BatchSize = 64 }.FillAsync(Messages, i => i.ToString());
+        await producer.EnqueueAsync([.. Enumerable.Range(0, Messages).Select(i => i.ToString(System.Globalization.CultureInfo.InvariantCulture))]);
         PostgresLeaseQueue[] receivers = Enumerable.Range(0, 8)
             .Select(i => Track(new PostgresLeaseQueue(new PostgresLeaseQueueOptions
             {
@@ -82,7 +83,7 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
                 Owner = $"receiver-{i}",
             })))
             .ToArray();
-        ConcurrentBag<PostgresLease> taken = new();
+        ConcurrentBag<Lease> taken = new();
         using Barrier start = new(receivers.Length);
 
         // Each receiver on its own thread and its own connection pool, released together, drains the queue.
@@ -98,7 +99,7 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
 
         taken.Select(l => l.MessageId).Should().OnlyHaveUniqueItems().And.HaveCount(Messages);
         taken.Select(l => l.Token).Should().OnlyHaveUniqueItems();
-        PostgresQueueCounts counts = await producer.GetCountsAsync();
+        BusCounts counts = await producer.GetCountsAsync();
         counts.Delivered.Should().Be(Messages);
         counts.Redelivered.Should().Be(0);
         counts.Leased.Should().Be(Messages);
@@ -110,16 +111,16 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
         PostgresLeaseQueue first = await NewQueueAsync(owner: "first");
         PostgresLeaseQueue second = await SameQueueAsync(first, owner: "second");
         await first.EnqueueAsync(new[] { "m" });
-        PostgresLease lease = (await first.ReceiveAsync(s_short))!;
+        Lease lease = (await first.ReceiveAsync(s_short))!;
 
-        await TestDatabase.WaitForDatabaseClockPastAsync(lease.LeaseUntil);
-        PostgresLease again = (await second.ReceiveAsync(s_long))!;
+        await TestDatabase.WaitForDatabaseClockPastAsync(lease.LeaseUntil!.Value);
+        Lease again = (await second.ReceiveAsync(s_long))!;
 
         again.MessageId.Should().Be(lease.MessageId);
         again.DeliveryCount.Should().Be(2);
         again.Token.Should().BeGreaterThan(lease.Token);
-        again.Owner.Should().Be("second");
-        PostgresQueueCounts counts = await first.GetCountsAsync();
+        (await ScalarAsync<string>($"SELECT lease_owner FROM {first.QueueName} WHERE id = {again.MessageId}")).Should().Be("second");
+        BusCounts counts = await first.GetCountsAsync();
         counts.Delivered.Should().Be(2);
         counts.Redelivered.Should().Be(1);
         counts.ExpiredRedeliveries.Should().Be(1);
@@ -131,7 +132,7 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
     {
         PostgresLeaseQueue queue = await NewQueueAsync();
         await queue.EnqueueAsync(new[] { "m" });
-        PostgresLease lease = (await queue.ReceiveAsync(s_long))!;
+        Lease lease = (await queue.ReceiveAsync(s_long))!;
 
         // The lease is ten minutes long: however slow this machine, it is current by the database's clock.
         (await queue.ReceiveAsync(s_long)).Should().BeNull();
@@ -143,12 +144,12 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
     {
         PostgresLeaseQueue queue = await NewQueueAsync();
         await queue.EnqueueAsync(new[] { "m" });
-        PostgresLease lease = (await queue.ReceiveAsync(TimeSpan.FromSeconds(30)))!;
-        DateTimeOffset before = lease.LeaseUntil;
+        Lease lease = (await queue.ReceiveAsync(TimeSpan.FromSeconds(30)))!;
+        DateTimeOffset before = lease.LeaseUntil!.Value;
 
         (await queue.RenewAsync(lease, TimeSpan.FromMinutes(5))).Should().BeTrue();
 
-        lease.LeaseUntil.Should().BeAfter(before.AddMinutes(4));
+        (await ScalarAsync<DateTime>($"SELECT lease_until FROM {queue.QueueName} WHERE id = {lease.MessageId}")).Should().BeAfter(before.UtcDateTime.AddMinutes(4));
         (await queue.GetCountsAsync()).FailedRenewals.Should().Be(0);
     }
 
@@ -157,14 +158,13 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
     {
         PostgresLeaseQueue queue = await NewQueueAsync();
         await queue.EnqueueAsync(new[] { "m" });
-        PostgresLease lease = (await queue.ReceiveAsync(s_short))!;
-        DateTimeOffset until = lease.LeaseUntil;
+        Lease lease = (await queue.ReceiveAsync(s_short))!;
+        DateTimeOffset until = lease.LeaseUntil!.Value;
         await TestDatabase.WaitForDatabaseClockPastAsync(until);
 
         (await queue.RenewAsync(lease, s_long)).Should().BeFalse("expiry is judged by the database's clock, and it has passed");
 
-        lease.LeaseUntil.Should().Be(until);
-        PostgresQueueCounts counts = await queue.GetCountsAsync();
+        BusCounts counts = await queue.GetCountsAsync();
         counts.FailedRenewals.Should().Be(1);
         (await queue.ReceiveAsync(s_long))!.DeliveryCount.Should().Be(2, "a failed renewal does not revive the lease");
     }
@@ -174,14 +174,14 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
     {
         PostgresLeaseQueue queue = await NewQueueAsync();
         await queue.EnqueueAsync(new[] { "a", "b", "c", "d" });
-        PostgresLease a = (await queue.ReceiveAsync(s_short))!;
-        PostgresLease b = (await queue.ReceiveAsync(s_long))!;
-        PostgresLease c = (await queue.ReceiveAsync(s_long))!;
-        PostgresLease d = (await queue.ReceiveAsync(s_long))!;
+        Lease a = (await queue.ReceiveAsync(s_short))!;
+        Lease b = (await queue.ReceiveAsync(s_long))!;
+        Lease c = (await queue.ReceiveAsync(s_long))!;
+        Lease d = (await queue.ReceiveAsync(s_long))!;
         (await queue.CompleteAsync(c)).Should().BeTrue();
-        await TestDatabase.WaitForDatabaseClockPastAsync(a.LeaseUntil);
+        await TestDatabase.WaitForDatabaseClockPastAsync(a.LeaseUntil!.Value);
 
-        bool[] renewed = await queue.RenewAsync([(a.MessageId, a.Token), (b.MessageId, b.Token), (c.MessageId, c.Token), (d.MessageId, d.Token + 1000), (-1, 1)], s_long);
+        bool[] renewed = await queue.RenewAsync([a, b, c, d with { Token = d.Token + 1000 }, a with { MessageId = -1, Token = 1 }], s_long);
 
         renewed.Should().Equal(false, true, false, false, false);
         (await queue.GetCountsAsync()).FailedRenewals.Should().Be(3, "an expired lease, a completed message and a wrong token, each refused on its own");
@@ -195,9 +195,9 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
         PostgresLeaseQueue zombie = await NewQueueAsync(owner: "zombie");
         PostgresLeaseQueue successor = await SameQueueAsync(zombie, owner: "successor");
         await zombie.EnqueueAsync(new[] { "m" });
-        PostgresLease stale = (await zombie.ReceiveAsync(s_short))!;
-        await TestDatabase.WaitForDatabaseClockPastAsync(stale.LeaseUntil);
-        PostgresLease current = (await successor.ReceiveAsync(s_long))!;
+        Lease stale = (await zombie.ReceiveAsync(s_short))!;
+        await TestDatabase.WaitForDatabaseClockPastAsync(stale.LeaseUntil!.Value);
+        Lease current = (await successor.ReceiveAsync(s_long))!;
 
         (await zombie.RenewAsync(stale, s_long)).Should().BeFalse();
         (await zombie.AbandonAsync(stale)).Should().BeFalse();
@@ -206,29 +206,9 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
         (await successor.CompleteAsync(current)).Should().BeTrue();
         (await zombie.CompleteAsync(stale)).Should().BeFalse("the message was completed by another delivery");
 
-        PostgresQueueCounts counts = await zombie.GetCountsAsync();
-        counts.Should().Be(new PostgresQueueCounts(Enqueued: 1, Delivered: 2, Redelivered: 1, Completed: 1, RejectedCompletes: 2,
+        BusCounts counts = await zombie.GetCountsAsync();
+        counts.Should().Be(new BusCounts(Enqueued: 1, Delivered: 2, Redelivered: 1, Completed: 1, RejectedCompletes: 2,
             FailedRenewals: 1, Abandoned: 0, Leased: 0, Available: 0, ExpiredRedeliveries: 1));
-    }
-
-    [PostgresFact]
-    public async Task IdAndTokenOverloads_ActLikeTheLeaseOnes()
-    {
-        // For a caller (an adapter to another lease type) that keeps only the message id and the token.
-        PostgresLeaseQueue queue = await NewQueueAsync();
-        await queue.EnqueueAsync(new[] { "a", "b" });
-        PostgresLease a = (await queue.ReceiveAsync(s_long))!;
-        PostgresLease b = (await queue.ReceiveAsync(s_long))!;
-
-        (await queue.RenewAsync(a.MessageId, a.Token, s_long)).Should().BeTrue();
-        (await queue.RenewAsync(a.MessageId, b.Token, s_long)).Should().BeFalse("b's token is not a's message's");
-        (await queue.CompleteAsync(a.MessageId, a.Token)).Should().BeTrue();
-        (await queue.AbandonAsync(b.MessageId, a.Token)).Should().BeFalse();
-        (await queue.AbandonAsync(b.MessageId, b.Token)).Should().BeTrue();
-
-        PostgresQueueCounts counts = await queue.GetCountsAsync();
-        counts.Should().Be(new PostgresQueueCounts(Enqueued: 2, Delivered: 2, Redelivered: 0, Completed: 1, RejectedCompletes: 0,
-            FailedRenewals: 1, Abandoned: 1, Leased: 0, Available: 1, ExpiredRedeliveries: 0));
     }
 
     [PostgresFact]
@@ -236,16 +216,16 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
     {
         PostgresLeaseQueue queue = await NewQueueAsync();
         await queue.EnqueueAsync(new[] { "m" });
-        PostgresLease lease = (await queue.ReceiveAsync(s_short))!;
+        Lease lease = (await queue.ReceiveAsync(s_short))!;
 
         (await queue.CompleteAsync(lease)).Should().BeTrue();
         (await queue.CompleteAsync(lease)).Should().BeTrue("a retried completion with the token that completed is not duplicate work");
         (await queue.RenewAsync(lease, s_long)).Should().BeFalse("a completed message has no lease");
-        await TestDatabase.WaitForDatabaseClockPastAsync(lease.LeaseUntil);
+        await TestDatabase.WaitForDatabaseClockPastAsync(lease.LeaseUntil!.Value);
 
         (await queue.ReceiveAsync(s_long)).Should().BeNull("a completed message is never delivered again, even after its lease time");
-        PostgresQueueCounts counts = await queue.GetCountsAsync();
-        counts.Should().Be(new PostgresQueueCounts(Enqueued: 1, Delivered: 1, Redelivered: 0, Completed: 1, RejectedCompletes: 0,
+        BusCounts counts = await queue.GetCountsAsync();
+        counts.Should().Be(new BusCounts(Enqueued: 1, Delivered: 1, Redelivered: 0, Completed: 1, RejectedCompletes: 0,
             FailedRenewals: 1, Abandoned: 0, Leased: 0, Available: 0, ExpiredRedeliveries: 0));
     }
 
@@ -254,12 +234,12 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
     {
         PostgresLeaseQueue queue = await NewQueueAsync();
         await queue.EnqueueAsync(new[] { "m" });
-        PostgresLease lease = (await queue.ReceiveAsync(s_short))!;
-        await TestDatabase.WaitForDatabaseClockPastAsync(lease.LeaseUntil);
+        Lease lease = (await queue.ReceiveAsync(s_short))!;
+        await TestDatabase.WaitForDatabaseClockPastAsync(lease.LeaseUntil!.Value);
 
         (await queue.CompleteAsync(lease)).Should().BeFalse("a late completion is rejected: the message will be redelivered");
 
-        PostgresQueueCounts counts = await queue.GetCountsAsync();
+        BusCounts counts = await queue.GetCountsAsync();
         counts.Completed.Should().Be(0);
         counts.RejectedCompletes.Should().Be(1);
         (await queue.ReceiveAsync(s_long))!.MessageId.Should().Be(lease.MessageId);
@@ -271,20 +251,20 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
         PostgresLeaseQueue first = await NewQueueAsync(owner: "first");
         PostgresLeaseQueue second = await SameQueueAsync(first, owner: "second");
         await first.EnqueueAsync(new[] { "m" });
-        PostgresLease lease = (await first.ReceiveAsync(s_long))!;
+        Lease lease = (await first.ReceiveAsync(s_long))!;
 
         (await first.AbandonAsync(lease)).Should().BeTrue();
         (await first.AbandonAsync(lease)).Should().BeTrue("a retried abandon is recognised by its token and not counted twice");
         (await first.GetCountsAsync()).Available.Should().Be(1);
-        PostgresLease again = (await second.ReceiveAsync(s_long))!;
+        Lease again = (await second.ReceiveAsync(s_long))!;
 
         again.MessageId.Should().Be(lease.MessageId, "the ten-minute lease was released, not waited out");
         again.DeliveryCount.Should().Be(2);
         (await first.AbandonAsync(lease)).Should().BeFalse("the message is now another delivery's");
         (await first.CompleteAsync(lease)).Should().BeFalse();
         (await second.CompleteAsync(again)).Should().BeTrue();
-        PostgresQueueCounts counts = await first.GetCountsAsync();
-        counts.Should().Be(new PostgresQueueCounts(Enqueued: 1, Delivered: 2, Redelivered: 1, Completed: 1, RejectedCompletes: 1,
+        BusCounts counts = await first.GetCountsAsync();
+        counts.Should().Be(new BusCounts(Enqueued: 1, Delivered: 2, Redelivered: 1, Completed: 1, RejectedCompletes: 1,
             FailedRenewals: 0, Abandoned: 1, Leased: 0, Available: 0, ExpiredRedeliveries: 0));
     }
 
@@ -293,7 +273,7 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
     {
         PostgresLeaseQueue queue = await NewQueueAsync();
         await queue.EnqueueAsync(Enumerable.Range(0, 10).Select(i => i.ToString()).ToArray());
-        PostgresLease[] leases = new PostgresLease[6];
+        Lease[] leases = new Lease[6];
         for (int i = 0; i < leases.Length; i++)
         {
             leases[i] = (await queue.ReceiveAsync(s_long))!;
@@ -306,8 +286,8 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
 
         (await queue.AbandonAsync(leases[3])).Should().BeTrue();
 
-        PostgresQueueCounts counts = await queue.GetCountsAsync();
-        counts.Should().Be(new PostgresQueueCounts(Enqueued: 10, Delivered: 6, Redelivered: 0, Completed: 3, RejectedCompletes: 0,
+        BusCounts counts = await queue.GetCountsAsync();
+        counts.Should().Be(new BusCounts(Enqueued: 10, Delivered: 6, Redelivered: 0, Completed: 3, RejectedCompletes: 0,
             FailedRenewals: 0, Abandoned: 1, Leased: 2, Available: 5, ExpiredRedeliveries: 0));
         (counts.Completed + counts.Leased + counts.Available).Should().Be(counts.Enqueued);
     }
@@ -320,7 +300,7 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
         options.ReconnectInitialDelay = TimeSpan.FromMilliseconds(10);
         PostgresLeaseQueue queue = Track(await TestDatabase.CreateQueueAsync(options));
         await queue.EnqueueAsync(new[] { "m" });
-        PostgresLease lease = (await queue.ReceiveAsync(s_long))!;
+        Lease lease = (await queue.ReceiveAsync(s_long))!;
         await using NpgsqlConnection admin = await TestDatabase.OpenAdminAsync();
 
         // Hold the message's row lock, so that the renewal is in flight on the server, blocked, when its backend is terminated.
@@ -353,13 +333,13 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
         await queue.EnqueueAsync(Enumerable.Range(0, 20).Select(i => i.ToString()).ToArray());
 
         // Several pooled connections, then every one of them killed while idle (what a server restart does to a pool).
-        PostgresLease?[] leases = await Task.WhenAll(Enumerable.Range(0, 4).Select(_ => queue.ReceiveAsync(s_long)));
+        Lease?[] leases = await Task.WhenAll(Enumerable.Range(0, 4).Select(_ => queue.ReceiveAsync(s_long)));
         await using NpgsqlConnection admin = await TestDatabase.OpenAdminAsync();
         int terminated = await ScalarAsync(admin,
             TerminateSql(application));
         terminated.Should().BeGreaterThanOrEqualTo(1);
 
-        foreach (PostgresLease? lease in leases)
+        foreach (Lease? lease in leases)
         {
             (await queue.CompleteAsync(lease!)).Should().BeTrue();
         }
@@ -369,7 +349,7 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
             (await queue.CompleteAsync(lease)).Should().BeTrue();
         }
 
-        PostgresQueueCounts counts = await queue.GetCountsAsync();
+        BusCounts counts = await queue.GetCountsAsync();
         counts.Completed.Should().Be(20);
         counts.RejectedCompletes.Should().Be(0);
     }
@@ -380,13 +360,13 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
         NpgsqlConnectionStringBuilder builder = new(TestDatabase.ConnectionString) { Password = "not-the-password-x7" };
         await using PostgresLeaseQueue queue = new(new PostgresLeaseQueueOptions { ConnectionString = builder.ConnectionString });
 
-        PostgresConnectionException e = (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should()
-            .ThrowAsync<PostgresConnectionException>()).Which;
+        QueueConnectionException e = (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should()
+            .ThrowAsync<QueueConnectionException>()).Which;
 
         e.Message.Should().Contain($"{builder.Host}:{builder.Port}").And.Contain($"'{builder.Database}'").And.Contain("28P01")
             .And.NotContain("not-the-password-x7");
         e.ToString().Should().NotContain("not-the-password-x7");
-        e.Port.Should().Be(builder.Port);
+        e.Endpoint.Should().StartWith($"{builder.Host}:{builder.Port}, database '{builder.Database}'");
         queue.Reconnects.Should().Be(0, "rejected credentials are not retried");
     }
 
@@ -396,8 +376,8 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
         NpgsqlConnectionStringBuilder builder = new(TestDatabase.ConnectionString) { Password = null };
         await using PostgresLeaseQueue queue = new(new PostgresLeaseQueueOptions { ConnectionString = builder.ConnectionString });
 
-        PostgresConnectionException e = (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should()
-            .ThrowAsync<PostgresConnectionException>()).Which;
+        QueueConnectionException e = (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should()
+            .ThrowAsync<QueueConnectionException>()).Which;
 
         e.Message.Should().Contain($"{builder.Host}:{builder.Port}").And.Contain("No password has been provided");
         queue.Reconnects.Should().Be(0, "a missing password is not retried");
@@ -409,7 +389,7 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
         NpgsqlConnectionStringBuilder builder = new(TestDatabase.ConnectionString) { Database = "no_such_database_42" };
         await using PostgresLeaseQueue queue = new(new PostgresLeaseQueueOptions { ConnectionString = builder.ConnectionString });
 
-        (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should().ThrowAsync<PostgresConnectionException>())
+        (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should().ThrowAsync<QueueConnectionException>())
             .Which.Message.Should().Contain("'no_such_database_42'").And.Contain("3D000");
     }
 
@@ -420,7 +400,7 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
         NpgsqlConnectionStringBuilder builder = new(TestDatabase.ConnectionString) { Options = "-c statement_timeout=nonsense" };
         await using PostgresLeaseQueue queue = new(new PostgresLeaseQueueOptions { ConnectionString = builder.ConnectionString });
 
-        (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should().ThrowAsync<PostgresConnectionException>())
+        (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should().ThrowAsync<QueueConnectionException>())
             .Which.Message.Should().Contain("statement_timeout").And.EndWith("(SQLSTATE 22023)").And.NotContain("\n");
     }
 
@@ -485,20 +465,20 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
             ConnectionString = $"Host=127.0.0.1;Port={port};Database=somedb;Username=someone;Password=hunter2secret",
         });
 
-        PostgresConnectionException e = (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should()
-            .ThrowAsync<PostgresConnectionException>().WaitAsync(TestDatabase.Patience)).Which;
+        QueueConnectionException e = (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should()
+            .ThrowAsync<QueueConnectionException>().WaitAsync(TestDatabase.Patience)).Which;
 
         e.Message.Should().StartWith($"Cannot connect to PostgreSQL at 127.0.0.1:{port}, database 'somedb', user 'someone': ")
             .And.NotContain("hunter2secret");
         e.ToString().Should().NotContain("hunter2secret");
-        (e.Host, e.Port, e.Database).Should().Be(("127.0.0.1", port, "somedb"));
+        e.Endpoint.Should().Be($"127.0.0.1:{port}, database 'somedb', user 'someone'");
     }
 
     [Fact]
     public async Task EnsureSchemaAsync_ServerNeverAnswers_NoRetrying_FailsAfterTheConnectTimeoutSayingWhy()
     {
         // A port that accepts connections and never says a word: only the connect timeout can end the attempt.
-        (PostgresConnectionException e, long reconnects, int port) = await EnsureSchemaOnSilentListenerAsync(TimeSpan.Zero);
+        (QueueConnectionException e, long reconnects, int port) = await EnsureSchemaOnSilentListenerAsync(TimeSpan.Zero);
 
         e.Message.Should().Be($"Cannot connect to PostgreSQL at 127.0.0.1:{port}, database 'somedb', user 'someone': the server accepts " +
             "connections but the session did not start within the connect timeout (1 s): a busy machine or server, or not a PostgreSQL server");
@@ -509,7 +489,7 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
     public async Task EnsureSchemaAsync_ServerNeverAnswers_RetriesWithinTheReconnectTimeoutThenSaysSo()
     {
         // Room for a retry after a 1 s attempt, even when a busy machine slows the attempt.
-        (PostgresConnectionException e, long reconnects, int port) = await EnsureSchemaOnSilentListenerAsync(TimeSpan.FromSeconds(4));
+        (QueueConnectionException e, long reconnects, int port) = await EnsureSchemaOnSilentListenerAsync(TimeSpan.FromSeconds(4));
 
         e.Message.Should().MatchRegex(
             $@"^Cannot connect to PostgreSQL at 127\.0\.0\.1:{port}, database 'somedb', user 'someone': the server accepts connections but " +
@@ -518,7 +498,7 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
         reconnects.Should().BeGreaterThan(0, "a server that accepts connections is retried, as a lost connection is");
     }
 
-    private static async Task<(PostgresConnectionException Error, long Reconnects, int Port)> EnsureSchemaOnSilentListenerAsync(TimeSpan reconnectTimeout)
+    private static async Task<(QueueConnectionException Error, long Reconnects, int Port)> EnsureSchemaOnSilentListenerAsync(TimeSpan reconnectTimeout)
     {
         await using HoldingThenForwardingProxy silent = new(server: null, closeAtOnce: false);
         await using PostgresLeaseQueue queue = new(new PostgresLeaseQueueOptions
@@ -528,8 +508,8 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
             ReconnectTimeout = reconnectTimeout,
         });
 
-        PostgresConnectionException e = (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should()
-            .ThrowAsync<PostgresConnectionException>().WaitAsync(TestDatabase.Patience)).Which;
+        QueueConnectionException e = (await FluentActions.Awaiting(() => queue.EnsureSchemaAsync()).Should()
+            .ThrowAsync<QueueConnectionException>().WaitAsync(TestDatabase.Patience)).Which;
         e.Message.Should().NotContain("hunter2secret");
         e.ToString().Should().NotContain("hunter2secret");
         return (e, queue.Reconnects, silent.Port);
@@ -577,7 +557,7 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
             ReconnectMaxDelay = TimeSpan.FromMilliseconds(50),
         });
 
-        (await FluentActions.Awaiting(() => queue.ReceiveAsync(s_long)).Should().ThrowAsync<PostgresConnectionException>()
+        (await FluentActions.Awaiting(() => queue.ReceiveAsync(s_long)).Should().ThrowAsync<QueueConnectionException>()
             .WaitAsync(TestDatabase.Patience)).Which.Message.Should().Contain("after reconnecting");
         queue.Reconnects.Should().BeGreaterThanOrEqualTo(1, "an operation retries a lost connection before giving up");
     }
@@ -598,6 +578,14 @@ public sealed class PostgresLeaseQueueTests : IAsyncLifetime
     {
         await using NpgsqlCommand command = new(sql, connection, transaction);
         await command.ExecuteNonQueryAsync();
+    }
+
+    /// <summary>What the table says, read apart from the queue (its lease owner, its lease's end).</summary>
+    private static async Task<T> ScalarAsync<T>(string sql)
+    {
+        await using NpgsqlConnection connection = await TestDatabase.OpenAdminAsync();
+        await using NpgsqlCommand command = new(sql, connection);
+        return (T)(await command.ExecuteScalarAsync())!;
     }
 
     private static async Task<int> ScalarAsync(NpgsqlConnection connection, string sql, NpgsqlTransaction? transaction = null)

@@ -5,7 +5,7 @@ namespace MessageBus.Postgres.Tests;
 public sealed class ReadmeExampleTests
 {
     [PostgresFact]
-    public async Task QueueExample_FillReceiveRenewComplete_CompletesEveryMessageOnce()
+    public async Task QueueExample_EnqueueReceiveRenewComplete_CompletesEveryMessageOnce()
     {
         PostgresLeaseQueueOptions test = TestDatabase.NewOptions();
         string connectionString = test.ConnectionString!;
@@ -15,7 +15,7 @@ public sealed class ReadmeExampleTests
         // Needs: samples/MessageBus.Postgres referenced; connectionString and queueName of yours, in an async method.
         await using var queue = new PostgresLeaseQueue(new PostgresLeaseQueueOptions { ConnectionString = connectionString, QueueName = queueName, Owner = "worker-1" });
         await queue.EnsureSchemaAsync();                                    // idempotent; several processes may call it at once
-        await new PostgresQueueProducer(queue).FillAsync(100, i => $"message {i}");   // or at a rate: messagesPerSecond: 200
+        await queue.EnqueueAsync([.. Enumerable.Range(0, 100).Select(i => $"message {i}")]);   // one statement
 
         int duplicates = 0;
         while (await queue.ReceiveAsync(TimeSpan.FromSeconds(5)) is { } lease)
@@ -32,13 +32,13 @@ public sealed class ReadmeExampleTests
             }
         }
 
-        PostgresQueueCounts counts = await queue.GetCountsAsync();          // the database's counts, not what the worker believes
+        BusCounts counts = await queue.GetCountsAsync();                    // the database's counts, not what the worker believes
         // end-snippet
 
         try
         {
             duplicates.Should().Be(0);
-            counts.Should().Be(new PostgresQueueCounts(Enqueued: 100, Delivered: 100, Redelivered: 0, Completed: 100, RejectedCompletes: 0,
+            counts.Should().Be(new BusCounts(Enqueued: 100, Delivered: 100, Redelivered: 0, Completed: 100, RejectedCompletes: 0,
                 FailedRenewals: 0, Abandoned: 0, Leased: 0, Available: 0, ExpiredRedeliveries: 0));
         }
         finally

@@ -17,8 +17,6 @@ internal static class TestDatabase
     /// </summary>
     public static readonly TimeSpan ConnectTimeout = Patience;
 
-    /// <summary><see cref="ConnectTimeout"/> as a BrokerWorker option.</summary>
-    public static readonly string[] ConnectTimeoutOption = ["--connect-timeout", $"{(int)ConnectTimeout.TotalSeconds}s"];
 
     public static bool IsCi => string.Equals(Environment.GetEnvironmentVariable("CI"), "true", StringComparison.OrdinalIgnoreCase);
 
@@ -62,6 +60,9 @@ internal static class TestDatabase
             return value;
         }
     }
+
+    /// <summary>The connection string of the BrokerWorker's worker processes: the server's, with <see cref="ConnectTimeout"/>.</summary>
+    public static string WorkerConnectionString => new NpgsqlConnectionStringBuilder(ConnectionString) { Timeout = (int)ConnectTimeout.TotalSeconds }.ConnectionString;
 
     /// <summary>Options for a new, uniquely named queue; connections tagged with an application name the test can target.</summary>
     public static PostgresLeaseQueueOptions NewOptions(string? queueName = null, string owner = "test", string? applicationName = null)

@@ -1,9 +1,7 @@
-using System.IO;
 using BrokerWorker;
-using BrokerWorker.Bus;
 using BrokerWorker.Processes;
-using BrokerWorker.Processing;
 using StackExchange.Redis;
+using TestSupport;
 
 namespace MessageBus.Redis.Tests;
 
@@ -25,14 +23,14 @@ public sealed class BrokerWorkerProcessTests
     public async Task Sigkill_OneOfThreeWorkerProcesses_ItsLeasesExpireAndAreRedelivered_EveryMessageCompletedOnce()
     {
         const int Messages = 30;
-        await using Run run = await Run.StartAsync(Messages, "priority", workers: 3, Base);
+        await using BrokerWorkerRun<RedisLeaseQueue> run = await StartAsync(Messages, "priority", workers: 3, Base);
         WorkerChild victim = run.Children[0];
 
         // Kill it while it holds at least one current lease and others have been completed (mid-run).
-        await run.WaitUntilAsync(async () => await run.HoldsLeaseAsync($"priority:{victim.Id}") && (await run.CountsAsync()).Completed >= 2, "the victim to hold a lease mid-run");
+        await run.WaitUntilAsync(async () => await HoldsLeaseAsync(run, $"priority:{victim.Id}") && (await run.CountsAsync()).Completed >= 2, "the victim to hold a lease mid-run");
         victim.Kill();
 
-        RedisQueueCounts counts = await run.WaitForAllCompletedAsync();
+        BusCounts counts = await run.WaitForAllCompletedAsync();
         counts.Completed.Should().Be(Messages, "every message is completed once: a completion needs the message's current lock");
         (counts.Available, counts.Leased).Should().Be((0, 0));
         counts.ExpiredRedeliveries.Should().BeGreaterThan(0, "the killed worker's locks expired and the stalled check put its messages back");
@@ -45,9 +43,9 @@ public sealed class BrokerWorkerProcessTests
         const int Messages = 12;
         foreach (string mode in Options.AllModes.Where(m => m != "single"))
         {
-            await using Run run = await Run.StartAsync(Messages, mode, workers: 2, Base);
+            await using BrokerWorkerRun<RedisLeaseQueue> run = await StartAsync(Messages, mode, workers: 2, Base);
 
-            RedisQueueCounts counts = await run.WaitForAllCompletedAsync();
+            BusCounts counts = await run.WaitForAllCompletedAsync();
             counts.Completed.Should().Be(Messages, mode);
             (counts.Available, counts.Leased).Should().Be((0, 0), mode);
             IReadOnlyList<ProcessStats> stats = await run.StopAsync();
@@ -60,7 +58,7 @@ public sealed class BrokerWorkerProcessTests
     public async Task ClientKill_EveryWorkerConnectionKilledByTheServer_TheyReconnectAndNothingIsLost()
     {
         const int Messages = 30;
-        await using Run run = await Run.StartAsync(Messages, "priority", workers: 2, Longer);
+        await using BrokerWorkerRun<RedisLeaseQueue> run = await StartAsync(Messages, "priority", workers: 2, Longer);
         await run.WaitUntilAsync(async () => (await run.CountsAsync()).Completed >= 3, "the first completions");
         await using ConnectionMultiplexer admin = await TestServer.ConnectAdminAsync();
 
@@ -72,7 +70,7 @@ public sealed class BrokerWorkerProcessTests
         }
 
         killed.Should().BeGreaterThan(0, "the workers had connections open");
-        RedisQueueCounts counts = await run.WaitForAllCompletedAsync();
+        BusCounts counts = await run.WaitForAllCompletedAsync();
         counts.Completed.Should().Be(Messages);
         counts.Available.Should().Be(0);
         IReadOnlyList<ProcessStats> stats = await run.StopAsync();
@@ -84,19 +82,19 @@ public sealed class BrokerWorkerProcessTests
     public async Task RenewalRefused_TheLeaseTokenIsCancelled_WorkStopsAndNothingIsCompletedWithTheStaleToken()
     {
         const int Messages = 2;
-        await using Run run = await Run.StartAsync(Messages, "priority", workers: 1,
+        await using BrokerWorkerRun<RedisLeaseQueue> run = await StartAsync(Messages, "priority", workers: 1,
             ["--time-scale", "1", "--steps", "3", "--cpu", "5ms", "--io", "1500ms", "--renew-every", "100ms", "--lease", "1s", "--concurrency", "1"]);
         await run.WaitUntilAsync(async () => (await run.CountsAsync()).Leased > 0, "a delivery");
 
         // Another holder's token, as if the lease had been handed on: the worker's next renewal is refused.
         await using ConnectionMultiplexer admin = await TestServer.ConnectAdminAsync();
         IDatabase db = admin.GetDatabase();
-        foreach (RedisValue id in await db.ListRangeAsync($"{{{run.Queue}}}:active"))
+        foreach (RedisValue id in await db.ListRangeAsync($"{{{run.Queue.QueueName}}}:active"))
         {
-            await db.StringSetAsync($"{{{run.Queue}}}:lock:{id}", "999999999", TimeSpan.FromSeconds(1));
+            await db.StringSetAsync($"{{{run.Queue.QueueName}}}:lock:{id}", "999999999", TimeSpan.FromSeconds(1));
         }
 
-        RedisQueueCounts counts = await run.WaitForAllCompletedAsync();
+        BusCounts counts = await run.WaitForAllCompletedAsync();
         IReadOnlyList<ProcessStats> stats = await run.StopAsync();
         counts.FailedRenewals.Should().BeGreaterThan(0);
         stats.Single().StoppedLeaseLost.Should().BeGreaterThan(0, "the refused renewal cancelled the lease's token");
@@ -159,18 +157,7 @@ public sealed class BrokerWorkerProcessTests
         }
     }
 
-    // The sample's entry point in-process: its exit code and what it wrote to stderr, which must be exactly one line (no stack trace).
-    internal static async Task<(int Exit, string Line)> RunAppAsync(params string[] args)
-    {
-        var stdout = new StringWriter();
-        var stderr = new StringWriter();
-
-        int exit = await App.RunAsync(args, stdout, stderr).WaitAsync(TestServer.Patience);
-
-        string text = stderr.ToString().TrimEnd();
-        text.Split('\n').Should().ContainSingle("a failure is one line, never a stack trace: {0}", text);
-        return (exit, text);
-    }
+    internal static Task<(int Exit, string Line)> RunAppAsync(params string[] args) => BrokerWorkerApp.RunAsync(TestServer.Patience, args);
 
     /// <summary>CLIENT KILL of every connection named <paramref name="name"/> (the workers' queue objects name theirs).</summary>
     internal static async Task<int> KillClientsAsync(ConnectionMultiplexer admin, string name)
@@ -191,120 +178,27 @@ public sealed class BrokerWorkerProcessTests
         return killed;
     }
 
-    /// <summary>A queue filled with messages and N worker processes of the sample started on it together.</summary>
-    internal sealed class Run : IAsyncDisposable
+    internal static Task<BrokerWorkerRun<RedisLeaseQueue>> StartAsync(int messages, string mode, int workers, string[] args) =>
+        BrokerWorkerRun<RedisLeaseQueue>.StartAsync("redis", TestServer.ConnectionString, TestServer.Patience, messages, mode, workers, args,
+            name => TestServer.CreateQueueAsync(TestServer.NewOptions(name)), (q, payloads) => q.EnqueueAsync(payloads), q => q.DropAsync());
+
+    /// <summary>Whether a delivery to <paramref name="owner"/> holds a lock now.</summary>
+    private static async Task<bool> HoldsLeaseAsync(BrokerWorkerRun<RedisLeaseQueue> run, string owner)
     {
-        private readonly RedisLeaseQueue _queue;
-        private readonly int _messages;
-
-        private Run(RedisLeaseQueue queue, int messages, List<WorkerChild> children)
+        string queue = run.Queue.QueueName;
+        await using ConnectionMultiplexer admin = await TestServer.ConnectAdminAsync();
+        IDatabase db = admin.GetDatabase();
+        foreach (RedisValue id in await db.ListRangeAsync($"{{{queue}}}:active"))
         {
-            _queue = queue;
-            _messages = messages;
-            Children = children;
-        }
-
-        public List<WorkerChild> Children { get; }
-
-        public string Queue => _queue.QueueName;
-
-        public static async Task<Run> StartAsync(int messages, string mode, int workers, string[] args)
-        {
-            // The workers find the mode's queue from the prefix, as the coordinator's do.
-            string prefix = "t_" + Guid.NewGuid().ToString("N")[..16];
-            CommandLine.TryParse(
-                [.. args, "--bus", "redis", "--queue", prefix, "--workers", workers.ToString(System.Globalization.CultureInfo.InvariantCulture),
-                 "--messages", messages.ToString(System.Globalization.CultureInfo.InvariantCulture)], out Options options, out string? error)
-                .Should().BeTrue(error);
-            RedisLeaseQueue queue = await TestServer.CreateQueueAsync(TestServer.NewOptions(BusFactory.Table(options, mode)));
-            await queue.EnqueueAsync([.. Enumerable.Range(0, messages).Select(i => $"message {i}")]);
-            double spins = CpuWork.Calibrate();
-            var children = new List<WorkerChild>();
-            for (int i = 0; i < workers; i++)
+            HashEntry[] message = await db.HashGetAllAsync($"{{{queue}}}:msg:{id}");
+            string? token = message.FirstOrDefault(e => e.Name == "token").Value;
+            if (message.Any(e => e.Name == "owner" && e.Value == owner) && (string?)await db.StringGetAsync($"{{{queue}}}:lock:{id}") == token)
             {
-                children.Add(WorkerChild.Start(Coordinator.WorkerArguments(options, mode, spins), Options.RedisVariable, TestServer.ConnectionString));
-            }
-
-            foreach (WorkerChild child in children)
-            {
-                (await child.WaitReadyAsync(TestServer.Patience)).Should().BeTrue(child.Describe());
-            }
-
-            foreach (WorkerChild child in children)
-            {
-                child.Go();
-            }
-
-            return new Run(queue, messages, children);
-        }
-
-        public Task<RedisQueueCounts> CountsAsync() => _queue.GetCountsAsync();
-
-        /// <summary>Whether a delivery to <paramref name="owner"/> holds a lock now.</summary>
-        public async Task<bool> HoldsLeaseAsync(string owner)
-        {
-            await using ConnectionMultiplexer admin = await TestServer.ConnectAdminAsync();
-            IDatabase db = admin.GetDatabase();
-            foreach (RedisValue id in await db.ListRangeAsync($"{{{Queue}}}:active"))
-            {
-                HashEntry[] message = await db.HashGetAllAsync($"{{{Queue}}}:msg:{id}");
-                string? token = message.FirstOrDefault(e => e.Name == "token").Value;
-                if (message.Any(e => e.Name == "owner" && e.Value == owner) && (string?)await db.StringGetAsync($"{{{Queue}}}:lock:{id}") == token)
-                {
-                    return true;
-                }
-            }
-
-            return false;
-        }
-
-        public async Task WaitUntilAsync(Func<Task<bool>> condition, string what)
-        {
-            using CancellationTokenSource timeout = new(TestServer.Patience);
-            while (!await condition())
-            {
-                // Every worker gone is a failure only if the condition is still false after they went.
-                if (Children.TrueForAll(c => c.HasExited) && !await condition())
-                {
-                    Children.Should().Contain(c => !c.HasExited, $"a worker must still run while waiting for {what}");
-                }
-
-                await Task.Delay(10, timeout.Token);
+                return true;
             }
         }
 
-        public async Task<RedisQueueCounts> WaitForAllCompletedAsync()
-        {
-            await WaitUntilAsync(async () => (await CountsAsync()).Completed >= _messages, "every message to be completed");
-            return await CountsAsync();
-        }
-
-        /// <summary>Waits for the live workers to exit (they stop by themselves once the queue is done) and returns their reports.</summary>
-        public async Task<IReadOnlyList<ProcessStats>> StopAsync()
-        {
-            var stats = new List<ProcessStats>();
-            foreach (WorkerChild child in Children)
-            {
-                await child.WaitForExitAsync(TestServer.Patience);
-                if (child.Stats is { } s)
-                {
-                    stats.Add(s);
-                }
-            }
-
-            return stats;
-        }
-
-        public async ValueTask DisposeAsync()
-        {
-            foreach (WorkerChild child in Children)
-            {
-                child.Dispose();
-            }
-
-            await _queue.DropAsync();
-            await _queue.DisposeAsync();
-        }
+        return false;
     }
 }
 
@@ -323,13 +217,13 @@ public sealed class BrokerWorkerRestartTests
     public async Task RedisKilledAndRestarted_MidRun_TheWorkersReconnectAndNothingIsLost()
     {
         const int Messages = 30;
-        await using BrokerWorkerProcessTests.Run run = await BrokerWorkerProcessTests.Run.StartAsync(Messages, "priority", workers: 2, BrokerWorkerProcessTests.Longer);
+        await using BrokerWorkerRun<RedisLeaseQueue> run = await BrokerWorkerProcessTests.StartAsync(Messages, "priority", workers: 2, BrokerWorkerProcessTests.Longer);
         await run.WaitUntilAsync(async () => (await run.CountsAsync()).Completed >= 3, "the first completions");
-        RedisQueueCounts before = await run.CountsAsync();
+        BusCounts before = await run.CountsAsync();
 
         await TestServer.CrashAndRestartServerAsync();
 
-        RedisQueueCounts counts = await run.WaitForAllCompletedAsync();
+        BusCounts counts = await run.WaitForAllCompletedAsync();
         counts.Completed.Should().Be(Messages, "every completion the server answered was in the append-only file, synced on every write");
         counts.Enqueued.Should().Be(Messages);
         counts.Delivered.Should().BeGreaterThanOrEqualTo(before.Delivered);

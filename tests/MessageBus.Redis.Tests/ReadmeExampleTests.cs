@@ -32,13 +32,13 @@ public sealed class ReadmeExampleTests
             }
         }
 
-        RedisQueueCounts counts = await queue.GetCountsAsync();             // the server's counts, not what the worker believes
+        BusCounts counts = await queue.GetCountsAsync();                    // the server's counts, not what the worker believes
         // end-snippet
 
         try
         {
             duplicates.Should().Be(0);
-            counts.Should().Be(new RedisQueueCounts(Enqueued: 100, Delivered: 100, Redelivered: 0, Completed: 100, RejectedCompletes: 0,
+            counts.Should().Be(new BusCounts(Enqueued: 100, Delivered: 100, Redelivered: 0, Completed: 100, RejectedCompletes: 0,
                 FailedRenewals: 0, Abandoned: 0, Leased: 0, Available: 0, ExpiredRedeliveries: 0));
         }
         finally

@@ -1,89 +1,120 @@
 using System;
 using System.Collections.Generic;
-using System.IO;
-using System.Net;
+using System.Data.Common;
+using System.Diagnostics;
 using System.Threading.Tasks;
-using MessageBus;
 using MessageBus.Postgres;
+using MessageBus.Postgres.Internal;
 using Npgsql;
 
 namespace BrokerWorker.Bus;
 
-/// <summary>The PostgreSQL lease queue as a <see cref="Broker"/>.</summary>
-public sealed class PostgresBroker(PostgresLeaseQueue queue, string host) : Broker
+/// <summary>The PostgreSQL lease queue as a <see cref="Broker"/> (<c>--bus postgres</c>).</summary>
+public sealed class PostgresBroker : Broker
 {
-    private readonly PostgresMessageBus _bus = new(queue);
+    public static readonly BrokerKind Kind = new(
+        "postgres", "PostgreSQL", "PRIORITYASYNC_POSTGRES", PostgresLeaseQueue.ValidateConnectionString, e => e is DbException, Create);
 
-    public PostgresLeaseQueue LeaseQueue => queue;
+    private readonly PostgresLeaseQueue _queue;
+    private readonly NpgsqlConnectionStringBuilder _builder;
 
-    public override string Name => "PostgreSQL";
+    private PostgresBroker(PostgresLeaseQueue queue, NpgsqlConnectionStringBuilder builder)
+        : base(queue, $"PostgreSQL at {builder.Host}:{builder.Port}, database '{builder.Database ?? builder.Username}'{(builder.Username is null ? "" : $", user '{builder.Username}'")}")
+    {
+        _queue = queue;
+        _builder = builder;
+    }
 
-    public override string Queue => queue.QueueName;
+    public override long Reconnects => _queue.Reconnects;
 
-    public override IMessageBus Bus => _bus;
-
-    public override long Reconnects => queue.Reconnects;
+    public override string PlainLoop => "plain Npgsql loop (same statements, one connection, prepared)";
 
     public override async Task SetUpAsync(bool purge)
     {
-        await queue.EnsureSchemaAsync();
-        if (purge)
-        {
-            await queue.PurgeAsync();
-        }
-        else
-        {
-            await queue.GetCountsAsync(); // a pooled connection, warm, before the clock starts
-        }
+        await _queue.EnsureSchemaAsync();
+        await (purge ? _queue.PurgeAsync() : _queue.GetCountsAsync()); // or a pooled connection, warm, before the clock starts
     }
 
-    public override Task EnqueueAsync(IReadOnlyList<string> payloads) => queue.EnqueueAsync(payloads);
+    public override Task EnqueueAsync(IReadOnlyList<string> payloads) => _queue.EnqueueAsync(payloads);
 
-    public override async Task<long> ExpiredRedeliveriesAsync() => (await queue.GetCountsAsync()).ExpiredRedeliveries;
+    /// <summary>A server on this machine: the CPU of every <c>postgres</c> process, with the backends' that have exited (reaped by
+    /// their parent, the postmaster).</summary>
+    public override Task<TimeSpan?> ServerCpuAsync() => Task.FromResult(LocalCpu(_builder.Host, (_, name) => name == "postgres"));
 
-    /// <summary>
-    /// A server on this machine: the CPU of every <c>postgres</c> process, with the time of the backends that have exited (their
-    /// parent, the postmaster, has reaped them: <c>cutime</c>, <c>cstime</c>). Null for a server elsewhere or without /proc.
-    /// </summary>
-    public override Task<TimeSpan?> ServerCpuAsync()
+    /// <summary>The queue's own statements (the bus's renewal of one lease is its batch statement with one pair) on one open
+    /// connection, prepared, with nothing around them: what the bus's pooled connections, retries and lease objects cost on top.</summary>
+    public override async Task<(long Cycles, TimeSpan Elapsed)> PlainCyclesAsync(TimeSpan lease, TimeSpan duration)
     {
-        if (!IsLoopback(host) || !Directory.Exists("/proc"))
-        {
-            return Task.FromResult<TimeSpan?>(null);
-        }
+        var sql = new QueueSql(_queue.QueueName);
+        await using var connection = new NpgsqlConnection(_builder.ConnectionString);
+        await connection.OpenAsync();
+        await using var receive = new NpgsqlCommand(sql.Receive, connection);
+        receive.Parameters.AddWithValue("owner", "plain");
+        receive.Parameters.AddWithValue("lease", lease);
+        await using var renew = new NpgsqlCommand(sql.RenewMany, connection);
+        NpgsqlParameter renewIds = renew.Parameters.AddWithValue("ids", new long[1]);
+        NpgsqlParameter renewTokens = renew.Parameters.AddWithValue("tokens", new long[1]);
+        renew.Parameters.AddWithValue("lease", lease);
+        await using var complete = new NpgsqlCommand(sql.Complete, connection);
+        NpgsqlParameter completeId = complete.Parameters.AddWithValue("id", 0L);
+        NpgsqlParameter completeToken = complete.Parameters.AddWithValue("token", 0L);
+        await receive.PrepareAsync();
+        await renew.PrepareAsync();
+        await complete.PrepareAsync();
 
-        long ticks = 0;
-        foreach (string dir in Directory.EnumerateDirectories("/proc"))
+        long cycles = 0;
+        long start = Stopwatch.GetTimestamp();
+        while (Stopwatch.GetElapsedTime(start) < duration)
         {
-            try
+            long id, token;
+            await using (NpgsqlDataReader reader = await receive.ExecuteReaderAsync())
             {
-                if (!int.TryParse(Path.GetFileName(dir), out _) || File.ReadAllText(Path.Combine(dir, "comm")).Trim() != "postgres")
+                if (!await reader.ReadAsync())
                 {
-                    continue;
+                    throw new InvalidOperationException("The queue ran dry during the measurement.");
                 }
 
-                // Fields after the command's closing parenthesis: utime, stime, cutime, cstime are the 14th to 17th of the line.
-                string stat = File.ReadAllText(Path.Combine(dir, "stat"));
-                string[] fields = stat[(stat.LastIndexOf(')') + 2)..].Split(' ');
-                ticks += long.Parse(fields[11]) + long.Parse(fields[12]) + long.Parse(fields[13]) + long.Parse(fields[14]);
+                (id, token) = (reader.GetInt64(0), reader.GetInt64(2));
             }
-            catch (Exception e) when (e is IOException or UnauthorizedAccessException or FormatException or IndexOutOfRangeException)
+
+            (renewIds.Value, renewTokens.Value) = (new[] { id }, new[] { token });
+            await using (NpgsqlDataReader reader = await renew.ExecuteReaderAsync())
             {
-                // The process exited while being read.
+                if (!await reader.ReadAsync() || !reader.GetBoolean(1))
+                {
+                    throw new InvalidOperationException($"A fresh lease was refused: message {id}.");
+                }
             }
+
+            (completeId.Value, completeToken.Value) = (id, token);
+            if (await complete.ExecuteScalarAsync() is not true)
+            {
+                throw new InvalidOperationException($"A fresh lease was refused: message {id}.");
+            }
+
+            cycles++;
         }
 
-        return Task.FromResult<TimeSpan?>(TimeSpan.FromSeconds(ticks / 100.0)); // USER_HZ is 100 on Linux
+        return (cycles, Stopwatch.GetElapsedTime(start));
     }
 
-    public override Task DropAsync() => queue.DropAsync();
+    public override async Task<string> DurabilityAsync()
+    {
+        await using var connection = new NpgsqlConnection(_builder.ConnectionString);
+        await connection.OpenAsync();
+        await using var command = new NpgsqlCommand("SELECT current_setting('fsync'), current_setting('synchronous_commit')", connection);
+        await using NpgsqlDataReader reader = await command.ExecuteReaderAsync();
+        await reader.ReadAsync();
+        return $"Server: fsync {reader.GetString(0)}, synchronous_commit {reader.GetString(1)}.";
+    }
 
-    public override ValueTask DisposeAsync() => queue.DisposeAsync();
+    public override Task DropAsync() => _queue.DropAsync();
 
-    internal static bool IsLoopback(string host) =>
-        host is "localhost" || (IPAddress.TryParse(host, out IPAddress? address) && IPAddress.IsLoopback(address));
+    public override ValueTask DisposeAsync() => _queue.DisposeAsync();
 
-    public static PostgresBroker Create(string connectionString, Options options, string queueName, string role)
+    /// <summary>A queue object whose connections say who they are (<c>application_name</c>); its connect timeout is the string's own
+    /// (Npgsql's <c>Timeout</c>, 15 s unless set).</summary>
+    private static Broker Create(string connectionString, Options options, string queueName, string role)
     {
         var builder = new NpgsqlConnectionStringBuilder(connectionString) { ApplicationName = $"broker-worker-{role}" };
         return new PostgresBroker(
@@ -92,8 +123,8 @@ public sealed class PostgresBroker(PostgresLeaseQueue queue, string host) : Brok
                 ConnectionString = builder.ConnectionString,
                 QueueName = queueName,
                 Owner = $"{role}:{Environment.ProcessId}",
-                ConnectTimeout = options.ConnectTimeout,
+                ConnectTimeout = TimeSpan.FromSeconds(builder.Timeout is > 0 and <= 1024 ? builder.Timeout : 1024), // 0: no limit
             }),
-            builder.Host ?? string.Empty);
+            builder);
     }
 }

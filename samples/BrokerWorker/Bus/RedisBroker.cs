@@ -1,54 +1,50 @@
 using System;
 using System.Collections.Generic;
+using System.Diagnostics;
 using System.Globalization;
+using System.Linq;
 using System.Threading.Tasks;
-using MessageBus;
 using MessageBus.Redis;
+using MessageBus.Redis.Internal;
 using StackExchange.Redis;
 
 namespace BrokerWorker.Bus;
 
-/// <summary>The Redis lease queue as a <see cref="Broker"/>.</summary>
-public sealed class RedisBroker(RedisLeaseQueue queue, string connectionString) : Broker
+/// <summary>The Redis lease queue as a <see cref="Broker"/> (<c>--bus redis</c>).</summary>
+public sealed class RedisBroker : Broker
 {
-    private readonly RedisMessageBus _bus = new(queue);
+    public static readonly BrokerKind Kind = new(
+        "redis", "Redis", "PRIORITYASYNC_REDIS", RedisLeaseQueue.ValidateConnectionString, e => e is RedisException, Create);
 
-    public RedisLeaseQueue LeaseQueue => queue;
+    private readonly RedisLeaseQueue _queue;
+    private readonly string _connectionString;
 
-    public override string Name => "Redis";
+    private RedisBroker(RedisLeaseQueue queue, string connectionString)
+        : base(queue, $"Redis at {queue.Endpoint}")
+    {
+        _queue = queue;
+        _connectionString = connectionString;
+    }
 
-    public override string Queue => queue.QueueName;
+    public override long Reconnects => _queue.Reconnects;
 
-    public override IMessageBus Bus => _bus;
-
-    public override long Reconnects => queue.Reconnects;
+    public override string PlainLoop => "plain StackExchange.Redis loop (same scripts, one connection)";
 
     public override async Task SetUpAsync(bool purge)
     {
-        await queue.ConnectAsync();
-        if (purge)
-        {
-            await queue.PurgeAsync();
-        }
-        else
-        {
-            await queue.GetCountsAsync(); // the scripts loaded, before the clock starts
-        }
+        await _queue.ConnectAsync();
+        await (purge ? _queue.PurgeAsync() : _queue.GetCountsAsync()); // or the scripts loaded, before the clock starts
     }
 
-    public override Task EnqueueAsync(IReadOnlyList<string> payloads) => queue.EnqueueAsync(payloads);
-
-    public override async Task<long> ExpiredRedeliveriesAsync() => (await queue.GetCountsAsync()).ExpiredRedeliveries;
+    public override Task EnqueueAsync(IReadOnlyList<string> payloads) => _queue.EnqueueAsync(payloads);
 
     /// <summary>The server's own CPU time (INFO cpu: used_cpu_user + used_cpu_sys, every thread of the server).</summary>
     public override async Task<TimeSpan?> ServerCpuAsync()
     {
-        ConfigurationOptions configuration = ConfigurationOptions.Parse(connectionString);
-        configuration.AllowAdmin = true; // INFO is an admin command to StackExchange.Redis
         string info;
         try
         {
-            await using ConnectionMultiplexer connection = await ConnectionMultiplexer.ConnectAsync(configuration);
+            await using ConnectionMultiplexer connection = await AdminAsync();
             info = (string)(await connection.GetDatabase().ExecuteAsync("INFO", "cpu"))!;
         }
         catch (RedisException)
@@ -69,15 +65,63 @@ public sealed class RedisBroker(RedisLeaseQueue queue, string connectionString) 
         return TimeSpan.FromSeconds(seconds);
     }
 
-    public override Task DropAsync() => queue.DropAsync();
+    /// <summary>The queue's own scripts on one connection with nothing around them: what the bus's retries, lease objects and
+    /// renewal batching cost on top.</summary>
+    public override async Task<(long Cycles, TimeSpan Elapsed)> PlainCyclesAsync(TimeSpan lease, TimeSpan duration)
+    {
+        (RedisKey[] receiveKeys, RedisKey[] renewKeys, RedisKey[] completeKeys, RedisValue prefix, RedisValue owner) = _queue.ScriptKeys;
+        await using ConnectionMultiplexer connection = await ConnectionMultiplexer.ConnectAsync(_connectionString);
+        IDatabase db = connection.GetDatabase();
+        long ms = (long)lease.TotalMilliseconds;
+        long cycles = 0;
+        long start = Stopwatch.GetTimestamp();
+        while (Stopwatch.GetElapsedTime(start) < duration)
+        {
+            RedisResult received = await db.ScriptEvaluateAsync(QueueScripts.Receive, receiveKeys, [prefix, ms, owner]);
+            if (received.IsNull)
+            {
+                throw new InvalidOperationException("The queue ran dry during the measurement.");
+            }
 
-    public override ValueTask DisposeAsync() => queue.DisposeAsync();
+            var fields = (RedisResult[])received!;
+            (long id, long token) = ((long)fields[0], (long)fields[2]);
+            var renewed = (long[])(await db.ScriptEvaluateAsync(QueueScripts.Renew, renewKeys, [prefix, ms, id, token]))!;
+            if (renewed[1] != 1 || (int)await db.ScriptEvaluateAsync(QueueScripts.Complete, completeKeys, [prefix, id, token]) != 1)
+            {
+                throw new InvalidOperationException($"A fresh lease was refused: message {id}.");
+            }
+
+            cycles++;
+        }
+
+        return (cycles, Stopwatch.GetElapsedTime(start));
+    }
+
+    public override async Task<string> DurabilityAsync()
+    {
+        await using ConnectionMultiplexer connection = await AdminAsync();
+        KeyValuePair<string, string>[] settings = await connection.GetServer(connection.GetEndPoints()[0]).ConfigGetAsync("append*");
+        return "Server: " + string.Join(", ", settings.Where(s => s.Key is "appendonly" or "appendfsync").Select(s => $"{s.Key} {s.Value}")) + ".";
+    }
+
+    public override Task DropAsync() => _queue.DropAsync();
+
+    public override ValueTask DisposeAsync() => _queue.DisposeAsync();
+
+    // INFO and CONFIG are admin commands to StackExchange.Redis.
+    private Task<ConnectionMultiplexer> AdminAsync()
+    {
+        ConfigurationOptions configuration = ConfigurationOptions.Parse(_connectionString);
+        configuration.AllowAdmin = true;
+        return ConnectionMultiplexer.ConnectAsync(configuration);
+    }
 
     /// <summary>
-    /// A queue object; <paramref name="role"/> names its connection (CLIENT LIST) and its leases' owner. Its stalled check runs
-    /// every half lease, so that a lease that lapsed is back in the queue within half a lease of its expiry.
+    /// A queue object; <paramref name="role"/> names its connection (CLIENT LIST) and its leases' owner. Its connect timeout is the
+    /// string's own (<c>connectTimeout</c>, 5 s unless set). Its stalled check runs every half lease, so that a lease that lapsed
+    /// is back in the queue within half a lease of its expiry.
     /// </summary>
-    public static RedisBroker Create(string connectionString, Options options, string queueName, string role)
+    private static Broker Create(string connectionString, Options options, string queueName, string role)
     {
         TimeSpan interval = options.Scaled(options.Lease) / 2;
         return new RedisBroker(
@@ -87,7 +131,7 @@ public sealed class RedisBroker(RedisLeaseQueue queue, string connectionString) 
                 QueueName = queueName,
                 Owner = $"{role}:{Environment.ProcessId}",
                 ClientName = $"broker-worker-{role}",
-                ConnectTimeout = options.ConnectTimeout,
+                ConnectTimeout = TimeSpan.FromMilliseconds(Math.Clamp(ConfigurationOptions.Parse(connectionString).ConnectTimeout, 100, 1_024_000)),
                 StalledCheckInterval = interval > TimeSpan.FromMilliseconds(10) ? interval : TimeSpan.FromMilliseconds(10),
             }),
             connectionString);

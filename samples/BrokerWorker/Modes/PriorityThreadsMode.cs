@@ -7,7 +7,7 @@ namespace BrokerWorker.Modes;
 
 /// <summary>
 /// PriorityAsync on several threads, on the pool of a hosted <see cref="PriorityAsync.Hosting.PriorityThreadPoolBackgroundService"/>:
-/// a <see cref="PriorityThreadPool"/> with the worker's share of the cores (<see cref="Options.PoolThreadCount"/>) and the levels of <see cref="PriorityMode"/> (lease work 2, processing 1,
+/// a <see cref="PriorityThreadPool"/> with the worker's share of the cores (<see cref="Options.CoreShare"/>) and the levels of <see cref="PriorityMode"/> (lease work 2, processing 1,
 /// receiving 0). Several messages' CPU parts run at once, one per thread, in one process; a renewal that falls due starts on the first
 /// thread that finishes its CPU part (or slice), ahead of every queued CPU part. The waits are the pool's own timers.
 /// </summary>
@@ -26,7 +26,7 @@ public sealed class PriorityThreadsMode(Options options) : Mode
     /// The worker's share of the cores (all of them for one worker): the CPU parts spin, so more threads than cores would only
     /// share the cores, and the operating system, not the levels, would decide when a renewal runs.
     /// </summary>
-    public int ThreadCount => options.PoolThreadCount;
+    public int ThreadCount => options.CoreShare;
 
     public override string Name => ModeName;
 

@@ -10,7 +10,7 @@ namespace BrokerWorker.Modes;
 /// real-time run the pool injected threads (50+) as CPU parts blocked them and lost nothing. A time-compressed run gives the pool
 /// no time to inject them, which would misstate the seed's result; so this mode first gives the pool, as its minimum, the threads
 /// an uncompressed run ends up with: one per message in flight (each may block one in a CPU part) plus one per core for the
-/// renewals and I/O completions, unless <c>--pool-threads</c> says otherwise. The report gives the peak thread count.
+/// renewals and I/O completions. The report gives the peak thread count.
 /// </summary>
 public sealed class ThreadPoolMode(Options options) : Mode
 {
@@ -19,7 +19,7 @@ public sealed class ThreadPoolMode(Options options) : Mode
     public override int? CpuThreadsPerProcess => null;
 
     /// <summary>The pool's minimum worker threads this mode sets.</summary>
-    public int MinThreads => options.PoolThreads ?? (options.Concurrency * (options.Bus == "memory" ? options.Workers : 1)) + Environment.ProcessorCount + 2;
+    public int MinThreads => (options.Concurrency * (options.Bus == "memory" ? options.Workers : 1)) + Environment.ProcessorCount + 2;
 
     public override void Run(Func<Task> worker)
     {

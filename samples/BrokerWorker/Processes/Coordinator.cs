@@ -62,14 +62,14 @@ public sealed class Coordinator(Options options, TextWriter error)
             await host.StopAsync();
             await hostDone;
             var group = (WorkerGroup)host.Services.GetService(typeof(WorkerGroup))!;
-            results.Add(new RunResult(mode, o.Workers, "memory", makespan, end, atEnd, await bus.GetCountsAsync(), null,
+            results.Add(new RunResult(mode, o.Workers, "memory", makespan, end, atEnd, await bus.GetCountsAsync(),
                 ProcessStats.From(group.Stats, 0, cpu), Bound(o, mode), (Mode.Create(mode, o) as ThreadPoolMode)?.MinThreads, null));
         }
 
         return results;
     }
 
-    /// <summary>The run on a real broker (PostgreSQL, Redis): N worker processes per mode. Returns null after writing one line when the broker cannot be used.</summary>
+    /// <summary>The run on a real broker (PostgreSQL, Redis, RabbitMQ): N worker processes per mode. Returns null after writing one line when the broker cannot be used.</summary>
     public async Task<IReadOnlyList<RunResult>?> RunBrokerAsync(string connection)
     {
         double spins = CpuWork.Calibrate();
@@ -88,7 +88,7 @@ public sealed class Coordinator(Options options, TextWriter error)
                         await broker.EnqueueAsync(Payloads(0, o.Messages));
                     }
                 },
-                connection,
+                broker,
                 $"set up the queue {queueName}",
                 error);
             if (!ready)
@@ -101,7 +101,7 @@ public sealed class Coordinator(Options options, TextWriter error)
             {
                 for (int i = 0; i < o.Workers; i++)
                 {
-                    children.Add(WorkerChild.Start(WorkerArguments(o, mode, spins), o.ConnectionVariable!, connection));
+                    children.Add(WorkerChild.Start(WorkerOptions(o, mode, spins), connection));
                 }
 
                 foreach (WorkerChild child in children)
@@ -149,7 +149,7 @@ public sealed class Coordinator(Options options, TextWriter error)
 
                 // Redis: a lease that lapsed while the workers stopped is back in the queue after the next stalled check, not at
                 // once; the final counts are read as they are (an expired lease still counts as leased, as on PostgreSQL).
-                results.Add(new RunResult(mode, o.Workers, o.Bus, makespan, end, atEnd, await broker.Bus.GetCountsAsync(), await broker.ExpiredRedeliveriesAsync(),
+                results.Add(new RunResult(mode, o.Workers, o.Bus, makespan, end, atEnd, await broker.Bus.GetCountsAsync(),
                     ProcessStats.Sum(stats), Bound(o, mode), (Mode.Create(mode, o) as ThreadPoolMode)?.MinThreads, serverCpu));
             }
             finally
@@ -221,7 +221,7 @@ public sealed class Coordinator(Options options, TextWriter error)
             final = await bus.GetCountsAsync();
         });
         TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime - cpuBefore;
-        return new RunResult(modeName, 1, "memory", verdict.Makespan, verdict.End, atEnd!, final!, null,
+        return new RunResult(modeName, 1, "memory", verdict.Makespan, verdict.End, atEnd!, final!,
             ProcessStats.From([stats], 0, cpu), Bound(options, modeName), null, null);
     }
 
@@ -247,44 +247,10 @@ public sealed class Coordinator(Options options, TextWriter error)
     }
 
     /// <summary>
-    /// The worker processes' command line: the coordinator's own settings, one mode, the queue's prefix (the worker derives the
-    /// mode's queue from it as the coordinator does), and each process's share of the cores for its pool.
+    /// A worker process's settings: the coordinator's own, one mode, and the calibrated CPU work. The queue's prefix comes along, so
+    /// the worker derives the mode's queue as the coordinator does; the connection string travels apart (<see cref="WorkerChild.Start"/>).
     /// </summary>
-    public static List<string> WorkerArguments(Options o, string mode, double spins)
-    {
-        var args = new List<string>
-        {
-            "--worker-process", "--bus", o.Bus, "--modes", mode, "--queue", o.Queue,
-            "--threads", o.PoolThreadCount.ToString(System.Globalization.CultureInfo.InvariantCulture),
-            "--messages", o.Messages.ToString(System.Globalization.CultureInfo.InvariantCulture),
-            "--steps", o.Steps.ToString(System.Globalization.CultureInfo.InvariantCulture),
-            "--concurrency", o.Concurrency.ToString(System.Globalization.CultureInfo.InvariantCulture),
-            "--cpu", Ms(o.Cpu), "--io", Ms(o.Io), "--renew-every", Ms(o.RenewEvery), "--lease", Ms(o.Lease),
-            "--cpu-factor", o.CpuFactor.ToString("R", System.Globalization.CultureInfo.InvariantCulture),
-            "--time-scale", o.TimeScale.ToString("R", System.Globalization.CultureInfo.InvariantCulture),
-            "--hang-message", o.HangMessage.ToString(System.Globalization.CultureInfo.InvariantCulture),
-            "--connect-timeout", Ms(o.ConnectTimeout),
-            "--spins-per-ms", spins.ToString("R", System.Globalization.CultureInfo.InvariantCulture),
-        };
-        if (o.Checkpoint is { } checkpoint)
-        {
-            args.AddRange(["--checkpoint", Ms(checkpoint)]);
-        }
-
-        if (o.ProgressTimeout is { } progress)
-        {
-            args.AddRange(["--progress-timeout", Ms(progress)]);
-        }
-
-        if (o.PoolThreads is { } pool)
-        {
-            args.AddRange(["--pool-threads", pool.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
-        }
-
-        return args;
-    }
-
-    private static string Ms(TimeSpan value) => value.TotalMilliseconds.ToString("R", System.Globalization.CultureInfo.InvariantCulture) + "ms";
+    public static Options WorkerOptions(Options o, string mode, double spins) => o with { Modes = [mode], SpinsPerMs = spins, Connection = null, Scaling = [] };
 
     /// <summary>The least time any scheduler could take: all CPU back to back on the cores the mode can use, or one message's chain.</summary>
     public static TimeSpan Bound(Options o, string mode)

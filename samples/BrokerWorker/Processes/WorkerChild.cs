@@ -1,5 +1,4 @@
 using System;
-using System.Collections.Generic;
 using System.Diagnostics;
 using System.IO;
 using System.Text;
@@ -9,7 +8,7 @@ using BrokerWorker.Bus;
 
 namespace BrokerWorker.Processes;
 
-/// <summary>One worker process seen from the coordinator: this executable re-invoked with the hidden <c>--worker-process</c> role.</summary>
+/// <summary>One worker process seen from the coordinator: this executable started again with its settings in <see cref="WorkerProcess.Variable"/>.</summary>
 public sealed class WorkerChild : IDisposable
 {
     private readonly Process _process;
@@ -55,8 +54,9 @@ public sealed class WorkerChild : IDisposable
     /// <summary>The statistics line the process printed at exit; null if it was killed.</summary>
     public ProcessStats? Stats { get; private set; }
 
-    /// <summary>Starts a worker process. The connection string travels in the environment (<paramref name="variable"/>), never on a command line.</summary>
-    public static WorkerChild Start(IEnumerable<string> arguments, string variable, string connection)
+    /// <summary>Starts a worker process with <paramref name="options"/> (<see cref="Coordinator.WorkerOptions"/>). Its settings and the
+    /// connection string travel in the environment (the broker's own variable), never on a command line.</summary>
+    public static WorkerChild Start(Options options, string connection)
     {
         var info = new ProcessStartInfo
         {
@@ -72,12 +72,8 @@ public sealed class WorkerChild : IDisposable
             info.ArgumentList.Add(entry);
         }
 
-        foreach (string argument in arguments)
-        {
-            info.ArgumentList.Add(argument);
-        }
-
-        info.Environment[variable] = connection;
+        info.Environment[WorkerProcess.Variable] = JsonSerializer.Serialize(options);
+        info.Environment[BusFactory.Kind(options.Bus)!.Variable] = connection;
         return new WorkerChild(Process.Start(info)!);
     }
 

@@ -27,7 +27,7 @@ public static class WorkerHost
                 builder.Services.AddPriorityThreadPoolWorker<PriorityThreadsModeService>($"broker-{i}", o =>
                 {
                     o.Levels = PriorityMode.Levels;
-                    o.ThreadCount = options.PoolThreadCount; // the worker's share of the cores
+                    o.ThreadCount = options.CoreShare; // the worker's share of the cores
                     o.StallTimeout = null; // as in the priority mode: a CPU part holds its thread for its whole length
                 });
             }

@@ -11,14 +11,17 @@ using Microsoft.Extensions.Hosting;
 namespace BrokerWorker.Processes;
 
 /// <summary>
-/// The hidden <c>--worker-process</c> role: one worker process on a real broker's queue (PostgreSQL or Redis), started by the coordinator. Its queue is
-/// the coordinator's: the same prefix and mode (<see cref="BusFactory.Table"/>).
+/// One worker process on a real broker's queue, started by the coordinator with its settings in <see cref="Variable"/> (the
+/// program runs this role when the variable is set). Its queue is the coordinator's: the same prefix and mode (<see cref="BusFactory.Table"/>).
 /// Protocol on the standard streams: it connects, prints <c>ready</c>, waits for the line <c>go</c>; then works until the queue is
 /// done and prints one JSON line of its statistics. End of input (the coordinator closed it, or died) stops it gracefully: the
 /// messages in flight are abandoned, so another process takes them at once.
 /// </summary>
 public static class WorkerProcess
 {
+    /// <summary>The environment variable that makes a process a worker: its <see cref="Options"/> as JSON.</summary>
+    public const string Variable = "BROKERWORKER_WORKER";
+
     public static async Task<int> RunAsync(Options options, TextWriter output, TextWriter error)
     {
         string? connection = BusFactory.ConnectionString(options, out string? problem);
@@ -30,7 +33,7 @@ public static class WorkerProcess
 
         string queueName = BusFactory.Table(options, options.WorkerMode);
         await using Broker broker = BusFactory.Create(connection, options, queueName, options.WorkerMode);
-        bool ready = await BusFactory.TryAsync(() => broker.SetUpAsync(purge: false), connection, $"open the queue {queueName}", error);
+        bool ready = await BusFactory.TryAsync(() => broker.SetUpAsync(purge: false), broker, $"open the queue {queueName}", error);
         if (!ready)
         {
             return 2;

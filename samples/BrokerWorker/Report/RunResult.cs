@@ -8,10 +8,9 @@ namespace BrokerWorker.Report;
 /// <param name="End">How the run ended: every message completed, or stopped (no progress, the deadline, every worker exited).</param>
 /// <param name="AtEnd">The broker's counts when the last message was completed, or when the run was stopped.</param>
 /// <param name="Final">The broker's counts after the workers stopped (a stopping worker abandons what it holds).</param>
-/// <param name="ExpiredRedeliveries">The redeliveries whose previous lease had expired (real brokers); null for the in-memory bus.</param>
 /// <param name="PoolMinThreads">The threadpool mode's minimum threads; null in the other modes.</param>
 /// <param name="BrokerCpu">The broker server's CPU time during the run (PostgreSQL on this machine: every postgres process; Redis:
-/// the server's own count); null for the in-memory bus (it runs in the coordinator) or a server whose CPU cannot be read from here.</param>
+/// the server's own count; RabbitMQ on this machine: its Erlang VM); null for the in-memory bus (it runs in the coordinator) or a server whose CPU cannot be read from here.</param>
 public sealed record RunResult(
     string Mode,
     int Workers,
@@ -20,7 +19,6 @@ public sealed record RunResult(
     RunEnd End,
     BusCounts AtEnd,
     BusCounts Final,
-    long? ExpiredRedeliveries,
     ProcessStats Seen,
     TimeSpan Bound,
     int? PoolMinThreads,

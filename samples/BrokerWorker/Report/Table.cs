@@ -103,12 +103,12 @@ public static class Table
         WriteLegend(output, "rejected completes", "completes that reached the broker after the lease had run out (another delivery owns the message)");
         WriteLegend(output, "failed renewals", "renewals the broker refused: the lease had run out");
         WriteLegend(output, "work stopped", "messages a worker stopped working on, seen by the workers: its lease was lost (a renewal refused) / " +
-            "its I/O call had not answered for --progress-timeout (priority modes: the lease is given up)");
+            "its I/O call had not answered for two leases (priority modes: the lease is given up)");
         WriteLegend(output, "worst renew gap", $"the longest a message in flight went without a renewal (a lease lasts {Format.Ms(options.Scaled(options.Lease))} in this run)");
         WriteLegend(output, "peak threads", "the most .NET thread-pool threads a worker process had when a CPU part started (min set: the " +
             "minimum the threadpool mode sets; -: on virtual time)");
         WriteLegend(output, "CPU workers / broker", "CPU time of the worker processes (in-memory bus: of this process, the broker included) / of the " +
-            "broker server during the run (PostgreSQL on this machine: all its processes; Redis: its own count; -: not measured)");
+            "broker server during the run (PostgreSQL on this machine: all its processes; Redis: its own count; RabbitMQ on this machine: its VM; -: not measured)");
         WriteEndLegend(output, options);
     }
 
@@ -116,7 +116,7 @@ public static class Table
         WriteLegend(output, "end", $"all completed, or why the run was stopped: no progress (nothing completed or delivered for " +
             $"{Format.Sec(options.ScaledStallAfter)}, --stall-after: a worker holds a message it never finishes), deadline (not done in " +
             (options.Deadline is { } deadline ? Format.Sec(deadline) : "3 times the least possible time plus that") +
-            ", --deadline: a mode that keeps losing its leases), workers exited; leased: messages a worker still held");
+            ": a mode that keeps losing its leases), workers exited; leased: messages a worker still held");
 
     private static string Elapsed(Options options) => options.VirtualTime ? "time on the run's virtual clock (exact)" : "wall time";
 

@@ -66,22 +66,13 @@ internal sealed class QueueSql
                 redelivery_count = m.redelivery_count + CASE WHEN m.lease_until IS NULL THEN 0 ELSE 1 END
             FROM next, clock
             WHERE m.id = next.id
-            RETURNING m.id, m.payload, m.enqueued_at, m.lease_token, m.lease_until, m.delivery_count
+            RETURNING m.id, m.payload, m.lease_token, m.lease_until, m.delivery_count
             """;
 
         // I2. "current" = this token, not completed, lease not expired, by one reading of the database's clock.
         const string Current = "m.lease_token = @token AND m.completed_at IS NULL AND m.lease_until > clock.now";
 
-        Renew = $"""
-            UPDATE {table} AS m
-            SET lease_until = CASE WHEN {Current} THEN clock.now + @lease ELSE m.lease_until END,
-                failed_renewals = m.failed_renewals + CASE WHEN {Current} THEN 0 ELSE 1 END
-            FROM (SELECT clock_timestamp() AS now) AS clock
-            WHERE m.id = @id
-            RETURNING {Current}, m.lease_until
-            """;
-
-        // I2, for many leases in one statement (a worker's renewals of one interval): each pair is judged as by Renew.
+        // I2, for any number of leases in one statement (a worker's renewals of one interval), each pair judged on its own.
         const string CurrentPair = "m.lease_token = r.token AND m.completed_at IS NULL AND m.lease_until > clock.now";
         RenewMany = $"""
             UPDATE {table} AS m
@@ -118,7 +109,7 @@ internal sealed class QueueSql
             RETURNING true
             """;
 
-        // In the order of PostgresQueueCounts.
+        // In the order of BusCounts.
         Counts = $"""
             SELECT count(*),
                    coalesce(sum(delivery_count), 0),
@@ -142,8 +133,6 @@ internal sealed class QueueSql
     public string Enqueue { get; }
 
     public string Receive { get; }
-
-    public string Renew { get; }
 
     public string RenewMany { get; }
 

@@ -140,7 +140,7 @@ internal static class QueueScripts
         return moved
         """;
 
-    /// <summary>KEYS: counts, wait, active. Returns the counters in the order of RedisQueueCounts.</summary>
+    /// <summary>KEYS: counts, wait, active. Returns the counters in the order of BusCounts.</summary>
     public const string Counts = """
         local c = redis.call('HMGET', KEYS[1], 'enqueued', 'delivered', 'redelivered', 'completed', 'rejected', 'failed', 'abandoned', 'expired')
         for i = 1, #c do c[i] = tonumber(c[i]) or 0 end

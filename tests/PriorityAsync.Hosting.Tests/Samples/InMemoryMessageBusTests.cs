@@ -24,7 +24,7 @@ public sealed class InMemoryMessageBusTests
         (await bus.RenewAsync(first, LeaseDuration)).Should().BeFalse();
         (await bus.CompleteAsync(first)).Should().BeFalse();
         (await bus.CompleteAsync(second)).Should().BeTrue();
-        (await bus.GetCountsAsync()).Should().Be(new BusCounts(Enqueued: 1, Delivered: 2, Redelivered: 1, Completed: 1, RejectedCompletes: 1, FailedRenewals: 1, Abandoned: 0, Leased: 0, Available: 0));
+        (await bus.GetCountsAsync()).Should().Be(new BusCounts(Enqueued: 1, Delivered: 2, Redelivered: 1, Completed: 1, RejectedCompletes: 1, FailedRenewals: 1, Abandoned: 0, Leased: 0, Available: 0, ExpiredRedeliveries: 1));
     }
 
     [Fact]
@@ -58,7 +58,7 @@ public sealed class InMemoryMessageBusTests
 
         again.MessageId.Should().Be(a.MessageId);
         again.DeliveryCount.Should().Be(2);
-        (await bus.GetCountsAsync()).Should().Be(new BusCounts(Enqueued: 2, Delivered: 2, Redelivered: 1, Completed: 0, RejectedCompletes: 0, FailedRenewals: 0, Abandoned: 1, Leased: 1, Available: 1));
+        (await bus.GetCountsAsync()).Should().Be(new BusCounts(Enqueued: 2, Delivered: 2, Redelivered: 1, Completed: 0, RejectedCompletes: 0, FailedRenewals: 0, Abandoned: 1, Leased: 1, Available: 1, ExpiredRedeliveries: 0));
     }
 
     private sealed class ManualTime : TimeProvider

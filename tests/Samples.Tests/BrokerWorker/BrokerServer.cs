@@ -4,13 +4,15 @@ namespace Samples.Tests.BrokerWorker;
 
 /// <summary>
 /// The real brokers of the BrokerWorker commands, from the environment (<c>PRIORITYASYNC_POSTGRES</c>, <c>PRIORITYASYNC_REDIS</c>,
-/// as tests/postgres/start.sh and tests/redis/start.sh print them).
+/// <c>PRIORITYASYNC_RABBITMQ</c>, as tests/postgres/start.sh, tests/redis/start.sh and tests/rabbitmq/start.sh print them).
 /// </summary>
 internal static class BrokerServer
 {
     public static bool IsCi => string.Equals(Environment.GetEnvironmentVariable("CI"), "true", StringComparison.OrdinalIgnoreCase);
 
-    public static string Variable(string bus) => bus == "redis" ? "PRIORITYASYNC_REDIS" : "PRIORITYASYNC_POSTGRES";
+    public static string Variable(string bus) => $"PRIORITYASYNC_{bus.ToUpperInvariant()}";
+
+    public static string Name(string bus) => bus switch { "redis" => "Redis", "rabbitmq" => "RabbitMQ", _ => "PostgreSQL" };
 
     /// <summary>Why no server of <paramref name="bus"/> can be used, or null when one answers on its port.</summary>
     public static string? Unavailable(string bus)
@@ -22,7 +24,13 @@ internal static class BrokerServer
             return $"{variable} is not set.";
         }
 
-        (string host, int port) = bus == "redis" ? RedisEndpoint(connection) : PostgresEndpoint(connection);
+        (string host, int port) = bus switch
+        {
+            "redis" => RedisEndpoint(connection),
+            "rabbitmq" when Uri.TryCreate(connection, UriKind.Absolute, out Uri? uri) => (uri.Host, uri.Port),
+            "rabbitmq" => ("", 0),
+            _ => PostgresEndpoint(connection),
+        };
         try
         {
             using TcpClient client = new();
@@ -54,8 +62,8 @@ internal static class BrokerServer
 }
 
 /// <summary>
-/// A theory whose rows need a real broker (<c>postgres</c> or <c>redis</c>). Without one it is skipped with the reason and the way
-/// to start one, except with <c>CI=true</c>: there a missing server fails it (CI starts both).
+/// A theory whose rows need a real broker (<c>postgres</c>, <c>redis</c> or <c>rabbitmq</c>). Without one it is skipped with the
+/// reason and the way to start one, except with <c>CI=true</c>: there a missing server fails it (CI starts them all).
 /// </summary>
 [AttributeUsage(AttributeTargets.Method)]
 public sealed class BrokerTheoryAttribute : TheoryAttribute
@@ -64,7 +72,7 @@ public sealed class BrokerTheoryAttribute : TheoryAttribute
     {
         if (!BrokerServer.IsCi && BrokerServer.Unavailable(bus) is { } reason)
         {
-            string name = bus == "redis" ? "Redis" : "PostgreSQL";
+            string name = BrokerServer.Name(bus);
             Skip = SkipReport.Record(
                 $"(no {name}: {reason}) The README commands on {name} need a server: eval \"$(tests/{bus}/start.sh)\" starts one for this shell " +
                 $"(tests/{bus}/stop.sh removes it). With CI=true these tests fail instead.");

@@ -3,15 +3,17 @@ using System.IO;
 using System.Text.Json;
 using System.Text.RegularExpressions;
 using BrokerWorker;
+using BrokerWorker.Bus;
 using BrokerWorker.Report;
 using Samples.Support;
 
 namespace Samples.Tests.BrokerWorker;
 
 /// <summary>
-/// Every command of the BrokerWorker and MessageBus READMEs' shell blocks (and their inline <c>dotnet run</c> commands) runs, or is
-/// checked, here: each <c>dotnet run --project samples/BrokerWorker</c> command runs in-process with its own arguments (on PostgreSQL
-/// and Redis where the server is up, as in CI) plus <c>--json</c> to read its results, exits 0 and loses nothing by the broker's own
+/// Every command of the BrokerWorker and MessageBus READMEs' shell blocks (and their inline <c>dotnet run</c> commands), and the
+/// sample's commands of its measured runs in docs/benchmarks.md, runs, or is
+/// checked, here: each <c>dotnet run --project samples/BrokerWorker</c> command runs in-process with its own arguments (on PostgreSQL,
+/// Redis and RabbitMQ where the server is up, as in CI) plus <c>--json</c> to read its results, exits 0 and loses nothing by the broker's own
 /// counts; the scripts and projects the other commands name exist. Only what holds at any machine load is asserted: exit codes and
 /// counts, never a time (what each mode keeps or loses is proven on virtual time in <see cref="BrokerWorkerMemoryTests"/> and
 /// measured in the README's tables).
@@ -21,9 +23,9 @@ namespace Samples.Tests.BrokerWorker;
 /// duration a tenth of the command's own (<c>--time-scale</c> and <c>--stall-after</c>; the default time scale 0.1 becomes 0.01),
 /// at most <see cref="MaxMessages"/> messages of at most <see cref="MaxSteps"/> steps, at most two worker processes
 /// (<c>--workers N</c> and <c>--workers 4</c> run with 2), <c>--scaling</c> with one count (1) at a hundredth of the time scale
-/// (its experiment is 150 messages), <c>--bus-cost</c> for <see cref="BusCostDuration"/> a round. On PostgreSQL, the connect
-/// timeout is <see cref="PostgresConnectTimeout"/>: a worker process that starts on a busy machine can need more than the default
-/// 5 s to open its first connection, which the queue does not retry (the Redis queue retries a handshake that a busy machine slowed).
+/// (its experiment is 150 messages), <c>--bus-cost</c> for <see cref="BusCostDuration"/> a round. On PostgreSQL, the connection
+/// string's connect timeout is <see cref="PostgresConnectTimeoutSeconds"/> s: a worker process that starts on a busy machine can need
+/// more than Npgsql's default to open its first connection.
 /// A command with <c>--virtual-time</c> runs as written: it is exact and takes milliseconds. What the compression changes is how
 /// long each CPU part, I/O part and lease lasts, and so how many leases a loaded machine loses; every code path a command takes
 /// (its broker, modes, processes, hang, checkpoints, tables) is the same.
@@ -34,11 +36,14 @@ public sealed partial class ReadmeCommandTests
 
     private const int MaxSteps = 2;
 
-    private const string BusCostDuration = "200ms";
+    private static readonly TimeSpan BusCostDuration = TimeSpan.FromMilliseconds(200);
 
-    private const string PostgresConnectTimeout = "60s";
+    private const int PostgresConnectTimeoutSeconds = 60;
 
     public static readonly string[] Readmes = ["samples/BrokerWorker/README.md", "samples/MessageBus.Postgres/README.md", "samples/MessageBus.Redis/README.md"];
+
+    /// <summary>Where the sample's measured runs are, with their commands: only the sample's commands of these files are run here.</summary>
+    public static readonly string[] Measurements = ["docs/benchmarks.md"];
 
     private const string Run = "dotnet run --project samples/BrokerWorker -c Release";
 
@@ -47,6 +52,8 @@ public sealed partial class ReadmeCommandTests
     public static TheoryData<string, int, string> PostgresCommands => Commands("postgres");
 
     public static TheoryData<string, int, string> RedisCommands => Commands("redis");
+
+    public static TheoryData<string, int, string> RabbitMqCommands => Commands("rabbitmq");
 
     [Theory]
     [MemberData(nameof(MemoryCommands))]
@@ -63,6 +70,11 @@ public sealed partial class ReadmeCommandTests
     [Trait("Category", "Stress")]
     public Task BrokerWorkerCommand_OnRedis_ExitsZeroAndLosesNothing(string readme, int line, string command) => RunAsync(readme, line, command);
 
+    [BrokerTheory("rabbitmq")]
+    [MemberData(nameof(RabbitMqCommands))]
+    [Trait("Category", "Stress")]
+    public Task BrokerWorkerCommand_OnRabbitMq_ExitsZeroAndLosesNothing(string readme, int line, string command) => RunAsync(readme, line, command);
+
     [Fact]
     public void EveryCommand_Compressed_ParsesAndTakesTheSamePaths_OnlyShorterAndSmaller()
     {
@@ -73,10 +85,10 @@ public sealed partial class ReadmeCommandTests
             CommandLine.TryParse(args, out Options written, out string? error).Should().BeTrue($"{readme}:{line}: {error}");
             CommandLine.TryParse(Compressed(args), out Options run, out error).Should().BeTrue($"{readme}:{line} compressed: {error}");
 
-            // What the command chooses (broker, modes, hang, checkpoints, CPU factor, what it measures) is as written.
+            // What the command chooses (broker, modes, hang, checkpoints, CPU part, what it measures) is as written.
             string where = $"{readme}:{line}: {command}";
-            (run.Bus, run.HangMessage, run.Checkpoint, run.CpuFactor, run.BusCost, run.VirtualTime, run.Show)
-                .Should().Be((written.Bus, written.HangMessage, written.Checkpoint, written.CpuFactor, written.BusCost, written.VirtualTime, written.Show), where);
+            (run.Bus, run.HangMessage, run.Checkpoint, run.Cpu, run.BusCost, run.VirtualTime, run.Show)
+                .Should().Be((written.Bus, written.HangMessage, written.Checkpoint, written.Cpu, written.BusCost, written.VirtualTime, written.Show), where);
             run.Modes.Should().Equal(written.Modes, where);
             run.Scaling.Count.Should().Be(Math.Min(written.Scaling.Count, 1), where);
             if (written.VirtualTime || written.Show is not null)
@@ -134,7 +146,7 @@ public sealed partial class ReadmeCommandTests
         problems.Should().BeEmpty();
         brokerWorker.Should().BeGreaterThan(5, "the READMEs show the sample's commands");
         string ci = File.ReadAllText(Path.Combine(root, ".ci", "run"));
-        ci.Should().Contain("tests/postgres/start.sh").And.Contain("tests/redis/start.sh", "CI starts the servers the commands need");
+        ci.Should().Contain("tests/postgres/start.sh").And.Contain("tests/redis/start.sh").And.Contain("tests/rabbitmq/start.sh", "CI starts the servers the commands need");
     }
 
     /// <summary>The command's arguments as this test runs them (see the class's remarks): compressed in time and size, the same code paths.</summary>
@@ -146,15 +158,9 @@ public sealed partial class ReadmeCommandTests
             return run;
         }
 
-        if (Value(run, "--bus") is "postgres" && Value(run, "--connect-timeout") is null)
-        {
-            Set(run, "--connect-timeout", PostgresConnectTimeout);
-        }
-
         if (run.Contains("--bus-cost"))
         {
-            Set(run, "--duration", BusCostDuration);
-            return run;
+            return run; // shorter rounds: see RunAsync
         }
 
         bool scaling = run.IndexOf("--scaling") >= 0;
@@ -212,10 +218,18 @@ public sealed partial class ReadmeCommandTests
             args.Add("--json");
         }
 
+        CommandLine.TryParse(args, out Options options, out string? error).Should().BeTrue(error);
+        options = options with { BusCostDuration = BusCostDuration };
+        if (options.Bus == "postgres" && options.Connection is null)
+        {
+            string connection = Environment.GetEnvironmentVariable(PostgresBroker.Kind.Variable)!;
+            options = options with { Connection = new Npgsql.NpgsqlConnectionStringBuilder(connection) { Timeout = PostgresConnectTimeoutSeconds }.ConnectionString };
+        }
+
         var stdout = new StringWriter();
         var stderr = new StringWriter();
         // Bounded below the runner's 10-minute hang limit, so that a command that never ends fails here, named.
-        int exit = await App.RunAsync(args, stdout, stderr).WaitAsync(TimeSpan.FromMinutes(9));
+        int exit = await App.RunAsync(options, stdout, stderr).WaitAsync(TimeSpan.FromMinutes(9));
 
         exit.Should().Be(0, $"{readme}:{line}: {command}\n  run as: {string.Join(' ', args)}\n{stderr}");
         if (!report)
@@ -299,8 +313,9 @@ public sealed partial class ReadmeCommandTests
     public static IEnumerable<(string Readme, int Line, string Command)> AllCommands()
     {
         string root = RepositoryRoot();
-        foreach (string readme in Readmes)
+        foreach (string readme in Readmes.Concat(Measurements))
         {
+            bool sampleOnly = Measurements.Contains(readme);
             string[] lines = File.ReadAllLines(Path.Combine(root, readme));
             bool inBlock = false;
             string pending = "";
@@ -342,7 +357,11 @@ public sealed partial class ReadmeCommandTests
                     continue;
                 }
 
-                yield return (readme, start, pending + code);
+                if (!sampleOnly || (pending + code).StartsWith(Run, StringComparison.Ordinal))
+                {
+                    yield return (readme, start, pending + code);
+                }
+
                 pending = "";
             }
         }
@@ -372,7 +391,7 @@ public sealed partial class ReadmeCommandTests
     private static partial Regex PathPattern();
 
     // The server scripts and their use, and the hand-made servers' steps (each also in tests/postgres/start.sh or
-    // tests/redis/start.sh, which CI runs).
-    [GeneratedRegex(@"^(?:eval ""\$\(tests/(?:postgres|redis)/start\.sh\)""|tests/(?:postgres|redis)/stop\.sh|trap 'tests/(?:postgres|redis)/stop\.sh' EXIT|export (?:PATH|PRIORITYASYNC_\w+)=.*|DIR=\$\(mktemp -d .*\)|echo secret > .*|(?:initdb|pg_ctl|psql|redis-server|redis-cli) .*|-c .*)$")]
+    // tests/redis/start.sh, which CI runs; RabbitMQ's only by its scripts).
+    [GeneratedRegex(@"^(?:eval ""\$\(tests/(?:postgres|redis|rabbitmq)/start\.sh\)""|tests/(?:postgres|redis|rabbitmq)/stop\.sh|trap 'tests/(?:postgres|redis|rabbitmq)/stop\.sh' EXIT|export (?:PATH|PRIORITYASYNC_\w+)=.*|DIR=\$\(mktemp -d .*\)|echo secret > .*|(?:initdb|pg_ctl|psql|redis-server|redis-cli) .*|-c .*)$")]
     private static partial Regex KnownPattern();
 }
