@@ -268,8 +268,13 @@ public sealed partial class PriorityContext : PriorityScheduler
                         break;
                     }
 
-                    // The level travels in the current SynchronizationContext: set before every item, so awaits capture it.
-                    SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
+                    // The level travels in the current SynchronizationContext: current for every item, so awaits capture it. Set only
+                    // when it changes: a write to the thread pays the GC's write barrier, and items in a row are often of one level.
+                    if (!ReferenceEquals(SynchronizationContext.Current, _syncContexts[level]))
+                    {
+                        SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
+                    }
+
                     loop.RecordRunning(in item, level); // [O-RUNNING]
                     SchedulerThread.CountDispatch(counters, level);
                     limit.OnItemStarted();

@@ -244,7 +244,11 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
             WakeOne();
         }
 
-        SynchronizationContext.SetSynchronizationContext(_syncContexts[level]);
+        if (!ReferenceEquals(SynchronizationContext.Current, _syncContexts[level]))
+        {
+            SynchronizationContext.SetSynchronizationContext(_syncContexts[level]); // only when it changes: the write pays a barrier
+        }
+
         try
         {
             if (_slowPaths == SlowPaths.None) // one field read per item; every per-item diagnostic is behind it ([O-SLOW])

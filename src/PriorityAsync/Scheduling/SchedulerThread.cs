@@ -95,12 +95,22 @@ internal sealed class SchedulerThread
     public static void CountDispatch(long[] counters, int level) =>
         Volatile.Write(ref counters[Pad + level], counters[Pad + level] + 1);
 
-    /// <summary>This thread, before it runs <paramref name="item"/> ([O-RUNNING]): two reference writes and one int, no clock.</summary>
+    /// <summary>This thread, before it runs <paramref name="item"/> ([O-RUNNING]): no clock, and a reference is written only when it
+    /// changes (a write to this long-lived object pays the GC's write barrier; items in a row often share their callback, and an
+    /// async method's continuations their state).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void RecordRunning(in WorkItem item, int level)
     {
-        RunningCallback = item.Callback;
-        RunningState = item.State;
+        if (!ReferenceEquals(RunningCallback, item.Callback))
+        {
+            RunningCallback = item.Callback;
+        }
+
+        if (!ReferenceEquals(RunningState, item.State))
+        {
+            RunningState = item.State;
+        }
+
         RunningLevel = level;
     }
 
