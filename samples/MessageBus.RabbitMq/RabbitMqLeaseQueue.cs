@@ -396,7 +396,8 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
 
     /// <summary>
     /// Requeues every delivery whose lease has run out, as a server's lease lapses (RabbitMQ: "Leases"): from then on its renewal,
-    /// complete and abandon are refused, and its next delivery counts as an expired redelivery (no abandon is recorded).
+    /// complete and abandon are refused, and its next delivery counts as an expired redelivery (the lapse is recorded, not an abandon:
+    /// while the message waits at the broker it is counted ready, not leased).
     /// </summary>
     private void ExpireLapsed()
     {
@@ -414,15 +415,16 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
                 held.Lapsed = true;
             }
 
-            Background(RequeueAsync(held));
+            Background(RequeueAsync(held, entry.Key));
         }
     }
 
-    private async Task<bool> RequeueAsync(Held held)
+    private async Task<bool> RequeueAsync(Held held, long token)
     {
         try
         {
             await held.Recorded.ConfigureAwait(false); // the delivery is in the record before the message can be delivered again
+            await PublishAsync(held.Session, QueueRecord.Lapsed, held.Id, token).ConfigureAwait(false); // and the lapse before the requeue
             await held.Session.Messages.BasicNackAsync(held.Tag, multiple: false, requeue: true).ConfigureAwait(false);
         }
         catch (Exception e) when (IsConnectionLoss(e))

@@ -20,8 +20,9 @@ internal sealed class QueueRecord(string instance)
 {
     /// <summary>Enqueued (a = how many; the verdict is the first id), delivered (a = id, b = token, flag = the broker's
     /// redelivered flag; the verdict is 1 for a message already completed), completed (the verdict is 1 for the message's first
-    /// completion), abandoned, a complete refused, a renewal refused, and a sync marker.</summary>
-    public const char Enqueued = 'e', Delivered = 'd', Completed = 'c', Abandoned = 'a', CompleteRefused = 'r', RenewalRefused = 'f', Sync = 's';
+    /// completion), abandoned, lapsed (the lease ran out and the queue requeued it: its next delivery is an expired one), a complete
+    /// refused, a renewal refused, and a sync marker.</summary>
+    public const char Enqueued = 'e', Delivered = 'd', Completed = 'c', Abandoned = 'a', Lapsed = 'l', CompleteRefused = 'r', RenewalRefused = 'f', Sync = 's';
 
     private readonly Lock _gate = new();
     private readonly Dictionary<long, Message> _messages = [];
@@ -101,6 +102,15 @@ internal sealed class QueueRecord(string instance)
                     if (abandoned.Holder == (f[1], b))
                     {
                         (abandoned.Holder, abandoned.AbandonedLast) = (null, true);
+                        _leased--;
+                    }
+
+                    break;
+                case Lapsed:
+                    Message lapsed = MessageOf(a);
+                    if (lapsed.Holder == (f[1], b))
+                    {
+                        lapsed.Holder = null; // requeued: ready at the broker, no longer leased (and not handed back)
                         _leased--;
                     }
 
