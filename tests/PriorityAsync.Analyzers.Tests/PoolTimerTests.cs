@@ -176,7 +176,7 @@ public sealed class PoolTimerTests
             public async Task Thread_Completes()
             {
                 await using var thread = new PriorityContextThread();
-                var work = thread.Context.InvokeAsync(() => Task.CompletedTask);
+                Task work = thread.Context.InvokeAsync(() => Task.CompletedTask).Task;
                 work.Wait();
                 _ = work.Result();
                 await Task.Delay(10);

@@ -45,8 +45,8 @@ public sealed class AttachTests
             slow.MaxMs.Should().BeGreaterThanOrEqualTo(200, "the callback was made busy for 200 ms");
             snapshot.Warnings.Should().Contain(w => w.Kind == "time-slice" && w.Method == "Worker.SlowCallback" && w.DurationMs >= 200);
 
-            Warning late = snapshot.Warnings.Single(w => w.Kind == "late-timer");
-            late.Method.Should().Be("Worker.LeaseRefresh");
+            // One late-timer warning per timer: on a busy machine another of the target's timers may be late too.
+            Warning late = snapshot.Warnings.Single(w => w.Kind == "late-timer" && w.Method == "Worker.LeaseRefresh");
             late.Level.Should().Be(2);
             late.DurationMs.Should().BeGreaterThanOrEqualTo(290, "the timer was due 10 ms into an item made busy for 300 ms");
             worker.LastLateTimer!.Method.Should().Be("Worker.LeaseRefresh");

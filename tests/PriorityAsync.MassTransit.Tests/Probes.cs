@@ -30,19 +30,9 @@ public sealed class Recorder
 
     public void Add(Observation observation) => _observations.Enqueue(observation);
 
-    /// <summary>The level of the current scheduler context, if the caller runs on <see cref="Scheduler"/>; else null.</summary>
-    public int? CurrentLevel()
-    {
-        for (int level = 0; level < Scheduler.Levels; level++)
-        {
-            if (SynchronizationContext.Current == Scheduler.GetSynchronizationContext(level))
-            {
-                return level;
-            }
-        }
-
-        return null;
-    }
+    /// <summary>The level the caller runs at, if it runs on <see cref="Scheduler"/> (in its level's context, or in the context of a
+    /// flow of work it started: the consumer's own, which a waiter can raise); else null.</summary>
+    public int? CurrentLevel() => Priority.CurrentScheduler == Scheduler ? Priority.CurrentLevel : null;
 
     public async Task WaitForAsync(int count)
     {
