@@ -12,6 +12,8 @@ namespace PriorityAsync.Internal;
 /// </summary>
 internal sealed class WorkFlow : FlowContext, IEscalationNode
 {
+    private const int MaxUpWalk = 64;
+
     private readonly string _kind;
     private int _floor = -1;
     private int _joined = -1;
@@ -40,7 +42,29 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
 
     public int GraphFloor => Volatile.Read(ref _floor);
 
-    public int JoinedLevel => Math.Max(Volatile.Read(ref _joined), Volatile.Read(ref _up)?.Floor ?? -1);
+    /// <summary>[X-JOIN]: the joined level and the floors of the flows that hold this one up from their fields, walked without
+    /// recursion: a cycle of waits (a deadlock) ends the walk where it meets this flow again, and a longer chain than the walk is left
+    /// to the graph, which links the same flows as parents.</summary>
+    public int JoinedLevel
+    {
+        get
+        {
+            int level = Volatile.Read(ref _joined);
+            IEscalationNode? up = Volatile.Read(ref _up);
+            for (int depth = 0; up is not null && !ReferenceEquals(up, this) && depth < MaxUpWalk; depth++)
+            {
+                if (up is not WorkFlow flow)
+                {
+                    return Math.Max(level, up.Floor);
+                }
+
+                level = Math.Max(level, Math.Max(flow.GraphFloor, Volatile.Read(ref flow._joined)));
+                up = Volatile.Read(ref flow._up);
+            }
+
+            return level;
+        }
+    }
 
     public object? JoinCause => IsRegion ? Volatile.Read(ref _up) : Joins.FixedLevel; // a region's holder owns it; a flow is joined
 

@@ -36,6 +36,29 @@ public class EscalationTests
     }
 
     [Fact]
+    public void TwoFlowsThatWaitOnEachOther_ADeadlock_TheirFloorsAreReadWithoutEndlessRecursion()
+    {
+        // A cycle of waits is the user's deadlock; reading a floor must still end (each flow holds the other up from its field: the
+        // walk stops where it meets itself). It overflowed the stack of the thread that read it, once in a randomized round.
+        var context = new PriorityContext(new PriorityContextOptions { Levels = Levels });
+        var a = new Internal.WorkFlow(context, 0, "a");
+        var b = new Internal.WorkFlow(context, 1, "b");
+        var aDone = new TaskCompletionSource();
+        var bDone = new TaskCompletionSource();
+
+        a.TryJoin(b, 1, aDone.Task).Should().BeTrue("b's code, at level 1, waits on a");
+        b.TryJoin(a, 0, bDone.Task).Should().BeTrue("a's code waits on b: a cycle");
+
+        a.Floor.Should().Be(1);
+        b.Floor.Should().BeGreaterThanOrEqualTo(-1);
+        aDone.SetResult();
+        a.EndJoins();
+        bDone.SetResult();
+        b.EndJoins();
+        a.Floor.Should().Be(-1);
+    }
+
+    [Fact]
     public async Task WhenAll_RaisesEveryWork_WithTheirResults()
     {
         var log = new Log();
