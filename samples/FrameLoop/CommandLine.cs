@@ -32,21 +32,13 @@ internal static class CommandLine
     /// False with one line in <paramref name="error"/> for bad input; true otherwise, with <paramref name="show"/> set for --help or
     /// --version (the text to print; the settings are then the defaults).
     /// </summary>
-    public static bool TryParse(IReadOnlyList<string> args, out Settings settings, out string? show, [NotNullWhen(false)] out string? error)
+    public static bool TryParse(IReadOnlyList<string> args, out Settings settings, out string? show, [NotNullWhen(false)] out string? error) =>
+        s_line.TryParse(args, s_defaults, Read, s => s.InputsPerSecond < 1 ? "--inputs must be at least 1." : s.Validate(), out settings, out show, out error);
+
+    private static Settings Read(ParseResult result)
     {
-        settings = s_defaults;
-        if (!s_line.TryParse(args, out ParseResult result, out show, out error))
-        {
-            return false;
-        }
-
-        if (show is not null)
-        {
-            return true;
-        }
-
         IReadOnlyList<string> drains = SampleCommandLine.GetList(result, s_drains);
-        settings = s_defaults with
+        return s_defaults with
         {
             Virtual = result.GetValue(s_clock) == "virtual",
             Fifo = drains.Contains("fifo"),
@@ -58,7 +50,5 @@ internal static class CommandLine
             InputsPerSecond = result.GetValue(s_inputs),
             Seed = result.GetValue(s_seed),
         };
-        error = settings.InputsPerSecond < 1 ? "--inputs must be at least 1." : settings.Validate();
-        return error is null;
     }
 }

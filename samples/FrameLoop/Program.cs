@@ -13,17 +13,11 @@
 using System;
 using System.IO;
 using FrameLoop;
+using Samples.Support;
 
-if (!CommandLine.TryParse(args, out Settings settings, out string? show, out string? error))
+if (SampleCommandLine.Exit("FrameLoop", CommandLine.TryParse(args, out Settings settings, out string? show, out string? error), show, error) is { } exit)
 {
-    Console.Error.WriteLine($"FrameLoop: {error}");
-    return 2;
-}
-
-if (show is not null)
-{
-    Console.Out.Write(show);
-    return 0;
+    return exit;
 }
 
 Console.WriteLine(Report.Header(settings, LoadAverage()));

@@ -17,17 +17,11 @@ using System.Threading;
 using System.Threading.Tasks;
 using Observability;
 using PriorityAsync;
+using Samples.Support;
 
-if (!CommandLine.TryParse(args, out TimeSpan duration, out string? tracePath, out string? show, out string? error))
+if (SampleCommandLine.Exit("Observability", CommandLine.TryParse(args, out TimeSpan duration, out string? tracePath, out string? show, out string? error), show, error) is { } exit)
 {
-    Console.Error.WriteLine($"Observability: {error}");
-    return 2;
-}
-
-if (show is not null)
-{
-    Console.Out.Write(show);
-    return 0;
+    return exit;
 }
 
 // 1. Listen to the meter, the way an exporter does: enable every instrument of "PriorityAsync", aggregate, print once a second.

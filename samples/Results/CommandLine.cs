@@ -39,30 +39,16 @@ internal static class CommandLine
     /// False with one line in <paramref name="error"/> for bad input; true otherwise, with <paramref name="show"/> set for --help or
     /// --version (the text to print; the settings are then the defaults).
     /// </summary>
-    public static bool TryParse(IReadOnlyList<string> args, out Settings settings, out string? show, [NotNullWhen(false)] out string? error)
+    public static bool TryParse(IReadOnlyList<string> args, out Settings settings, out string? show, [NotNullWhen(false)] out string? error) =>
+        s_line.TryParse(args, s_defaults, Read, s => s.Validate(), out settings, out show, out error);
+
+    private static Settings Read(ParseResult result) => new()
     {
-        settings = s_defaults;
-        if (!s_line.TryParse(args, out ParseResult result, out show, out error))
-        {
-            return false;
-        }
-
-        if (show is not null)
-        {
-            return true;
-        }
-
-        settings = new Settings
-        {
-            Sizes = SampleCommandLine.GetList(result, s_sizes),
-            Variants = [.. SampleCommandLine.GetList(result, s_variantNames).Select(name => s_variants[name])],
-            Window = SampleCommandLine.GetDuration(result, s_window)!.Value,
-            Work = SampleCommandLine.GetDuration(result, s_work)!.Value,
-            UrgentEvery = result.GetValue(s_urgentEvery),
-            WhenAnyLimit = result.GetValue(s_whenAnyLimit),
-        };
-        error = settings.Validate();
-        return error is null;
-    }
-
+        Sizes = SampleCommandLine.GetList(result, s_sizes),
+        Variants = [.. SampleCommandLine.GetList(result, s_variantNames).Select(name => s_variants[name])],
+        Window = SampleCommandLine.GetDuration(result, s_window)!.Value,
+        Work = SampleCommandLine.GetDuration(result, s_work)!.Value,
+        UrgentEvery = result.GetValue(s_urgentEvery),
+        WhenAnyLimit = result.GetValue(s_whenAnyLimit),
+    };
 }

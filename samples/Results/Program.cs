@@ -17,17 +17,11 @@ using System;
 using System.Collections.Generic;
 using System.Linq;
 using Results;
+using Samples.Support;
 
-if (!CommandLine.TryParse(args, out Settings settings, out string? show, out string? error))
+if (SampleCommandLine.Exit("Results", CommandLine.TryParse(args, out Settings settings, out string? show, out string? error), show, error) is { } exit)
 {
-    Console.Error.WriteLine($"Results: {error}");
-    return 2;
-}
-
-if (show is not null)
-{
-    Console.Out.Write(show);
-    return 0;
+    return exit;
 }
 
 Report.WriteHeader(Console.Out, settings);

@@ -108,6 +108,41 @@ public sealed class SampleCommandLine
         return false;
     }
 
+    /// <summary>
+    /// <see cref="TryParse(IReadOnlyList{string}, out ParseResult, out string?, out string?)"/>, then the sample's settings:
+    /// <paramref name="read"/> makes them from the parse, <paramref name="validate"/> checks them across options (one line, or null).
+    /// On help, the version or bad input they are <paramref name="defaults"/>.
+    /// </summary>
+    public bool TryParse<T>(
+        IReadOnlyList<string> args, T defaults, Func<ParseResult, T> read, Func<T, string?> validate, out T value, out string? show, [NotNullWhen(false)] out string? error)
+    {
+        value = defaults;
+        if (!TryParse(args, out ParseResult result, out show, out error) || show is not null)
+        {
+            return error is null;
+        }
+
+        value = read(result);
+        error = validate(value);
+        return error is null;
+    }
+
+    /// <summary>
+    /// What a sample's entry point does with its parse: null to run; otherwise the exit code, once the help or the version is
+    /// written on stdout (0) or the one-line error, after the sample's name, on stderr (<see cref="BadInput"/>).
+    /// </summary>
+    public static int? Exit(string sample, bool parsed, string? show, string? error)
+    {
+        if (!parsed)
+        {
+            Console.Error.WriteLine($"{sample}: {error}");
+            return BadInput;
+        }
+
+        Console.Out.Write(show ?? "");
+        return show is null ? null : 0;
+    }
+
     /// <summary>The generated help: description, usage and every option with its default.</summary>
     public string Help()
     {

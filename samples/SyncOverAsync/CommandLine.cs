@@ -28,21 +28,13 @@ internal static class CommandLine
     /// False with one line in <paramref name="error"/> for bad input; true otherwise, with <paramref name="show"/> set for --help or
     /// --version (the text to print; the settings are then the defaults).
     /// </summary>
-    public static bool TryParse(IReadOnlyList<string> args, out Settings settings, out string? show, [NotNullWhen(false)] out string? error)
+    public static bool TryParse(IReadOnlyList<string> args, out Settings settings, out string? show, [NotNullWhen(false)] out string? error) =>
+        s_line.TryParse(args, s_defaults, Read, s => s.Validate(), out settings, out show, out error);
+
+    private static Settings Read(ParseResult result)
     {
-        settings = s_defaults;
-        if (!s_line.TryParse(args, out ParseResult result, out show, out error))
-        {
-            return false;
-        }
-
-        if (show is not null)
-        {
-            return true;
-        }
-
         IReadOnlyList<string> parts = SampleCommandLine.GetList(result, s_parts);
-        settings = new Settings
+        return new Settings
         {
             Pool = parts.Contains("pool"),
             Loop = parts.Contains("loop"),
@@ -52,7 +44,5 @@ internal static class CommandLine
             Latency = SampleCommandLine.GetDuration(result, s_latency)!.Value,
             StallTimeout = SampleCommandLine.GetDuration(result, s_stallTimeout)!.Value,
         };
-        error = settings.Validate();
-        return error is null;
     }
 }

@@ -11,18 +11,12 @@
 using System;
 using System.Globalization;
 using PriorityAsync;
+using Samples.Support;
 using SyncOverAsync;
 
-if (!CommandLine.TryParse(args, out Settings settings, out string? show, out string? error))
+if (SampleCommandLine.Exit("SyncOverAsync", CommandLine.TryParse(args, out Settings settings, out string? show, out string? error), show, error) is { } exit)
 {
-    Console.Error.WriteLine($"SyncOverAsync: {error}");
-    return 2;
-}
-
-if (show is not null)
-{
-    Console.Out.Write(show);
-    return 0;
+    return exit;
 }
 
 bool ok = true;
