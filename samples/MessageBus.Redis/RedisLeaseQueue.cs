@@ -51,7 +51,6 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
     private Task<ConnectionMultiplexer>? _connecting;
     private Task? _stalledLoop;
     private long _reconnects;
-    private long _stalledMoved;
 
     /// <summary>Creates a queue object. It does not connect: <see cref="ConnectAsync"/> (or the first operation) does.</summary>
     /// <exception cref="ArgumentException">The connection string is missing or malformed, or another option is out of range.</exception>
@@ -106,9 +105,6 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
 
     /// <summary>How many times this object's connection was restored after a loss, plus the retries of its operations (this process's view).</summary>
     public long Reconnects => Interlocked.Read(ref _reconnects);
-
-    /// <summary>How many messages this object's stalled checks moved back to the queue.</summary>
-    public long StalledMoved => Interlocked.Read(ref _stalledMoved);
 
     /// <summary>
     /// Checks that a connection string is well formed and names a server, without connecting. The exception's message never repeats
@@ -245,15 +241,7 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
     /// runs the same script, at most once per interval across all workers.
     /// </summary>
     /// <returns>How many messages were moved back.</returns>
-    public async Task<int> CheckStalledAsync(CancellationToken cancellationToken = default)
-    {
-        int moved = (int)await ExecuteAsync(
-            db => db.ScriptEvaluateAsync(QueueScripts.CheckStalled, [_active, _wait, _stalledGuard], [_prefix, 0]),
-            retryAfterSend: true,
-            cancellationToken).ConfigureAwait(false);
-        Interlocked.Add(ref _stalledMoved, moved);
-        return moved;
-    }
+    public Task<int> CheckStalledAsync(CancellationToken cancellationToken = default) => CheckStalledGuardedAsync(guardMs: 0, cancellationToken);
 
     /// <summary>Reads the queue's counts, as the server recorded them.</summary>
     public async Task<BusCounts> GetCountsAsync(CancellationToken cancellationToken = default)
@@ -332,14 +320,7 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
         {
             try
             {
-                RedisResult result = await ExecuteAsync(
-                    db => db.ScriptEvaluateAsync(QueueScripts.CheckStalled, [_active, _wait, _stalledGuard], [_prefix, guard]),
-                    retryAfterSend: true,
-                    cancellationToken).ConfigureAwait(false);
-                if ((int)result > 0)
-                {
-                    Interlocked.Add(ref _stalledMoved, (int)result);
-                }
+                await CheckStalledGuardedAsync(guard, cancellationToken).ConfigureAwait(false);
             }
             catch (QueueConnectionException)
             {
@@ -347,6 +328,13 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
             }
         }
     }
+
+    // guardMs: the checks of every worker run at most once per that many milliseconds (0: now, whatever the guard).
+    private async Task<int> CheckStalledGuardedAsync(long guardMs, CancellationToken cancellationToken) =>
+        (int)await ExecuteAsync(
+            db => db.ScriptEvaluateAsync(QueueScripts.CheckStalled, [_active, _wait, _stalledGuard], [_prefix, guardMs]),
+            retryAfterSend: true,
+            cancellationToken).ConfigureAwait(false);
 
     /// <summary>
     /// Runs one script. A lost connection or a timeout is retried with back-off within the reconnect budget; a failure after the

@@ -27,7 +27,6 @@ public sealed class PriorityConsumer(IChannel channel, PriorityScheduler schedul
     private long _inFlight;
     private long _completed;
     private long _failed;
-    private long _lostAcks;
 
     /// <summary>Deliveries handed to the scheduler and not yet acknowledged or rejected.</summary>
     public long InFlight => Interlocked.Read(ref _inFlight);
@@ -37,9 +36,6 @@ public sealed class PriorityConsumer(IChannel channel, PriorityScheduler schedul
 
     /// <summary>Messages whose handler threw (rejected).</summary>
     public long Failed => Interlocked.Read(ref _failed);
-
-    /// <summary>Acks that found the channel closed: those messages are delivered again.</summary>
-    public long LostAcks => Interlocked.Read(ref _lostAcks);
 
     /// <summary>The level of a message from its <c>priority</c> property (0 to <paramref name="maxPriority"/>), spread over <paramref name="levels"/> levels.</summary>
     public static Func<Delivery, int> LevelFromPriority(int levels, int maxPriority) => d => LevelOf(d.Properties.Priority, levels, maxPriority);
@@ -91,7 +87,6 @@ public sealed class PriorityConsumer(IChannel channel, PriorityScheduler schedul
         catch (Exception e) when (e is RabbitMQ.Client.Exceptions.RabbitMQClientException or System.IO.IOException or ObjectDisposedException or OperationCanceledException)
         {
             // The channel closed (the broker redelivers this message to a consumer that is still there), or the scheduler ended.
-            Interlocked.Increment(ref _lostAcks);
         }
         finally
         {
