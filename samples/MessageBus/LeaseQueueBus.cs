@@ -25,6 +25,9 @@ public sealed class LeaseQueueBus(ILeaseQueue queue) : IMessageBus
     private List<PendingRenewal>? _waiting; // renewals asked for while a batch is in flight
     private bool _inFlight;
 
+    /// <summary>The queue underneath.</summary>
+    public ILeaseQueue Queue => _queue;
+
     /// <inheritdoc/>
     public ValueTask<Lease?> ReceiveAsync(TimeSpan leaseDuration, CancellationToken cancellationToken = default) =>
         new(_queue.ReceiveAsync(leaseDuration, cancellationToken));
