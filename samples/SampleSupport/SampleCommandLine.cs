@@ -111,7 +111,7 @@ public sealed class SampleCommandLine
     /// <summary>
     /// <see cref="TryParse(IReadOnlyList{string}, out ParseResult, out string?, out string?)"/>, then the sample's settings:
     /// <paramref name="read"/> makes them from the parse, <paramref name="validate"/> checks them across options (one line, or null).
-    /// On help, the version or bad input they are <paramref name="defaults"/>.
+    /// On help, the version or an option that does not parse they are <paramref name="defaults"/>.
     /// </summary>
     public bool TryParse<T>(
         IReadOnlyList<string> args, T defaults, Func<ParseResult, T> read, Func<T, string?> validate, out T value, out string? show, [NotNullWhen(false)] out string? error)
