@@ -3,6 +3,8 @@ using System.Collections.Generic;
 using System.Globalization;
 using System.Linq;
 using BrokerWorker.Bus;
+using BrokerWorker.Processing;
+using LeaseWorker.Core;
 
 namespace BrokerWorker;
 
@@ -107,8 +109,22 @@ public sealed record Options
     /// <summary>Worker processes: the worker's mode.</summary>
     public string WorkerMode => Modes[0];
 
-    /// <summary>Spin iterations per millisecond, calibrated once by the coordinator for every process of the run.</summary>
-    public double SpinsPerMs { get; init; }
+    /// <summary>
+    /// The threadpool mode's minimum threads: what an uncompressed run ends up with, one per message in flight (each may block one
+    /// in a CPU part) plus one per core for the renewals and I/O completions (see <see cref="ThreadPoolMode"/>).
+    /// </summary>
+    public int PoolMinThreads => (Concurrency * (Bus == "memory" ? Workers : 1)) + Environment.ProcessorCount + 2;
+
+    /// <summary>The mode named <paramref name="name"/>, for this run (a new object: a mode holds the state of one run).</summary>
+    public Mode CreateMode(string name) => name switch
+    {
+        "priority" => new PriorityMode(),
+        "single" => new SingleThreadMode(),
+        "threadpool" => new ThreadPoolMode(PoolMinThreads),
+        "heartbeat-thread" => new HeartbeatThreadMode(),
+        PriorityThreadsMode.ModeName => new PriorityThreadsMode(CoreShare),
+        _ => throw new ArgumentOutOfRangeException(nameof(name), name, $"The modes are {string.Join(", ", AllModes)}."),
+    };
 
     public TimeSpan Scaled(TimeSpan seed) => TimeSpan.FromTicks((long)Math.Round(seed.Ticks * TimeScale));
 

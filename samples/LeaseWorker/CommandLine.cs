@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.CommandLine;
 using System.Diagnostics.CodeAnalysis;
 using System.Linq;
+using LeaseWorker.Core;
 using Samples.Support;
 
 namespace LeaseWorker;

@@ -5,6 +5,7 @@ using System.IO;
 using System.Linq;
 using System.Text;
 using System.Text.Json;
+using LeaseWorker.Core;
 using Samples.Support;
 
 namespace LeaseWorker;

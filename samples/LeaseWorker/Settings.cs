@@ -1,5 +1,6 @@
 using System;
 using System.Globalization;
+using LeaseWorker.Core;
 
 namespace LeaseWorker;
 

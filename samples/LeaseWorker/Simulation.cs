@@ -3,6 +3,7 @@ using System.Collections.Generic;
 using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
+using LeaseWorker.Core;
 using PriorityAsync;
 
 namespace LeaseWorker;
@@ -27,7 +28,7 @@ public static class Simulation
     public static Task<ModeResult> RunAsync(string modeName, Settings settings, Timeline? timeline = null)
     {
         ArgumentNullException.ThrowIfNull(settings);
-        Mode mode = Mode.Create(modeName);
+        Mode mode = CreateMode(modeName);
         if (settings.VirtualTime)
         {
             if (!mode.RunsOnVirtualTime)
@@ -127,6 +128,17 @@ public static class Simulation
             Run(mode, WarmUpSettings(settings));
         }
     }
+
+    /// <summary>The mode named <paramref name="name"/>, for one run (a mode holds the state of one run).</summary>
+    public static Mode CreateMode(string name) => name switch
+    {
+        "threadpool" => new ThreadPoolMode(),
+        "single" => new SingleThreadMode(),
+        "seed-prioritize" => new SeedPrioritizeMode(),
+        "priority" => new PriorityMode(),
+        PriorityThreadsMode.ModeName => new PriorityThreadsMode(Environment.ProcessorCount), // one thread per core
+        _ => throw new ArgumentOutOfRangeException(nameof(name), name, $"The modes are {string.Join(", ", CommandLine.KnownModes)}."),
+    };
 
     // Long enough for the hot methods to reach tier-1 JIT (30 calls each), at a scale where it takes a fraction of a second.
     private static Settings WarmUpSettings(Settings settings) =>

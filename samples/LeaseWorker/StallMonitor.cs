@@ -1,6 +1,7 @@
 using System;
 using System.Diagnostics;
 using System.Threading;
+using LeaseWorker.Core;
 
 namespace LeaseWorker;
 

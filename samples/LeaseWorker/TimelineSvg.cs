@@ -4,6 +4,7 @@ using System.Globalization;
 using System.IO;
 using System.Linq;
 using System.Xml;
+using LeaseWorker.Core;
 
 namespace LeaseWorker;
 

@@ -2,6 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
+using LeaseWorker.Core;
 using PriorityAsync;
 
 namespace LeaseWorker;
@@ -23,7 +24,6 @@ public sealed class Worker
     private readonly TimeSpan _refreshDelay;
     private readonly Timeline? _timeline; // --timeline: what happened to each message, else null
     private readonly TimeProvider _clock; // the run's clock: the system's (Stopwatch), or the virtual one
-    private readonly VirtualTimeProvider? _virtualClock; // --virtual-time: each CPU part advances it
     private int _busyThreads;
     private int _peakBusyThreads;
     private long _worstTimerLatenessTicks;
@@ -41,7 +41,6 @@ public sealed class Worker
         _lastSlice = settings.Scaled(settings.Cpu) - (_slices - 1) * _slice;
         _io = settings.Scaled(settings.Io);
         _refreshDelay = settings.Scaled(settings.RefreshDelay);
-        _virtualClock = mode.Clock;
         _clock = (TimeProvider?)mode.Clock ?? TimeProvider.System;
     }
 
@@ -184,14 +183,7 @@ public sealed class Worker
 
         try
         {
-            if (_virtualClock is { } clock)
-            {
-                clock.Advance(duration); // a simulated core: the loop runs nothing else meanwhile, and what came due fires after it
-            }
-            else
-            {
-                CpuWork.Run(_cpuKind, duration);
-            }
+            _mode.RunCpu(_cpuKind, duration);
         }
         finally
         {

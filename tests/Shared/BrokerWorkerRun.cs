@@ -3,7 +3,6 @@ using System.IO;
 using BrokerWorker;
 using BrokerWorker.Bus;
 using BrokerWorker.Processes;
-using BrokerWorker.Processing;
 using MessageBus;
 
 namespace TestSupport;
@@ -49,11 +48,10 @@ internal sealed class BrokerWorkerRun<TQueue> : IAsyncDisposable
         Options options = parsed with { Queue = "t_" + Guid.NewGuid().ToString("N")[..16] };
         TQueue queue = await create(BusFactory.Table(options, mode));
         await enqueue(queue, [.. Enumerable.Range(0, messages - withheld).Select(i => $"message {i}")]);
-        double spins = CpuWork.Calibrate();
         var children = new List<WorkerChild>();
         for (int i = 0; i < workers; i++)
         {
-            children.Add(WorkerChild.Start(Coordinator.WorkerOptions(options, mode, spins), connection));
+            children.Add(WorkerChild.Start(Coordinator.WorkerOptions(options, mode), connection));
         }
 
         foreach (WorkerChild child in children)

@@ -7,9 +7,9 @@ using System.Text.Json;
 using System.Threading;
 using System.Threading.Tasks;
 using BrokerWorker.Bus;
-using BrokerWorker.Modes;
 using BrokerWorker.Processing;
 using BrokerWorker.Report;
+using LeaseWorker.Core;
 using MessageBus;
 using Microsoft.Extensions.Hosting;
 using PriorityAsync;
@@ -41,20 +41,18 @@ public sealed class Coordinator(Options options, TextWriter error)
             return virtualResults;
         }
 
-        double spins = CpuWork.Calibrate();
         var results = new List<RunResult>();
         foreach (string mode in options.Modes)
         {
-            Options o = options with { SpinsPerMs = spins };
-            var bus = new InMemoryMessageBus(o.Scaled(o.MemoryLatency));
+            var bus = new InMemoryMessageBus(options.Scaled(options.MemoryLatency));
             using var producing = new CancellationTokenSource();
             Task producer = ProduceAsync(EnqueueInto(bus), TimeProvider.System, producing.Token);
-            using IHost host = WorkerHost.Build(bus, o, mode, o.Workers);
+            using IHost host = WorkerHost.Build(bus, options, mode, options.Workers);
             TimeSpan cpuBefore = Process.GetCurrentProcess().TotalProcessorTime;
             long start = Stopwatch.GetTimestamp();
             await host.StartAsync();
             Task hostDone = host.WaitForShutdownAsync();
-            (TimeSpan makespan, RunEnd end) = await WaitAsync(bus, TimeProvider.System, start, Deadline(o, mode), () => hostDone.IsCompleted);
+            (TimeSpan makespan, RunEnd end) = await WaitAsync(bus, TimeProvider.System, start, Deadline(options, mode), () => hostDone.IsCompleted);
             BusCounts atEnd = await bus.GetCountsAsync();
             TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime - cpuBefore;
             await producing.CancelAsync();
@@ -62,8 +60,8 @@ public sealed class Coordinator(Options options, TextWriter error)
             await host.StopAsync();
             await hostDone;
             var group = (WorkerGroup)host.Services.GetService(typeof(WorkerGroup))!;
-            results.Add(new RunResult(mode, o.Workers, "memory", makespan, end, atEnd, await bus.GetCountsAsync(),
-                ProcessStats.From(group.Stats, 0, cpu), Bound(o, mode), (Mode.Create(mode, o) as ThreadPoolMode)?.MinThreads, null));
+            results.Add(new RunResult(mode, options.Workers, "memory", makespan, end, atEnd, await bus.GetCountsAsync(),
+                ProcessStats.From(group.Stats, 0, cpu), Bound(options, mode), (options.CreateMode(mode) as ThreadPoolMode)?.MinThreads, null));
         }
 
         return results;
@@ -72,20 +70,18 @@ public sealed class Coordinator(Options options, TextWriter error)
     /// <summary>The run on a real broker (PostgreSQL, Redis, RabbitMQ): N worker processes per mode. Returns null after writing one line when the broker cannot be used.</summary>
     public async Task<IReadOnlyList<RunResult>?> RunBrokerAsync(string connection)
     {
-        double spins = CpuWork.Calibrate();
         var results = new List<RunResult>();
         foreach (string mode in options.Modes)
         {
-            Options o = options with { SpinsPerMs = spins };
-            string queueName = BusFactory.Table(o, mode);
-            await using Broker broker = BusFactory.Create(connection, o, queueName, "coordinator");
+            string queueName = BusFactory.Table(options, mode);
+            await using Broker broker = BusFactory.Create(connection, options, queueName, "coordinator");
             bool ready = await BusFactory.TryAsync(
                 async () =>
                 {
                     await broker.SetUpAsync(purge: true);
-                    if (o.Rate == 0)
+                    if (options.Rate == 0)
                     {
-                        await broker.EnqueueAsync(Payloads(0, o.Messages));
+                        await broker.EnqueueAsync(Payloads(0, options.Messages));
                     }
                 },
                 broker,
@@ -99,9 +95,9 @@ public sealed class Coordinator(Options options, TextWriter error)
             List<WorkerChild> children = [];
             try
             {
-                for (int i = 0; i < o.Workers; i++)
+                for (int i = 0; i < options.Workers; i++)
                 {
-                    children.Add(WorkerChild.Start(WorkerOptions(o, mode, spins), connection));
+                    children.Add(WorkerChild.Start(WorkerOptions(options, mode), connection));
                 }
 
                 foreach (WorkerChild child in children)
@@ -121,10 +117,10 @@ public sealed class Coordinator(Options options, TextWriter error)
                     child.Go();
                 }
 
-                Task producer = o.Rate > 0
+                Task producer = options.Rate > 0
                     ? ProduceAsync((first, count) => broker.EnqueueAsync(Payloads(first, count)), TimeProvider.System, producing.Token)
                     : Task.CompletedTask;
-                (TimeSpan makespan, RunEnd end) = await WaitAsync(broker.Bus, TimeProvider.System, start, Deadline(o, mode), () => children.All(c => c.HasExited));
+                (TimeSpan makespan, RunEnd end) = await WaitAsync(broker.Bus, TimeProvider.System, start, Deadline(options, mode), () => children.All(c => c.HasExited));
                 BusCounts atEnd = await broker.Bus.GetCountsAsync();
                 TimeSpan? serverCpu = await broker.ServerCpuAsync() - serverCpuBefore;
                 serverCpu = serverCpu < TimeSpan.Zero ? null : serverCpu; // the server restarted during the run
@@ -149,8 +145,8 @@ public sealed class Coordinator(Options options, TextWriter error)
 
                 // Redis: a lease that lapsed while the workers stopped is back in the queue after the next stalled check, not at
                 // once; the final counts are read as they are (an expired lease still counts as leased, as on PostgreSQL).
-                results.Add(new RunResult(mode, o.Workers, o.Bus, makespan, end, atEnd, await broker.Bus.GetCountsAsync(),
-                    ProcessStats.Sum(stats), Bound(o, mode), (Mode.Create(mode, o) as ThreadPoolMode)?.MinThreads, serverCpu));
+                results.Add(new RunResult(mode, options.Workers, options.Bus, makespan, end, atEnd, await broker.Bus.GetCountsAsync(),
+                    ProcessStats.Sum(stats), Bound(options, mode), (options.CreateMode(mode) as ThreadPoolMode)?.MinThreads, serverCpu));
             }
             finally
             {
@@ -195,7 +191,7 @@ public sealed class Coordinator(Options options, TextWriter error)
     {
         var clock = new VirtualTimeProvider();
         var bus = new InMemoryMessageBus(options.Scaled(options.MemoryLatency), clock);
-        Mode mode = Mode.Create(modeName, options);
+        Mode mode = options.CreateMode(modeName);
         mode.Clock = clock;
         var stats = new WorkerStats();
         var worker = new MessageWorker(bus, mode, options, stats, heartbeat: null);
@@ -206,7 +202,7 @@ public sealed class Coordinator(Options options, TextWriter error)
         mode.Run(async () =>
         {
             using var stopping = new CancellationTokenSource();
-            await mode.MoveTo(Modes.Activity.Lease);
+            await mode.MoveTo(LeaseWorker.Core.Activity.Lease);
             Task producer = ProduceAsync(EnqueueInto(bus), clock, stopping.Token);
             long start = clock.GetTimestamp();
             Task running = worker.RunAsync(stopping.Token);
@@ -247,15 +243,15 @@ public sealed class Coordinator(Options options, TextWriter error)
     }
 
     /// <summary>
-    /// A worker process's settings: the coordinator's own, one mode, and the calibrated CPU work. The queue's prefix comes along, so
-    /// the worker derives the mode's queue as the coordinator does; the connection string travels apart (<see cref="WorkerChild.Start"/>).
+    /// A worker process's settings: the coordinator's own, with one mode. The queue's prefix comes along, so the worker derives the
+    /// mode's queue as the coordinator does; the connection string travels apart (<see cref="WorkerChild.Start"/>).
     /// </summary>
-    public static Options WorkerOptions(Options o, string mode, double spins) => o with { Modes = [mode], SpinsPerMs = spins, Connection = null, Scaling = [] };
+    public static Options WorkerOptions(Options o, string mode) => o with { Modes = [mode], Connection = null, Scaling = [] };
 
     /// <summary>The least time any scheduler could take: all CPU back to back on the cores the mode can use, or one message's chain.</summary>
     public static TimeSpan Bound(Options o, string mode)
     {
-        int perProcess = Mode.Create(mode, o).CpuThreadsPerProcess ?? Environment.ProcessorCount;
+        int perProcess = o.CreateMode(mode).CpuThreads(CpuKind.Spin) ?? Environment.ProcessorCount;
         int threads = Math.Min(o.Workers * perProcess, Environment.ProcessorCount);
         TimeSpan cpu = o.ScaledCpu;
         TimeSpan work = TimeSpan.FromTicks(cpu.Ticks * o.Messages * o.Steps / threads) + o.Scaled(o.Io);

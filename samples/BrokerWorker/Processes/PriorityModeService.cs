@@ -1,7 +1,7 @@
 using System.Threading;
 using System.Threading.Tasks;
-using BrokerWorker.Modes;
 using BrokerWorker.Processing;
+using LeaseWorker.Core;
 using PriorityAsync.Hosting;
 
 namespace BrokerWorker.Processes;

@@ -1,8 +1,8 @@
 using System;
 using System.Threading;
 using System.Threading.Tasks;
-using BrokerWorker.Modes;
 using BrokerWorker.Processing;
+using LeaseWorker.Core;
 using Microsoft.Extensions.Hosting;
 
 namespace BrokerWorker.Processes;

@@ -2,8 +2,8 @@ using System;
 using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
-using BrokerWorker.Modes;
 using BrokerWorker.Processing;
+using LeaseWorker.Core;
 using MessageBus;
 using Microsoft.Extensions.Hosting;
 

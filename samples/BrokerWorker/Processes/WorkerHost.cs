@@ -1,5 +1,5 @@
 using System;
-using BrokerWorker.Modes;
+using LeaseWorker.Core;
 using MessageBus;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
@@ -41,7 +41,7 @@ public static class WorkerHost
             }
             else
             {
-                Mode mode = Mode.Create(modeName, options);
+                Mode mode = options.CreateMode(modeName);
                 builder.Services.AddSingleton<IHostedService>(provider => new ThreadModeService(provider.GetRequiredService<WorkerGroup>(), mode));
             }
         }

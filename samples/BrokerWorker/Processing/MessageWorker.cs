@@ -1,7 +1,7 @@
 using System;
 using System.Threading;
 using System.Threading.Tasks;
-using BrokerWorker.Modes;
+using LeaseWorker.Core;
 using MessageBus;
 
 namespace BrokerWorker.Processing;
@@ -218,7 +218,7 @@ public sealed class MessageWorker(IMessageBus bus, Mode mode, Options options, W
                     stats.SampleThreads(ThreadPool.ThreadCount);
                 }
 
-                mode.RunCpu(_slice, options.SpinsPerMs);
+                mode.RunCpu(CpuKind.Spin, _slice);
             }
 
             if (step == 0 && message.Lease.DeliveryCount == 1 && message.Lease.Payload == _hangPayload)

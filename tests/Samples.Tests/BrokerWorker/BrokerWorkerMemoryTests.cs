@@ -1,9 +1,9 @@
 using System.IO;
 using BrokerWorker;
 using BrokerWorker.Bus;
-using BrokerWorker.Modes;
 using BrokerWorker.Processes;
 using BrokerWorker.Report;
+using LeaseWorker.Core;
 
 namespace Samples.Tests.BrokerWorker;
 
@@ -345,10 +345,9 @@ public sealed class BrokerWorkerMemoryTests
 
         foreach (string mode in Options.AllModes)
         {
-            Options sent = Coordinator.WorkerOptions(coordinator, mode, spins: 1000);
+            Options sent = Coordinator.WorkerOptions(coordinator, mode);
             Options worker = System.Text.Json.JsonSerializer.Deserialize<Options>(System.Text.Json.JsonSerializer.Serialize(sent))!;
             worker.WorkerMode.Should().Be(mode);
-            worker.SpinsPerMs.Should().Be(1000);
             worker.Connection.Should().BeNull("the connection string travels in the broker's variable, never in the settings");
             BusFactory.Table(worker, worker.WorkerMode).Should().Be(BusFactory.Table(coordinator, mode));
             worker.CoreShare.Should().Be(coordinator.CoreShare, "each worker process's pool is its share of the cores");
@@ -367,7 +366,7 @@ public sealed class BrokerWorkerMemoryTests
 
         options.CoreShare.Should().Be(Math.Max(1, Environment.ProcessorCount / workers));
         (options.CoreShare * workers).Should().BeLessThanOrEqualTo(Math.Max(workers, Environment.ProcessorCount), "no more pool threads than cores, but one per process");
-        Mode.Create("priority-threads", options).CpuThreadsPerProcess.Should().Be(options.CoreShare, "the CPU bound counts the threads the pools have");
+        options.CreateMode("priority-threads").CpuThreads(CpuKind.Spin).Should().Be(options.CoreShare, "the CPU bound counts the threads the pools have");
     }
 
     [Fact]

@@ -3,11 +3,12 @@ using System.Threading.Tasks;
 using Nito.AsyncEx;
 using Samples.Support;
 
-namespace LeaseWorker;
+namespace LeaseWorker.Core;
 
 /// <summary>
 /// One thread, first-in-first-out continuations: Nito.AsyncEx's <see cref="AsyncContext"/> (package Nito.AsyncEx.Context 5.1.2),
-/// the seed's WinForms / asyncio emulation.
+/// the seed's WinForms / asyncio emulation, and its failing worker: a refresh's continuation waits in the queue behind every CPU part
+/// queued before it.
 /// </summary>
 public sealed class SingleThreadMode : Mode
 {
@@ -16,8 +17,6 @@ public sealed class SingleThreadMode : Mode
     public override string RunsOn => Clock is null ? "one thread, FIFO (Nito.AsyncEx AsyncContext)" : "one thread, FIFO (a one-level PriorityContext on the virtual clock)";
 
     public override bool RunsOnVirtualTime => true;
-
-    public override int? CpuThreads(CpuKind kind) => 1;
 
     public override void Run(Func<Task> worker)
     {
@@ -34,8 +33,6 @@ public sealed class SingleThreadMode : Mode
     public override Gate Begin(Activity activity) => Gate.Yield;
 
     public override Gate MoveTo(Activity activity) => Gate.Open;
-
-    public override Gate Resumed(Activity activity) => Gate.Open;
 
     /// <summary>All a FIFO context offers: go to the back of the one queue.</summary>
     public override Gate Checkpoint(Activity activity) => Gate.Yield;

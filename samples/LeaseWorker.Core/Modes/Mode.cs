@@ -3,11 +3,12 @@ using System.Threading.Tasks;
 using PriorityAsync;
 using Samples.Support;
 
-namespace LeaseWorker;
+namespace LeaseWorker.Core;
 
 /// <summary>
-/// How the worker's continuations are scheduled. The worker's code is the same in every mode; a mode decides where it runs and what
-/// each of the worker's scheduling points does. A mode object holds the state of one run.
+/// How the worker's continuations are scheduled. The worker's code is the same in every mode (LeaseWorker's <c>Worker</c>,
+/// BrokerWorker's <c>MessageWorker</c>); a mode decides where it runs and what each of the worker's scheduling points does. A mode
+/// object holds the state of one run.
 /// </summary>
 public abstract class Mode
 {
@@ -18,7 +19,7 @@ public abstract class Mode
     public abstract string RunsOn { get; }
 
     /// <summary>How many threads can run CPU work of this kind at once, for the lower bound; null when there is no limit.</summary>
-    public abstract int? CpuThreads(CpuKind kind);
+    public virtual int? CpuThreads(CpuKind kind) => 1;
 
     /// <summary>Runs the worker to completion on the calling thread (or on the threads the mode uses) and returns when it is done.</summary>
     public abstract void Run(Func<Task> worker);
@@ -29,11 +30,21 @@ public abstract class Mode
     /// <summary>Before code of <paramref name="activity"/> that must wait for everything more urgent.</summary>
     public abstract Gate MoveTo(Activity activity);
 
-    /// <summary>After every I/O await (the seed calls its <c>Prioritize</c> after every await, since its context forgets).</summary>
-    public abstract Gate Resumed(Activity activity);
+    /// <summary>After every I/O await (the seed calls its <c>Prioritize</c> after every await, since its context forgets); free
+    /// unless the mode forgets the activity across an await.</summary>
+    public virtual Gate Resumed(Activity activity) => Gate.Open;
 
     /// <summary>Between two slices of a CPU part (only with --checkpoint).</summary>
     public abstract Gate Checkpoint(Activity activity);
+
+    /// <summary>Whether leases are renewed by a dedicated thread (BrokerWorker's heartbeat) rather than by the worker's own code.</summary>
+    public virtual bool RenewsOnDedicatedThread => false;
+
+    /// <summary>
+    /// Whether the worker's renewal loop renews a lease only while processing of its message makes progress (the priority modes:
+    /// see <see cref="PriorityMode"/> for why this is sound there).
+    /// </summary>
+    public virtual bool RenewalFollowsProgress => false;
 
     /// <summary>
     /// The clock behind the worker's waits: its refresh delay (a timer) and the simulated I/O (the bus's replies and each step's I/O
@@ -51,6 +62,20 @@ public abstract class Mode
     /// <summary>Whether the mode can run on virtual time: only on one loop, which can tell when it has nothing to run.</summary>
     public virtual bool RunsOnVirtualTime => false;
 
+    /// <summary>Runs <paramref name="duration"/> of CPU work of <paramref name="kind"/> on the calling thread, or on virtual time a
+    /// move of the clock (a simulated core: nothing else runs on the loop meanwhile, and the timers that came due fire after it).</summary>
+    public void RunCpu(CpuKind kind, TimeSpan duration)
+    {
+        if (Clock is { } clock)
+        {
+            clock.Advance(duration);
+        }
+        else
+        {
+            CpuWork.Run(kind, duration);
+        }
+    }
+
     /// <summary>
     /// On virtual time, the FIFO baselines run on a one-level <see cref="PriorityContext"/>: a first-in-first-out loop on one thread
     /// as AsyncContext is, and one that can drive the clock. Their waits are the clock's own timers, which complete on the loop
@@ -58,14 +83,4 @@ public abstract class Mode
     /// </summary>
     protected void RunFifo(Func<Task> worker, string name) =>
         PriorityContext.Run(worker, new PriorityContextOptions { Levels = 1, Name = name, TimeProvider = Clock! });
-
-    public static Mode Create(string name) => name switch
-    {
-        "threadpool" => new ThreadPoolMode(),
-        "single" => new SingleThreadMode(),
-        "seed-prioritize" => new SeedPrioritizeMode(),
-        "priority" => new PriorityMode(),
-        PriorityThreadsMode.ModeName => new PriorityThreadsMode(),
-        _ => throw new ArgumentOutOfRangeException(nameof(name), name, "The modes are threadpool, single, seed-prioritize, priority and priority-threads."),
-    };
 }

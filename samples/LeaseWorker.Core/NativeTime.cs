@@ -2,14 +2,14 @@ using System;
 using System.Runtime.InteropServices;
 using System.Threading;
 
-namespace LeaseWorker;
+namespace LeaseWorker.Core;
 
 /// <summary>
 /// The two clocks the CPU parts need and .NET does not expose: the calling thread's CPU time (so a spinning CPU part burns exactly
 /// its duration of CPU, however often the OS takes the core away: extra threads cannot make CPU work finish sooner), and a sleep
 /// finer than <see cref="Thread.Sleep(TimeSpan)"/>, which rounds down to whole milliseconds (a 2.5 ms slice would sleep 2 ms).
 /// </summary>
-internal static partial class NativeTime
+public static partial class NativeTime
 {
     private const int LinuxClockThreadCpuTime = 3;
     private const int MacClockThreadCpuTime = 16;

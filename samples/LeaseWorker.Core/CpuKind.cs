@@ -1,4 +1,4 @@
-namespace LeaseWorker;
+namespace LeaseWorker.Core;
 
 /// <summary>How a CPU part of a processing step burns its time.</summary>
 public enum CpuKind

@@ -1,7 +1,7 @@
 using System;
 using System.Threading.Tasks;
 
-namespace LeaseWorker;
+namespace LeaseWorker.Core;
 
 /// <summary>
 /// The seed article's <c>Prioritize</c>, faithfully: a desired priority and a Guid cookie shared by everything on the thread, and a

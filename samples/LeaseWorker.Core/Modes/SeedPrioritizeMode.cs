@@ -3,7 +3,7 @@ using System.Threading.Tasks;
 using Nito.AsyncEx;
 using Samples.Support;
 
-namespace LeaseWorker;
+namespace LeaseWorker.Core;
 
 /// <summary>
 /// The seed's fix: its Guid-cookie <see cref="SeedPrioritizer.Prioritize"/> spin-yield protocol on the single FIFO thread
@@ -23,8 +23,6 @@ public sealed class SeedPrioritizeMode : Mode
 
     /// <summary>Queue round trips spent inside the seed's Prioritize during the run.</summary>
     public long Laps => _prioritizer.Laps;
-
-    public override int? CpuThreads(CpuKind kind) => 1;
 
     public override void Run(Func<Task> worker)
     {

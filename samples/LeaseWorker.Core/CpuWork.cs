@@ -2,7 +2,7 @@ using System;
 using System.Diagnostics;
 using System.Threading;
 
-namespace LeaseWorker;
+namespace LeaseWorker.Core;
 
 /// <summary>The CPU part of a processing step: it holds the thread for its whole duration, as CPU-bound code does.</summary>
 public static class CpuWork
