@@ -58,6 +58,6 @@ public readonly struct PriorityAwaitable
         /// <summary>Ends the await (the target level is current: made so by <see cref="IsCompleted"/>, or by the scheduler that ran the
         /// queued continuation). Throws <see cref="ObjectDisposedException"/> if the scheduler faulted or finished before the method
         /// could resume.</summary>
-        public void GetResult() => _target.Scheduler.ThrowIfResumedAfterFinish(_target.Level);
+        public void GetResult() => PriorityScheduler.ThrowIfResumedAfterFinish(_target);
     }
 }

@@ -44,6 +44,6 @@ public readonly struct CheckpointAwaitable
 
         /// <summary>Ends the await. Throws <see cref="ObjectDisposedException"/> if the scheduler faulted or finished before the
         /// continuation could run.</summary>
-        public void GetResult() => _level.Scheduler.ThrowIfResumedAfterFinish(_level.Level);
+        public void GetResult() => PriorityScheduler.ThrowIfResumedAfterFinish(_level);
     }
 }

@@ -180,6 +180,9 @@ public abstract partial class PriorityScheduler
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the scheduler's levels.</exception>
     public PrioritySynchronizationContext GetSynchronizationContext(int level) => _syncContexts[ValidateLevel(level)];
 
+    /// <summary>The context of a level the caller has validated (the inline <c>Prioritize</c> path checks it once).</summary>
+    internal PrioritySynchronizationContext LevelContext(int level) => _syncContexts[level];
+
     /// <summary>Gets the cached <see cref="TaskScheduler"/> of <paramref name="level"/>.</summary>
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
     /// <returns>The same instance for every call with the same level.</returns>
@@ -425,13 +428,13 @@ public abstract partial class PriorityScheduler
     internal virtual int GetMaxConcurrencyCore(int level) => _threads.Length;
 
     /// <summary>The end of an <c>await</c> of Prioritize, Yield or Checkpoint: once the scheduler has faulted or finished, the method
-    /// does not go on ([F-STOP]).</summary>
+    /// does not go on ([F-STOP]). The target's level is read only to throw: a controller's is a volatile read the resume need not pay.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    internal void ThrowIfResumedAfterFinish(int level)
+    internal static void ThrowIfResumedAfterFinish(PrioritySynchronizationContext target)
     {
-        if (HasStopped)
+        if (target.Scheduler.HasStopped)
         {
-            ThrowResumedAfterFinish(level);
+            target.Scheduler.ThrowResumedAfterFinish(target.Level);
         }
     }
 

@@ -46,9 +46,9 @@ public class PrioritySynchronizationContext : SynchronizationContext
     internal int EffectiveLevel => Node is { } node ? Math.Max(Level, node.Floor) : Level;
 
     /// <summary>Where code running here goes on at <paramref name="level"/> (an <c>await Prioritize(level)</c>): the same flow at that level,
-    /// or that level's own context.</summary>
+    /// or that level's own context. <paramref name="level"/> is valid: every caller has checked it.</summary>
     internal PrioritySynchronizationContext ContextAt(int level) =>
-        Node is WorkFlow flow ? flow.AtLevel(level) : Scheduler.GetSynchronizationContext(level);
+        Node is WorkFlow flow ? flow.AtLevel(level) : Scheduler.LevelContext(level);
 
     /// <summary>Queues <paramref name="d"/> at this level; it runs in the poster's <see cref="ExecutionContext"/>. Never blocks;
     /// allocates nothing in steady state.</summary>
