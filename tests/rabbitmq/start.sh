@@ -63,12 +63,29 @@ chown "$OWNER" "$DIR/home/.erlang.cookie"
 chmod 400 "$DIR/home/.erlang.cookie"
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-# The first port from $1 that nothing listens on and that is not in the rest of the arguments.
+# The ports every throwaway node's directory holds (written below), also while that node is down: a test that kills and restarts
+# a node (tests/Shared/RabbitMq/TestNode.cs) must find its ports still free.
+reserved_ports() { cat "${TMPDIR:-/tmp}"/priorityasync-rabbitmq.*/ports 2>/dev/null | tr '\n' ' ' || true; }
+# The first port from $1 that nothing listens on and that is not reserved or in the rest of the arguments.
 free_port() {
   local port=$1; shift
-  while port_in_use "$port" || [[ " $* " == *" $port "* ]]; do port=$((port + 1)); done
+  local taken=" $* $(reserved_ports) "
+  while port_in_use "$port" || [[ $taken == *" $port "* ]]; do port=$((port + 1)); done
   echo "$port"
 }
+# Whether process $1 listens on 127.0.0.1:$2. Ready means our node listens: a node that lost its port to another listener (another
+# node starting at the same time) would otherwise pass for ready, and clients would be refused its password by the other node.
+owns_listener() {
+  local inode
+  for inode in $(awk -v a="$(printf '0100007F:%04X' "$2")" '$2 == a && $4 == "0A" { print $10 }' /proc/net/tcp); do
+    ls -l "/proc/$1/fd" 2>/dev/null | grep -qF "socket:[$inode]" && return 0
+  done
+  return 1
+}
+# Two start.sh runs at once (test assemblies run in parallel) choose their ports one after the other.
+LOCK="${TMPDIR:-/tmp}/priorityasync-rabbitmq.lock"
+lock_ports() { if ( : >>"$LOCK" ) 2>/dev/null; then exec 9>>"$LOCK"; flock 9; fi; }
+unlock_ports() { flock -u 9 2>/dev/null || true; }
 
 PORT="${PRIORITYASYNC_RABBITMQ_PORT:-55672}"
 if ! [[ "$PORT" =~ ^[0-9]+$ ]] || (( PORT < 1024 || PORT > 65000 )); then
@@ -80,9 +97,12 @@ DIST_BASE=55772
 
 started=false
 for _ in $(seq 1 10); do
+  lock_ports
   PORT=$(free_port "$PORT")
   EPMD_PORT=$(free_port "$EPMD_BASE" "$PORT")
   DIST_PORT=$(free_port "$DIST_BASE" "$PORT" "$EPMD_PORT")
+  printf '%s\n' "$PORT" "$EPMD_PORT" "$DIST_PORT" > "$DIR/ports"
+  unlock_ports
   NODE="priorityasync-$PORT@localhost"
   echo "$EPMD_PORT" > "$DIR/epmd.port"
   cat > "$DIR/rabbitmq.conf" <<CONF
@@ -131,10 +151,10 @@ SCRIPT
   chown "$OWNER" "$DIR"/*
   rm -f "$DIR/rabbitmq.pid"
   "$DIR/node.sh"
-  # Ready when the AMQP port accepts connections (the listener starts last; about 6 s here, much longer on a busy machine: the
-  # wait is bounded at 3 minutes); the node's log says why if it never does.
+  # Ready when the node itself listens on its AMQP port (the listener starts last; about 6 s here, much longer on a busy machine:
+  # the wait is bounded at 3 minutes); the node's log says why if it never does.
   for _ in $(seq 1 1800); do
-    if port_in_use "$PORT" && [[ -f "$DIR/rabbitmq.pid" ]]; then started=true; break; fi
+    if [[ -f "$DIR/rabbitmq.pid" ]] && owns_listener "$(cat "$DIR/rabbitmq.pid")" "$PORT"; then started=true; break; fi
     if [[ -f "$DIR/rabbitmq.pid" ]] && ! kill -0 "$(cat "$DIR/rabbitmq.pid")" 2>/dev/null; then break; fi
     sleep 0.1
   done
