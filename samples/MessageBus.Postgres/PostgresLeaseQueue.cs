@@ -1,6 +1,5 @@
 using System;
 using System.Collections.Generic;
-using System.Diagnostics;
 using System.Text.RegularExpressions;
 using System.Threading;
 using System.Threading.Tasks;
@@ -30,12 +29,10 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
 {
     private readonly NpgsqlDataSource _dataSource;
     private readonly QueueSql _sql;
-    private readonly LeaseQueueOptions _options;
+    private readonly Reconnector _reconnector;
     private readonly string _host;
     private readonly int _port;
-    private readonly string _endpoint; // host:port, database and user, for the connection errors
     private readonly int _connectTimeoutSeconds;
-    private long _reconnects;
 
     /// <summary>Creates a queue object. It does not connect: <see cref="EnsureSchemaAsync"/> is the first call that does.</summary>
     /// <exception cref="ArgumentException">The connection string is missing or malformed, or another option is out of range.</exception>
@@ -43,14 +40,8 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(options);
         NpgsqlConnectionStringBuilder builder = ParseConnectionString(options.ConnectionString);
-        if (options.QueueName is null || !QueueNamePattern().IsMatch(options.QueueName))
-        {
-            throw new ArgumentException(
-                $"QueueName '{options.QueueName}' is not valid: 1 to 40 characters, a lower-case letter or underscore, then lower-case letters, digits or underscores.",
-                nameof(options));
-        }
-
-        options.Validate(minConnectTimeout: TimeSpan.FromSeconds(1));
+        options.Validate(
+            TimeSpan.FromSeconds(1), QueueNamePattern(), "1 to 40 characters, a lower-case letter or underscore, then lower-case letters, digits or underscores.");
         builder.Timeout = (int)Math.Ceiling(options.ConnectTimeout.TotalSeconds);
 
         // One round trip and no re-planning per operation. A pooled connection is not reset when returned: the queue's statements
@@ -66,10 +57,10 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
         _connectTimeoutSeconds = builder.Timeout;
         _host = builder.Host!;
         _port = builder.Port;
-        _endpoint = $"{_host}:{_port}, database '{builder.Database ?? builder.Username ?? "(default)"}'{(builder.Username is null ? "" : $", user '{builder.Username}'")}";
+        string endpoint = $"{_host}:{_port}, database '{builder.Database ?? builder.Username ?? "(default)"}'{(builder.Username is null ? "" : $", user '{builder.Username}'")}";
+        _reconnector = new Reconnector(options, "PostgreSQL", endpoint);
         QueueName = options.QueueName;
         Owner = options.Owner;
-        _options = options;
         _sql = new QueueSql(options.QueueName);
         _dataSource = CreateDataSource(builder);
     }
@@ -81,7 +72,7 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
     public string Owner { get; }
 
     /// <summary>How many times an operation of this object lost its connection and retried (this process's view).</summary>
-    public long Reconnects => Interlocked.Read(ref _reconnects);
+    public long Reconnects => _reconnector.Reconnects;
 
     /// <summary>
     /// Checks that a connection string is well formed, names a host and has pool settings that go together, without connecting. The
@@ -112,16 +103,10 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
     /// <returns>How many messages were enqueued.</returns>
     public Task<int> EnqueueAsync(IReadOnlyList<string> payloads, CancellationToken cancellationToken = default)
     {
-        ArgumentNullException.ThrowIfNull(payloads);
-        if (payloads.Count == 0)
+        string[] array = LeaseQueueOptions.RequirePayloads(payloads);
+        if (array.Length == 0)
         {
             return Task.FromResult(0);
-        }
-
-        string[] array = new string[payloads.Count];
-        for (int i = 0; i < array.Length; i++)
-        {
-            array[i] = payloads[i] ?? throw new ArgumentException($"payloads[{i}] is null; a payload must not be null.", nameof(payloads));
         }
 
         return ExecuteAsync(
@@ -145,7 +130,7 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
     /// <returns>The lease, or <see langword="null"/> when no message is available now.</returns>
     public Task<Lease?> ReceiveAsync(TimeSpan leaseDuration, CancellationToken cancellationToken = default)
     {
-        RequireLeaseDuration(leaseDuration);
+        LeaseQueueOptions.RequireLeaseDuration(leaseDuration);
         return ExecuteAsync(
             async (connection, ct) =>
             {
@@ -178,7 +163,7 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
     public Task<bool[]> RenewAsync(IReadOnlyList<Lease> leases, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(leases);
-        RequireLeaseDuration(leaseDuration);
+        LeaseQueueOptions.RequireLeaseDuration(leaseDuration);
         if (leases.Count == 0)
         {
             return Task.FromResult(Array.Empty<bool>());
@@ -291,50 +276,36 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
     /// failure after the statement was sent is retried only if <paramref name="retryAfterSend"/>. On the <paramref name="firstConnection"/>,
     /// a failure to open is retried only on a server that accepts connections: a refusal, unknown host or no answer is for good.
     /// </summary>
-    private async Task<T> ExecuteAsync<T>(
+    private Task<T> ExecuteAsync<T>(
         Func<NpgsqlConnection, CancellationToken, Task<T>> operation,
         bool retryAfterSend,
         bool firstConnection,
-        CancellationToken cancellationToken)
-    {
-        long start = Stopwatch.GetTimestamp();
-        Backoff? backoff = null;
-        while (true)
-        {
-            Exception failure;
-            bool sent = false;
-            try
+        CancellationToken cancellationToken) =>
+        _reconnector.RunAsync(
+            async () =>
             {
-                NpgsqlConnection connection = await OpenAsync(cancellationToken).ConfigureAwait(false);
-                await using (connection.ConfigureAwait(false))
+                bool sent = false;
+                try
                 {
-                    sent = true;
-                    return await operation(connection, cancellationToken).ConfigureAwait(false);
+                    NpgsqlConnection connection = await OpenAsync(cancellationToken).ConfigureAwait(false);
+                    await using (connection.ConfigureAwait(false))
+                    {
+                        sent = true;
+                        return await operation(connection, cancellationToken).ConfigureAwait(false);
+                    }
                 }
-            }
-            catch (Exception e) when (IsConnectionLoss(e) && !cancellationToken.IsCancellationRequested)
-            {
-                failure = e;
-            }
-
-            // The server may have terminated every pooled connection at once (a restart, pg_terminate_backend of a role's backends):
-            // drop the idle ones rather than fail once on each.
-            _dataSource.Clear();
-            string? busy = firstConnection && !sent ? await WhySessionNotStartedAsync(failure).ConfigureAwait(false) : null;
-            bool mayRetry = sent ? retryAfterSend : !firstConnection || busy is not null;
-            backoff ??= new Backoff(_options, start);
-            if (!mayRetry || !backoff.CanRetry)
-            {
-                string reason = sent && !mayRetry ? $"the connection was lost during a statement that is not retried ({failure.Message})"
-                    : mayRetry && backoff.Retries ? $"{busy ?? Describe(failure)} (still failing after {(busy is null ? "reconnecting" : "retrying")} for {backoff.Elapsed.TotalSeconds:0.#} s)"
-                    : busy ?? Describe(failure);
-                throw new QueueConnectionException("PostgreSQL", _endpoint, reason, failure);
-            }
-
-            Interlocked.Increment(ref _reconnects);
-            await backoff.WaitAsync(cancellationToken).ConfigureAwait(false);
-        }
-    }
+                catch (Exception e) when (IsConnectionLoss(e) && !cancellationToken.IsCancellationRequested)
+                {
+                    // The server may have terminated every pooled connection at once (a restart, pg_terminate_backend of a role's
+                    // backends): drop the idle ones rather than fail once on each.
+                    _dataSource.Clear();
+                    string? busy = firstConnection && !sent ? await WhySessionNotStartedAsync(e).ConfigureAwait(false) : null;
+                    throw sent && !retryAfterSend ? _reconnector.Error($"the connection was lost during a statement that is not retried ({e.Message})", e)
+                        : firstConnection && !sent && busy is null ? _reconnector.Error(Describe(e), e)
+                        : new RetryableConnectionException(busy ?? Describe(e), e, reconnecting: busy is null);
+                }
+            },
+            cancellationToken);
 
     private async Task<NpgsqlConnection> OpenAsync(CancellationToken cancellationToken)
     {
@@ -346,13 +317,13 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
         {
             // The server refused the session: wrong credentials, a missing database, a startup parameter it rejects (Options in the
             // connection string). Retrying cannot help.
-            throw new QueueConnectionException("PostgreSQL", _endpoint, Describe(e), e);
+            throw _reconnector.Error(Describe(e), e);
         }
         catch (NpgsqlException e) when (e is not PostgresException && !e.IsTransient && !cancellationToken.IsCancellationRequested)
         {
             // Refused by the client before any statement, for good: no password given while the server asks for one, an
             // authentication method or TLS setting the two sides do not share. Retrying cannot help either.
-            throw new QueueConnectionException("PostgreSQL", _endpoint, Describe(e), e);
+            throw _reconnector.Error(Describe(e), e);
         }
     }
 
@@ -400,22 +371,8 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
 
     private static NpgsqlConnectionStringBuilder ParseConnectionString(string? connectionString)
     {
-        if (string.IsNullOrWhiteSpace(connectionString))
-        {
-            throw new ArgumentException("The PostgreSQL connection string is empty; expected for example 'Host=127.0.0.1;Port=5432;Database=db;Username=user;Password=...'.", nameof(connectionString));
-        }
-
-        NpgsqlConnectionStringBuilder builder;
-        try
-        {
-            builder = new NpgsqlConnectionStringBuilder(connectionString);
-        }
-        catch (Exception e) when (e is ArgumentException or FormatException or InvalidCastException or OverflowException)
-        {
-            // Npgsql's message names the keyword; it never needs the connection string itself, which may hold a password.
-            throw new ArgumentException($"The PostgreSQL connection string is malformed: {e.Message}", nameof(connectionString), e);
-        }
-
+        NpgsqlConnectionStringBuilder builder = LeaseQueueOptions.ParseConnectionString(
+            connectionString, "PostgreSQL", "Host=127.0.0.1;Port=5432;Database=db;Username=user;Password=...", s => new NpgsqlConnectionStringBuilder(s));
         if (string.IsNullOrWhiteSpace(builder.Host))
         {
             throw new ArgumentException("The PostgreSQL connection string names no Host.", nameof(connectionString));
@@ -448,9 +405,6 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
             throw new ArgumentException($"The PostgreSQL connection string's settings do not go together: {e.Message}", e);
         }
     }
-
-    private static void RequireLeaseDuration(TimeSpan leaseDuration) =>
-        LeaseQueueOptions.RequireRange(leaseDuration, TimeSpan.FromMilliseconds(1), TimeSpan.FromDays(1), nameof(leaseDuration));
 
     [GeneratedRegex("^[a-z_][a-z0-9_]{0,39}$", RegexOptions.CultureInvariant)]
     private static partial Regex QueueNamePattern();

@@ -40,7 +40,7 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
     private const int KeptCompletions = 1024; // completed deliveries remembered for a retried complete
 
     private readonly ConnectionFactory _factory;
-    private readonly LeaseQueueOptions _options;
+    private readonly Reconnector _reconnector;
     private readonly string _recordName;
     private readonly QueueRecord _record;
     private readonly ConcurrentDictionary<long, Held> _held = new();
@@ -52,7 +52,6 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
     private Session? _session;
     private bool _everConnected;
     private long _lastToken;
-    private long _reconnects;
 
     /// <summary>Creates a queue object. It does not connect: <see cref="ConnectAsync"/> (or the first operation) does.</summary>
     /// <exception cref="ArgumentException">The connection string is not an AMQP URI, or another option is out of range.</exception>
@@ -60,16 +59,10 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(options);
         _factory = RabbitMqConnection.CreateFactory(options.ConnectionString);
-        if (options.QueueName is null || !QueueNamePattern().IsMatch(options.QueueName))
-        {
-            throw new ArgumentException(
-                $"QueueName '{options.QueueName}' is not valid: 1 to 200 characters, letters, digits, '_', '-' or '.'.", nameof(options));
-        }
-
-        options.Validate(minConnectTimeout: TimeSpan.FromMilliseconds(100));
+        options.Validate(TimeSpan.FromMilliseconds(100), QueueNamePattern(), "1 to 200 characters, letters, digits, '_', '-' or '.'.");
         _factory.RequestedConnectionTimeout = _factory.HandshakeContinuationTimeout = options.ConnectTimeout;
         _factory.AutomaticRecoveryEnabled = false; // a channel per connection: a tag is never acknowledged on a later channel
-        _options = options;
+        _reconnector = new Reconnector(options, "RabbitMQ", RabbitMqConnection.Endpoint(_factory));
         QueueName = options.QueueName;
         Owner = options.Owner;
         _recordName = options.QueueName + ".record";
@@ -87,7 +80,7 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
     public string Endpoint => RabbitMqConnection.Endpoint(_factory);
 
     /// <summary>How many times this object's connection was opened again after a loss, plus the retries of its operations.</summary>
-    public long Reconnects => Interlocked.Read(ref _reconnects);
+    public long Reconnects => _reconnector.Reconnects;
 
     /// <summary>Checks that a connection string is an AMQP URI with a host, without connecting; the message never repeats it.</summary>
     /// <exception cref="ArgumentException">It is not.</exception>
@@ -101,41 +94,36 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
     /// <returns>How many messages were enqueued.</returns>
     public async Task<int> EnqueueAsync(IReadOnlyList<string> payloads, CancellationToken cancellationToken = default)
     {
-        ArgumentNullException.ThrowIfNull(payloads);
-        for (int i = 0; i < payloads.Count; i++)
-        {
-            _ = payloads[i] ?? throw new ArgumentException($"payloads[{i}] is null; a payload must not be null.", nameof(payloads));
-        }
-
-        if (payloads.Count == 0)
+        string[] all = LeaseQueueOptions.RequirePayloads(payloads);
+        if (all.Length == 0)
         {
             return 0;
         }
 
         // Recorded first: a producer that dies half-way leaves fewer messages than the record says, a loss the counts show.
-        long first = await WriteAsync(QueueRecord.Enqueued, payloads.Count, cancellationToken: cancellationToken).ConfigureAwait(false);
+        long first = await WriteAsync(QueueRecord.Enqueued, all.Length, cancellationToken: cancellationToken).ConfigureAwait(false);
         bool sent = false;
         await RunAsync(
             async session =>
             {
                 if (sent)
                 {
-                    throw new QueueConnectionException("RabbitMQ", Endpoint, "the connection was lost during an enqueue, which is not retried", null);
+                    throw _reconnector.Error("the connection was lost during an enqueue, which is not retried", null);
                 }
 
                 sent = true;
-                var confirms = new Task[payloads.Count];
+                var confirms = new Task[all.Length];
                 for (int i = 0; i < confirms.Length; i++)
                 {
                     var properties = new BasicProperties { Persistent = true, MessageId = (first + i).ToString(CultureInfo.InvariantCulture) };
-                    confirms[i] = session.Publish.BasicPublishAsync("", QueueName, mandatory: true, properties, Encoding.UTF8.GetBytes(payloads[i]), cancellationToken).AsTask();
+                    confirms[i] = session.Publish.BasicPublishAsync("", QueueName, mandatory: true, properties, Encoding.UTF8.GetBytes(all[i]), cancellationToken).AsTask();
                 }
 
                 await Task.WhenAll(confirms).ConfigureAwait(false);
                 return true;
             },
             cancellationToken).ConfigureAwait(false);
-        return payloads.Count;
+        return all.Length;
     }
 
     /// <summary>Takes the next message ready in the broker (<c>basic.get</c>), held by this object's connection until it is
@@ -145,7 +133,7 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
     /// <returns>The delivery, or <see langword="null"/> when the broker has no message ready.</returns>
     public async Task<Lease?> ReceiveAsync(TimeSpan leaseDuration, CancellationToken cancellationToken = default)
     {
-        RequireLeaseDuration(leaseDuration);
+        LeaseQueueOptions.RequireLeaseDuration(leaseDuration);
         while (true)
         {
             (Session session, BasicGetResult? got) = await RunAsync(
@@ -216,7 +204,7 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
     public Task<bool[]> RenewAsync(IReadOnlyList<Lease> leases, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(leases);
-        RequireLeaseDuration(leaseDuration);
+        LeaseQueueOptions.RequireLeaseDuration(leaseDuration);
         bool[] renewed = new bool[leases.Count];
         for (int i = 0; i < renewed.Length; i++)
         {
@@ -509,24 +497,11 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
     /// Runs one operation on the connection, opening it first if needed. A lost connection is retried with back-off while the
     /// reconnect budget allows; the first connection only when the server accepts connections (a busy machine or server).
     /// </summary>
-    private async Task<T> RunAsync<T>(Func<Session, Task<T>> operation, CancellationToken cancellationToken)
-    {
-        long start = Stopwatch.GetTimestamp();
-        Backoff? backoff = null;
-        while (true)
-        {
-            Exception failure;
-            (Session? session, string? why, Exception? unreachable, bool retry) = await GetSessionAsync(cancellationToken).ConfigureAwait(false);
-            if (session is null)
+    private Task<T> RunAsync<T>(Func<Session, Task<T>> operation, CancellationToken cancellationToken) =>
+        _reconnector.RunAsync(
+            async () =>
             {
-                failure = new QueueConnectionException("RabbitMQ", Endpoint, why!, unreachable);
-                if (!retry)
-                {
-                    throw failure;
-                }
-            }
-            else
-            {
+                Session session = await GetSessionAsync(cancellationToken).ConfigureAwait(false);
                 try
                 {
                     return await operation(session).ConfigureAwait(false);
@@ -534,28 +509,18 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
                 catch (Exception e) when (IsConnectionLoss(e) && !cancellationToken.IsCancellationRequested)
                 {
                     Lose(session);
-                    failure = e;
+                    throw new RetryableConnectionException(Reason(e), e, reconnecting: true);
                 }
-            }
+            },
+            cancellationToken);
 
-            backoff ??= new Backoff(_options, start);
-            if (!backoff.CanRetry)
-            {
-                string reason = (failure is QueueConnectionException ? why! : Reason(failure))
-                    + (backoff.Retries ? $" (still failing after retrying for {backoff.Elapsed.TotalSeconds:0.#} s)" : "");
-                throw new QueueConnectionException("RabbitMQ", Endpoint, reason, failure);
-            }
-
-            Interlocked.Increment(ref _reconnects);
-            await backoff.WaitAsync(cancellationToken).ConfigureAwait(false);
-        }
-    }
-
-    private async Task<(Session? Session, string? Why, Exception? Failure, bool Retry)> GetSessionAsync(CancellationToken cancellationToken)
+    /// <summary>The open session, or a new one; throws <see cref="RetryableConnectionException"/> when none opens but a retry may
+    /// open one (a connection had been made before, or the server accepts connections).</summary>
+    private async Task<Session> GetSessionAsync(CancellationToken cancellationToken)
     {
         if (_session is { Lost: false } current)
         {
-            return (current, null, null, false);
+            return current;
         }
 
         await _connecting.WaitAsync(cancellationToken).ConfigureAwait(false);
@@ -563,20 +528,20 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
         {
             if (_session is { Lost: false } opened)
             {
-                return (opened, null, null, false);
+                return opened;
             }
 
             if (_session is { } old)
             {
                 await old.Connection.DisposeAsync().ConfigureAwait(false);
-                Interlocked.Increment(ref _reconnects);
+                _reconnector.CountReconnect();
             }
 
             (IConnection? connection, string? why, Exception? failure, bool accepts) =
                 await RabbitMqConnection.TryConnectAsync(_factory, Owner, cancellationToken).ConfigureAwait(false);
             if (connection is null)
             {
-                return (null, why, failure, _everConnected || accepts);
+                throw _everConnected || accepts ? new RetryableConnectionException(why!, failure, _everConnected) : _reconnector.Error(why!, failure);
             }
 
             try
@@ -589,14 +554,14 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
                 if (_everConnected && IsConnectionLoss(e))
                 {
                     // A node just restarted may refuse a queue whose home is not up yet (404 "home node ... is down"): retried.
-                    return (null, Reason(e), e, true);
+                    throw new RetryableConnectionException(Reason(e), e, reconnecting: true);
                 }
 
                 throw;
             }
 
             _everConnected = true;
-            return (_session, null, null, false);
+            return _session;
         }
         finally
         {
@@ -657,9 +622,6 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
         OperationInterruptedException { ShutdownReason: { } s } => $"the connection was closed ({s.ReplyCode} {s.ReplyText})",
         _ => e.Message.Split('\n', 2)[0].TrimEnd('.'),
     };
-
-    private static void RequireLeaseDuration(TimeSpan leaseDuration) =>
-        LeaseQueueOptions.RequireRange(leaseDuration, TimeSpan.FromMilliseconds(1), TimeSpan.FromDays(1), nameof(leaseDuration));
 
     private static readonly BasicProperties s_persistent = new() { Persistent = true };
 

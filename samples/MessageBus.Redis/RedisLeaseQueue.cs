@@ -36,7 +36,7 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
 
     private readonly ConfigurationOptions _configuration;
     private readonly string _endpoint;
-    private readonly LeaseQueueOptions _options;
+    private readonly Reconnector _reconnector;
     private readonly TimeSpan? _stalledCheckInterval;
     private readonly string _prefix;
     private readonly RedisKey _wait;
@@ -50,7 +50,6 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
     private readonly Lock _connectGate = new();
     private Task<ConnectionMultiplexer>? _connecting;
     private Task? _stalledLoop;
-    private long _reconnects;
 
     /// <summary>Creates a queue object. It does not connect: <see cref="ConnectAsync"/> (or the first operation) does.</summary>
     /// <exception cref="ArgumentException">The connection string is missing or malformed, or another option is out of range.</exception>
@@ -58,13 +57,7 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
     {
         ArgumentNullException.ThrowIfNull(options);
         _configuration = ParseConnectionString(options.ConnectionString);
-        if (options.QueueName is null || !QueueNamePattern().IsMatch(options.QueueName))
-        {
-            throw new ArgumentException(
-                $"QueueName '{options.QueueName}' is not valid: 1 to 100 characters, letters, digits, '_', '-' or '.'.", nameof(options));
-        }
-
-        options.Validate(minConnectTimeout: TimeSpan.FromMilliseconds(100));
+        options.Validate(TimeSpan.FromMilliseconds(100), QueueNamePattern(), "1 to 100 characters, letters, digits, '_', '-' or '.'.");
         if (options.StalledCheckInterval is { } interval)
         {
             LeaseQueueOptions.RequireRange(interval, TimeSpan.FromMilliseconds(10), TimeSpan.FromDays(1), nameof(options.StalledCheckInterval));
@@ -83,7 +76,7 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
         QueueName = options.QueueName;
         Owner = options.Owner;
         _owner = options.Owner;
-        _options = options;
+        _reconnector = new Reconnector(options, "Redis", _endpoint);
         _stalledCheckInterval = options.StalledCheckInterval;
         _prefix = "{" + options.QueueName + "}";
         _wait = _prefix + ":wait";
@@ -104,7 +97,7 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
     public string Endpoint => _endpoint;
 
     /// <summary>How many times this object's connection was restored after a loss, plus the retries of its operations (this process's view).</summary>
-    public long Reconnects => Interlocked.Read(ref _reconnects);
+    public long Reconnects => _reconnector.Reconnects;
 
     /// <summary>
     /// Checks that a connection string is well formed and names a server, without connecting. The exception's message never repeats
@@ -126,7 +119,7 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
         catch (RedisServerException e)
         {
             // For example NOAUTH: connected, but the server refuses every command.
-            throw new QueueConnectionException("Redis", _endpoint, FirstLine(e.Message), e);
+            throw _reconnector.Error(FirstLine(e.Message), e);
         }
     }
 
@@ -134,15 +127,15 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
     /// <returns>How many messages were enqueued.</returns>
     public async Task<int> EnqueueAsync(IReadOnlyList<string> payloads, CancellationToken cancellationToken = default)
     {
-        ArgumentNullException.ThrowIfNull(payloads);
+        string[] all = LeaseQueueOptions.RequirePayloads(payloads);
         int enqueued = 0;
-        for (int start = 0; start < payloads.Count; start += EnqueueBatch)
+        for (int start = 0; start < all.Length; start += EnqueueBatch)
         {
-            var args = new RedisValue[Math.Min(EnqueueBatch, payloads.Count - start) + 1];
+            var args = new RedisValue[Math.Min(EnqueueBatch, all.Length - start) + 1];
             args[0] = _prefix;
             for (int i = 1; i < args.Length; i++)
             {
-                args[i] = payloads[start + i - 1] ?? throw new ArgumentException($"payloads[{start + i - 1}] is null; a payload must not be null.", nameof(payloads));
+                args[i] = all[start + i - 1];
             }
 
             RedisResult result = await ExecuteAsync(db => db.ScriptEvaluateAsync(QueueScripts.Enqueue, [_nextId, _wait, _counts], args), retryAfterSend: false, cancellationToken).ConfigureAwait(false);
@@ -343,38 +336,27 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
     private async Task<RedisResult> ExecuteAsync(Func<IDatabase, Task<RedisResult>> operation, bool retryAfterSend, CancellationToken cancellationToken)
     {
         IDatabase db = (await GetConnectionAsync().WaitAsync(cancellationToken).ConfigureAwait(false)).GetDatabase();
-        long start = Stopwatch.GetTimestamp();
-        Backoff? backoff = null;
-        while (true)
-        {
-            Exception failure;
-            try
+        return await _reconnector.RunAsync(
+            async () =>
             {
-                return await operation(db).WaitAsync(cancellationToken).ConfigureAwait(false);
-            }
-            catch (Exception e) when (IsConnectionLoss(e) && !cancellationToken.IsCancellationRequested)
-            {
-                failure = e;
-            }
-
-            bool sent = failure switch
-            {
-                RedisConnectionException c => c.CommandStatus is not (CommandStatus.WaitingToBeSent or CommandStatus.WaitingInBacklog),
-                RedisTimeoutException t => t.Commandstatus is not (CommandStatus.WaitingToBeSent or CommandStatus.WaitingInBacklog),
-                _ => true, // LOADING: refused by a server still reading its data; nothing applied, but say sent to be safe
-            };
-            backoff ??= new Backoff(_options, start);
-            if ((sent && !retryAfterSend) || !backoff.CanRetry)
-            {
-                string reason = sent && !retryAfterSend
-                    ? $"the connection was lost during a script that is not retried ({FirstLine(failure.Message)})"
-                    : $"{Reason(failure)}{(backoff.Retries ? $" (still failing after retrying for {backoff.Elapsed.TotalSeconds:0.#} s)" : "")}";
-                throw new QueueConnectionException("Redis", _endpoint, reason, failure);
-            }
-
-            Interlocked.Increment(ref _reconnects);
-            await backoff.WaitAsync(cancellationToken).ConfigureAwait(false);
-        }
+                try
+                {
+                    return await operation(db).WaitAsync(cancellationToken).ConfigureAwait(false);
+                }
+                catch (Exception e) when (IsConnectionLoss(e) && !cancellationToken.IsCancellationRequested)
+                {
+                    bool sent = e switch
+                    {
+                        RedisConnectionException c => c.CommandStatus is not (CommandStatus.WaitingToBeSent or CommandStatus.WaitingInBacklog),
+                        RedisTimeoutException t => t.Commandstatus is not (CommandStatus.WaitingToBeSent or CommandStatus.WaitingInBacklog),
+                        _ => true, // LOADING: refused by a server still reading its data; nothing applied, but say sent to be safe
+                    };
+                    throw sent && !retryAfterSend
+                        ? _reconnector.Error($"the connection was lost during a script that is not retried ({FirstLine(e.Message)})", e)
+                        : new RetryableConnectionException(Reason(e), e, reconnecting: true);
+                }
+            },
+            cancellationToken).ConfigureAwait(false);
     }
 
     private Task<ConnectionMultiplexer> GetConnectionAsync()
@@ -400,55 +382,46 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
     // Unreachable, refused or credentials rejected: at once. Any other failure on a server that accepts connections (a busy server,
     // this process starting on a busy machine, a server at its client limit): retried with back-off within the reconnect budget, as
     // a lost connection is, and not by raising the connect timeout, which also bounds each reconnection after an outage.
-    private async Task<ConnectionMultiplexer> ConnectCoreAsync()
+    private Task<ConnectionMultiplexer> ConnectCoreAsync()
     {
         CancellationToken disposing = _disposing.Token;
-        var backoff = new Backoff(_options, Stopwatch.GetTimestamp());
-        for (int attempt = 1; ; attempt++)
-        {
-            long attemptStart = Stopwatch.GetTimestamp();
-            RedisConnectionException failure;
-            try
+        return _reconnector.RunAsync(
+            async () =>
             {
-                ConnectionMultiplexer connection = await ConnectionMultiplexer.ConnectAsync(_configuration).ConfigureAwait(false);
-                if (disposing.IsCancellationRequested)
+                long attemptStart = Stopwatch.GetTimestamp();
+                try
                 {
-                    await connection.DisposeAsync().ConfigureAwait(false); // connected after DisposeAsync: nobody else would close it
-                    throw new ObjectDisposedException(nameof(RedisLeaseQueue));
-                }
-
-                // The multiplexer reconnects by itself, and commands issued meanwhile wait for it: count each restored connection,
-                // so that a caller sees the outage even when no operation had to retry.
-                connection.ConnectionRestored += (_, e) =>
-                {
-                    if (e.ConnectionType == ConnectionType.Interactive)
+                    ConnectionMultiplexer connection = await ConnectionMultiplexer.ConnectAsync(_configuration).ConfigureAwait(false);
+                    if (disposing.IsCancellationRequested)
                     {
-                        Interlocked.Increment(ref _reconnects);
+                        await connection.DisposeAsync().ConfigureAwait(false); // connected after DisposeAsync: nobody else would close it
+                        throw new ObjectDisposedException(nameof(RedisLeaseQueue));
                     }
-                };
-                return connection;
-            }
-            catch (RedisConnectionException e)
-            {
-                failure = e;
-            }
 
-            if (failure.FailureType is ConnectionFailureType.AuthenticationFailure)
-            {
-                throw new QueueConnectionException("Redis", _endpoint, Reason(failure), failure);
-            }
+                    // The multiplexer reconnects by itself, and commands issued meanwhile wait for it: count each restored
+                    // connection, so that a caller sees the outage even when no operation had to retry.
+                    connection.ConnectionRestored += (_, e) =>
+                    {
+                        if (e.ConnectionType == ConnectionType.Interactive)
+                        {
+                            _reconnector.CountReconnect();
+                        }
+                    };
+                    return connection;
+                }
+                catch (RedisConnectionException e)
+                {
+                    if (e.FailureType is ConnectionFailureType.AuthenticationFailure)
+                    {
+                        throw _reconnector.Error(Reason(e), e);
+                    }
 
-            // StackExchange.Redis says only that it could not connect: ask the network why (refused, unknown host, no answer).
-            (string why, bool accepts) = await WhyNotConnectedAsync(failure, Stopwatch.GetElapsedTime(attemptStart)).ConfigureAwait(false);
-            if (!accepts || !backoff.CanRetry)
-            {
-                string reason = why + (attempt > 1 ? $" (still failing after retrying for {backoff.Elapsed.TotalSeconds:0.#} s)" : "");
-                throw new QueueConnectionException("Redis", _endpoint, reason, failure);
-            }
-
-            Interlocked.Increment(ref _reconnects);
-            await backoff.WaitAsync(disposing).ConfigureAwait(false);
-        }
+                    // StackExchange.Redis says only that it could not connect: ask the network why (refused, unknown host, no answer).
+                    (string why, bool accepts) = await WhyNotConnectedAsync(e, Stopwatch.GetElapsedTime(attemptStart)).ConfigureAwait(false);
+                    throw accepts ? new RetryableConnectionException(why, e, reconnecting: false) : _reconnector.Error(why, e);
+                }
+            },
+            disposing);
     }
 
     /// <summary>Why a connection attempt that failed with <paramref name="failure"/> after <paramref name="waited"/> failed, as the
@@ -539,22 +512,8 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
 
     private static ConfigurationOptions ParseConnectionString(string? connectionString)
     {
-        if (string.IsNullOrWhiteSpace(connectionString))
-        {
-            throw new ArgumentException("The Redis connection string is empty; expected for example '127.0.0.1:6379,password=...'.", nameof(connectionString));
-        }
-
-        ConfigurationOptions configuration;
-        try
-        {
-            configuration = ConfigurationOptions.Parse(connectionString);
-        }
-        catch (Exception e) when (e is ArgumentException or FormatException or InvalidCastException or OverflowException)
-        {
-            // StackExchange.Redis's message names the keyword; the string itself may hold a password.
-            throw new ArgumentException($"The Redis connection string is malformed: {FirstLine(e.Message).Split(" (Parameter", 2)[0]}", nameof(connectionString), e);
-        }
-
+        ConfigurationOptions configuration = LeaseQueueOptions.ParseConnectionString(
+            connectionString, "Redis", "127.0.0.1:6379,password=...", ConfigurationOptions.Parse);
         if (configuration.EndPoints.Count == 0)
         {
             throw new ArgumentException("The Redis connection string names no server (host:port).", nameof(connectionString));
@@ -575,7 +534,7 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
 
     private static long LeaseMilliseconds(TimeSpan leaseDuration)
     {
-        LeaseQueueOptions.RequireRange(leaseDuration, TimeSpan.FromMilliseconds(1), TimeSpan.FromDays(1), nameof(leaseDuration));
+        LeaseQueueOptions.RequireLeaseDuration(leaseDuration);
         return (long)Math.Ceiling(leaseDuration.TotalMilliseconds);
     }
 
