@@ -33,6 +33,7 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
     private readonly string _host;
     private readonly int _port;
     private readonly int _connectTimeoutSeconds;
+    private readonly string _owner;
 
     /// <summary>Creates a queue object. It does not connect: <see cref="EnsureSchemaAsync"/> is the first call that does.</summary>
     /// <exception cref="ArgumentException">The connection string is missing or malformed, or another option is out of range.</exception>
@@ -60,16 +61,13 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
         string endpoint = $"{_host}:{_port}, database '{builder.Database ?? builder.Username ?? "(default)"}'{(builder.Username is null ? "" : $", user '{builder.Username}'")}";
         _reconnector = new Reconnector(options, "PostgreSQL", endpoint);
         QueueName = options.QueueName;
-        Owner = options.Owner;
+        _owner = options.Owner;
         _sql = new QueueSql(options.QueueName);
         _dataSource = CreateDataSource(builder);
     }
 
     /// <summary>The queue's table.</summary>
     public string QueueName { get; }
-
-    /// <summary>The lease owner this object records with each delivery it takes.</summary>
-    public string Owner { get; }
 
     /// <summary>How many times an operation of this object lost its connection and retried (this process's view).</summary>
     public long Reconnects => _reconnector.Reconnects;
@@ -87,17 +85,17 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
     /// <exception cref="PostgresException">The database refused the statement (for example, the user may not create a table there).</exception>
     public Task EnsureSchemaAsync(CancellationToken cancellationToken = default) =>
         ExecuteAsync(
-            async (connection, ct) =>
+            _sql.Schema,
+            async (command, ct) =>
             {
-                await using NpgsqlTransaction transaction = await connection.BeginTransactionAsync(ct).ConfigureAwait(false);
-                await using NpgsqlCommand command = new(_sql.Schema, connection, transaction);
+                await using NpgsqlTransaction transaction = await command.Connection!.BeginTransactionAsync(ct).ConfigureAwait(false);
+                command.Transaction = transaction;
                 await command.ExecuteNonQueryAsync(ct).ConfigureAwait(false);
                 await transaction.CommitAsync(ct).ConfigureAwait(false);
                 return true;
             },
-            retryAfterSend: true,
-            firstConnection: true,
-            cancellationToken);
+            cancellationToken,
+            firstConnection: true);
 
     /// <summary>Enqueues messages in one statement, in order.</summary>
     /// <returns>How many messages were enqueued.</returns>
@@ -110,19 +108,18 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
         }
 
         return ExecuteAsync(
-            async (connection, ct) =>
+            _sql.Enqueue,
+            async (command, ct) =>
             {
-                await using NpgsqlCommand command = new(_sql.Enqueue, connection);
                 command.Parameters.AddWithValue("payloads", array);
                 return await command.ExecuteNonQueryAsync(ct).ConfigureAwait(false);
             },
-            retryAfterSend: false,
-            firstConnection: false,
-            cancellationToken);
+            cancellationToken,
+            retryAfterSend: false);
     }
 
     /// <summary>
-    /// Takes the oldest message that is not completed and not under a current lease, and leases it to <see cref="Owner"/> for
+    /// Takes the oldest message that is not completed and not under a current lease, and leases it to the options' <see cref="LeaseQueueOptions.Owner"/> for
     /// <paramref name="leaseDuration"/> from the database's now, with a new fencing token. A message whose lease expired is redelivered.
     /// </summary>
     /// <param name="leaseDuration">How long the lease lasts unless renewed: 1 ms to 1 day.</param>
@@ -132,10 +129,10 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
     {
         LeaseQueueOptions.RequireLeaseDuration(leaseDuration);
         return ExecuteAsync(
-            async (connection, ct) =>
+            _sql.Receive,
+            async (command, ct) =>
             {
-                await using NpgsqlCommand command = new(_sql.Receive, connection);
-                command.Parameters.AddWithValue("owner", Owner);
+                command.Parameters.AddWithValue("owner", _owner);
                 command.Parameters.AddWithValue("lease", leaseDuration);
                 await using NpgsqlDataReader reader = await command.ExecuteReaderAsync(ct).ConfigureAwait(false);
                 if (!await reader.ReadAsync(ct).ConfigureAwait(false))
@@ -146,8 +143,6 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
                 return new Lease(
                     reader.GetInt64(0), reader.GetString(1), reader.GetInt64(2), reader.GetInt32(4), LeaseUntil: reader.GetFieldValue<DateTimeOffset>(3));
             },
-            retryAfterSend: true,
-            firstConnection: false,
             cancellationToken);
     }
 
@@ -177,9 +172,9 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
         }
 
         return ExecuteAsync(
-            async (connection, ct) =>
+            _sql.RenewMany,
+            async (command, ct) =>
             {
-                await using NpgsqlCommand command = new(_sql.RenewMany, connection);
                 command.Parameters.AddWithValue("ids", ids);
                 command.Parameters.AddWithValue("tokens", tokens);
                 command.Parameters.AddWithValue("lease", leaseDuration);
@@ -198,8 +193,6 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
 
                 return result;
             },
-            retryAfterSend: true,
-            firstConnection: false,
             cancellationToken);
     }
 
@@ -221,17 +214,15 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
     /// <summary>Reads the queue's counts, as the database recorded them.</summary>
     public Task<BusCounts> GetCountsAsync(CancellationToken cancellationToken = default) =>
         ExecuteAsync(
-            async (connection, ct) =>
+            _sql.Counts,
+            async (command, ct) =>
             {
-                await using NpgsqlCommand command = new(_sql.Counts, connection);
                 await using NpgsqlDataReader reader = await command.ExecuteReaderAsync(ct).ConfigureAwait(false);
                 await reader.ReadAsync(ct).ConfigureAwait(false);
                 return new BusCounts(
                     reader.GetInt64(0), reader.GetInt64(1), reader.GetInt64(2), reader.GetInt64(3), reader.GetInt64(4),
                     reader.GetInt64(5), reader.GetInt64(6), reader.GetInt64(7), reader.GetInt64(8), reader.GetInt64(9));
             },
-            retryAfterSend: true,
-            firstConnection: false,
             cancellationToken);
 
     /// <summary>Deletes every message (counts start again from zero). The token sequence goes on, so old tokens stay stale.</summary>
@@ -244,43 +235,34 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
     public ValueTask DisposeAsync() => _dataSource.DisposeAsync();
 
     private Task ExecuteNonQueryAsync(string sql, CancellationToken cancellationToken) =>
-        ExecuteAsync(
-            async (connection, ct) =>
-            {
-                await using NpgsqlCommand command = new(sql, connection);
-                return await command.ExecuteNonQueryAsync(ct).ConfigureAwait(false);
-            },
-            retryAfterSend: true,
-            firstConnection: false,
-            cancellationToken);
+        ExecuteAsync(sql, (command, ct) => command.ExecuteNonQueryAsync(ct), cancellationToken);
 
     private Task<bool> ExecuteFencedAsync(string sql, Lease lease, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(lease);
         return ExecuteAsync(
-            async (connection, ct) =>
+            sql,
+            async (command, ct) =>
             {
-                await using NpgsqlCommand command = new(sql, connection);
                 command.Parameters.AddWithValue("id", lease.MessageId);
                 command.Parameters.AddWithValue("token", lease.Token);
                 object? result = await command.ExecuteScalarAsync(ct).ConfigureAwait(false);
                 return result is true;
             },
-            retryAfterSend: true,
-            firstConnection: false,
             cancellationToken);
     }
 
     /// <summary>
-    /// Runs one operation on a pooled connection. A lost connection is retried with back-off while the reconnect budget allows; a
+    /// Runs one operation, a command of <paramref name="sql"/>, on a pooled connection. A lost connection is retried with back-off while the reconnect budget allows; a
     /// failure after the statement was sent is retried only if <paramref name="retryAfterSend"/>. On the <paramref name="firstConnection"/>,
     /// a failure to open is retried only on a server that accepts connections: a refusal, unknown host or no answer is for good.
     /// </summary>
     private Task<T> ExecuteAsync<T>(
-        Func<NpgsqlConnection, CancellationToken, Task<T>> operation,
-        bool retryAfterSend,
-        bool firstConnection,
-        CancellationToken cancellationToken) =>
+        string sql,
+        Func<NpgsqlCommand, CancellationToken, Task<T>> operation,
+        CancellationToken cancellationToken,
+        bool retryAfterSend = true,
+        bool firstConnection = false) =>
         _reconnector.RunAsync(
             async () =>
             {
@@ -290,8 +272,9 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
                     NpgsqlConnection connection = await OpenAsync(cancellationToken).ConfigureAwait(false);
                     await using (connection.ConfigureAwait(false))
                     {
+                        await using NpgsqlCommand command = new(sql, connection);
                         sent = true;
-                        return await operation(connection, cancellationToken).ConfigureAwait(false);
+                        return await operation(command, cancellationToken).ConfigureAwait(false);
                     }
                 }
                 catch (Exception e) when (IsConnectionLoss(e) && !cancellationToken.IsCancellationRequested)

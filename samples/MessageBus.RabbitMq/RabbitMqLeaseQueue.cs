@@ -41,6 +41,7 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
 
     private readonly ConnectionFactory _factory;
     private readonly Reconnector _reconnector;
+    private readonly string _owner; // names the connection and the record's events
     private readonly string _recordName;
     private readonly QueueRecord _record;
     private readonly ConcurrentDictionary<long, Held> _held = new();
@@ -64,7 +65,7 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
         _factory.AutomaticRecoveryEnabled = false; // a channel per connection: a tag is never acknowledged on a later channel
         _reconnector = new Reconnector(options, "RabbitMQ", RabbitMqConnection.Endpoint(_factory));
         QueueName = options.QueueName;
-        Owner = options.Owner;
+        _owner = options.Owner;
         _recordName = options.QueueName + ".record";
         _record = new QueueRecord($"{options.Owner.Replace(' ', '_')}/{Random.Shared.Next():x8}");
         _expiry = TimeProvider.System.CreateTimer(_ => ExpireLapsed(), null, Timeout.InfiniteTimeSpan, Timeout.InfiniteTimeSpan);
@@ -72,9 +73,6 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
 
     /// <summary>The queue's name; its record is the stream <c>{QueueName}.record</c>.</summary>
     public string QueueName { get; }
-
-    /// <summary>Who this object's deliveries are for (it names the connection and the record's events).</summary>
-    public string Owner { get; }
 
     /// <summary>The server, <c>host:port</c>.</summary>
     public string Endpoint => RabbitMqConnection.Endpoint(_factory);
@@ -538,7 +536,7 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
             }
 
             (IConnection? connection, string? why, Exception? failure, bool accepts) =
-                await RabbitMqConnection.TryConnectAsync(_factory, Owner, cancellationToken).ConfigureAwait(false);
+                await RabbitMqConnection.TryConnectAsync(_factory, _owner, cancellationToken).ConfigureAwait(false);
             if (connection is null)
             {
                 throw _everConnected || accepts ? new RetryableConnectionException(why!, failure, _everConnected) : _reconnector.Error(why!, failure);

@@ -72,9 +72,9 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
             _configuration.ClientName = options.ClientName;
         }
 
-        _endpoint = Describe(_configuration.EndPoints[0]);
+        (string host, int port) = HostAndPort(_configuration.EndPoints[0]);
+        _endpoint = port == 0 ? host : $"{host}:{port}";
         QueueName = options.QueueName;
-        Owner = options.Owner;
         _owner = options.Owner;
         _reconnector = new Reconnector(options, "Redis", _endpoint);
         _stalledCheckInterval = options.StalledCheckInterval;
@@ -89,9 +89,6 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
 
     /// <summary>The queue's name; its keys start with <c>{QueueName}:</c>.</summary>
     public string QueueName { get; }
-
-    /// <summary>The lease owner this object records with each delivery it takes.</summary>
-    public string Owner { get; }
 
     /// <summary>The server, <c>host:port</c>.</summary>
     public string Endpoint => _endpoint;
@@ -146,7 +143,7 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
     }
 
     /// <summary>
-    /// Takes the oldest waiting message and leases it to <see cref="Owner"/> for <paramref name="leaseDuration"/> from the server's
+    /// Takes the oldest waiting message and leases it to the options' <see cref="LeaseQueueOptions.Owner"/> for <paramref name="leaseDuration"/> from the server's
     /// now, with a new fencing token. A message whose lock expired is waiting again once a stalled check has moved it back.
     /// </summary>
     /// <param name="leaseDuration">How long the lease lasts unless renewed: 1 ms to 1 day.</param>
@@ -430,12 +427,7 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
     /// half the connect timeout (abandoned by its reconnect policy, as a process starting on a busy machine meets it), fail alike.</remarks>
     private async Task<(string Why, bool Accepts)> WhyNotConnectedAsync(RedisConnectionException failure, TimeSpan waited)
     {
-        (string host, int port) = _configuration.EndPoints[0] switch
-        {
-            DnsEndPoint d => (d.Host, d.Port == 0 ? 6379 : d.Port),
-            IPEndPoint i => (i.Address.ToString(), i.Port == 0 ? 6379 : i.Port),
-            _ => (string.Empty, 0),
-        };
+        (string host, int port) = HostAndPort(_configuration.EndPoints[0]);
         if (port == 0)
         {
             return (Reason(failure), false);
@@ -503,11 +495,12 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
         return (end < 0 ? message : message[..end]).Trim();
     }
 
-    private static string Describe(EndPoint endpoint) => endpoint switch
+    /// <summary>The server's host and port (Redis's 6379 when the string names none); port 0 for an endpoint of another kind.</summary>
+    private static (string Host, int Port) HostAndPort(EndPoint endpoint) => endpoint switch
     {
-        DnsEndPoint d => $"{d.Host}:{(d.Port == 0 ? 6379 : d.Port)}",
-        IPEndPoint i => $"{i.Address}:{(i.Port == 0 ? 6379 : i.Port)}",
-        _ => endpoint.ToString() ?? "(unknown)",
+        DnsEndPoint d => (d.Host, d.Port == 0 ? 6379 : d.Port),
+        IPEndPoint i => (i.Address.ToString(), i.Port == 0 ? 6379 : i.Port),
+        _ => (endpoint.ToString() ?? "(unknown)", 0),
     };
 
     private static ConfigurationOptions ParseConnectionString(string? connectionString)

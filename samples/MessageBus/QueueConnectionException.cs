@@ -9,21 +9,9 @@ namespace MessageBus;
 /// </summary>
 public sealed class QueueConnectionException : Exception
 {
-    /// <summary>Creates the exception.</summary>
-    public QueueConnectionException()
-        : this("Cannot connect to the queue's server.")
-    {
-    }
-
     /// <summary>Creates the exception with a message.</summary>
     public QueueConnectionException(string message)
         : base(message)
-    {
-    }
-
-    /// <summary>Creates the exception with a message and its cause.</summary>
-    public QueueConnectionException(string message, Exception? innerException)
-        : base(message, innerException)
     {
     }
 
