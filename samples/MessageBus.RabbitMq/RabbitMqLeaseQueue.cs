@@ -258,24 +258,8 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
     public async Task<bool> AbandonAsync(Lease lease, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(lease);
-        if (!Current(lease, out Held? held) || !_held.TryRemove(lease.Token, out _))
-        {
-            return false;
-        }
-
-        try
-        {
-            // Recorded after the delivery and before the requeue, so that the message's next delivery comes after it in the record.
-            await held.Recorded.ConfigureAwait(false);
-            await PublishAsync(held.Session, QueueRecord.Abandoned, lease.MessageId, lease.Token).ConfigureAwait(false);
-            await held.Session.Messages.BasicNackAsync(held.Tag, multiple: false, requeue: true, cancellationToken).ConfigureAwait(false);
-        }
-        catch (Exception e) when (IsConnectionLoss(e))
-        {
-            Lose(held.Session); // handed back all the same: the broker requeues what a lost connection held
-        }
-
-        return true;
+        return Current(lease, out Held held) && _held.TryRemove(lease.Token, out _)
+            && await RequeueAsync(held, lease.Token, QueueRecord.Abandoned, cancellationToken).ConfigureAwait(false);
     }
 
     /// <summary>The record's counts, read up to a marker this call appends (every event recorded before the call is in them), and
@@ -401,17 +385,18 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
                 held.Lapsed = true;
             }
 
-            Background(RequeueAsync(held, entry.Key));
+            Background(RequeueAsync(held, entry.Key, QueueRecord.Lapsed));
         }
     }
 
-    private async Task<bool> RequeueAsync(Held held, long token)
+    /// <summary>Records an abandon or a lapse (<paramref name="kind"/>), then requeues the message (<c>basic.nack</c>).</summary>
+    private async Task<bool> RequeueAsync(Held held, long token, char kind, CancellationToken cancellationToken = default)
     {
         try
         {
             await held.Recorded.ConfigureAwait(false); // the delivery is in the record before the message can be delivered again
-            await PublishAsync(held.Session, QueueRecord.Lapsed, held.Id, token).ConfigureAwait(false); // and the lapse before the requeue
-            await held.Session.Messages.BasicNackAsync(held.Tag, multiple: false, requeue: true).ConfigureAwait(false);
+            await PublishAsync(held.Session, kind, held.Id, token).ConfigureAwait(false); // and the abandon or lapse before the requeue
+            await held.Session.Messages.BasicNackAsync(held.Tag, multiple: false, requeue: true, cancellationToken).ConfigureAwait(false);
         }
         catch (Exception e) when (IsConnectionLoss(e))
         {

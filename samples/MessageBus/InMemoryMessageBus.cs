@@ -64,73 +64,39 @@ public sealed class InMemoryMessageBus : IMessageBus
     }
 
     /// <inheritdoc/>
-    public async ValueTask<bool> RenewAsync(Lease lease, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
+    public ValueTask<bool> RenewAsync(Lease lease, TimeSpan leaseDuration, CancellationToken cancellationToken = default)
     {
-        ArgumentNullException.ThrowIfNull(lease);
         ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(leaseDuration, TimeSpan.Zero);
-        bool renewed;
-        lock (_gate)
-        {
-            renewed = TryGetCurrent(lease, out Message? message);
-            if (renewed)
-            {
-                message!.LeasedUntil = _time.GetUtcNow() + leaseDuration;
-            }
-            else
-            {
-                _failedRenewals++;
-            }
-        }
-
-        await ReplyAsync(cancellationToken).ConfigureAwait(false);
-        return renewed;
+        return DecideAsync(lease, message => message.LeasedUntil = _time.GetUtcNow() + leaseDuration, () => _failedRenewals++, cancellationToken);
     }
 
     /// <inheritdoc/>
-    public async ValueTask<bool> CompleteAsync(Lease lease, CancellationToken cancellationToken = default)
-    {
-        ArgumentNullException.ThrowIfNull(lease);
-        bool completed;
-        lock (_gate)
-        {
-            completed = TryGetCurrent(lease, out Message? message);
-            if (completed)
+    public ValueTask<bool> CompleteAsync(Lease lease, CancellationToken cancellationToken = default) =>
+        DecideAsync(
+            lease,
+            message =>
             {
-                message!.Completed = true;
+                message.Completed = true;
                 message.Token = 0;
                 _leased.Remove(message);
                 _completed++;
-            }
-            else
-            {
-                _rejectedCompletes++;
-            }
-        }
-
-        await ReplyAsync(cancellationToken).ConfigureAwait(false);
-        return completed;
-    }
+            },
+            () => _rejectedCompletes++,
+            cancellationToken);
 
     /// <inheritdoc/>
-    public async ValueTask<bool> AbandonAsync(Lease lease, CancellationToken cancellationToken = default)
-    {
-        ArgumentNullException.ThrowIfNull(lease);
-        bool released;
-        lock (_gate)
-        {
-            released = TryGetCurrent(lease, out Message? message);
-            if (released)
+    public ValueTask<bool> AbandonAsync(Lease lease, CancellationToken cancellationToken = default) =>
+        DecideAsync(
+            lease,
+            message =>
             {
-                message!.Token = 0;
+                message.Token = 0;
                 _leased.Remove(message);
                 _ready.AddFirst(message);
                 _abandoned++;
-            }
-        }
-
-        await ReplyAsync(cancellationToken).ConfigureAwait(false);
-        return released;
-    }
+            },
+            refused: null,
+            cancellationToken);
 
     /// <inheritdoc/>
     public ValueTask<BusCounts> GetCountsAsync(CancellationToken cancellationToken = default)
@@ -179,6 +145,29 @@ public sealed class InMemoryMessageBus : IMessageBus
             message.Expired = false;
             return new Lease(message.Id, message.Payload, message.Token, message.DeliveryCount, LeaseUntil: message.LeasedUntil);
         }
+    }
+
+    // Under the gate, one decision on a lease: current (the message's own token, not expired) or refused; the reply comes after
+    // the latency.
+    private async ValueTask<bool> DecideAsync(Lease lease, Action<Message> current, Action? refused, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(lease);
+        bool decided;
+        lock (_gate)
+        {
+            decided = TryGetCurrent(lease, out Message? message);
+            if (decided)
+            {
+                current(message!);
+            }
+            else
+            {
+                refused?.Invoke();
+            }
+        }
+
+        await ReplyAsync(cancellationToken).ConfigureAwait(false);
+        return decided;
     }
 
     // Current: the message is leased with this very token, and the lease has not expired by the broker's clock.
