@@ -119,8 +119,9 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
     }
 
     /// <summary>
-    /// Takes the oldest message that is not completed and not under a current lease, and leases it to the options' <see cref="LeaseQueueOptions.Owner"/> for
-    /// <paramref name="leaseDuration"/> from the database's now, with a new fencing token. A message whose lease expired is redelivered.
+    /// Takes the oldest message that is not completed and not under a current lease, and leases it to the options'
+    /// <see cref="LeaseQueueOptions.Owner"/> for <paramref name="leaseDuration"/> from the database's now, with a new fencing token.
+    /// A message whose lease expired is redelivered.
     /// </summary>
     /// <param name="leaseDuration">How long the lease lasts unless renewed: 1 ms to 1 day.</param>
     /// <param name="cancellationToken">Abandons the wait for the reply (the database may still have leased a message; it then expires).</param>
@@ -253,9 +254,10 @@ public sealed partial class PostgresLeaseQueue : ILeaseQueue, IAsyncDisposable
     }
 
     /// <summary>
-    /// Runs one operation, a command of <paramref name="sql"/>, on a pooled connection. A lost connection is retried with back-off while the reconnect budget allows; a
-    /// failure after the statement was sent is retried only if <paramref name="retryAfterSend"/>. On the <paramref name="firstConnection"/>,
-    /// a failure to open is retried only on a server that accepts connections: a refusal, unknown host or no answer is for good.
+    /// Runs one operation, a command of <paramref name="sql"/>, on a pooled connection. A lost connection is retried with back-off
+    /// while the reconnect budget allows; a failure after the statement was sent is retried only if <paramref name="retryAfterSend"/>.
+    /// On the <paramref name="firstConnection"/>, a failure to open is retried only on a server that accepts connections: a refusal,
+    /// unknown host or no answer is for good.
     /// </summary>
     private Task<T> ExecuteAsync<T>(
         string sql,

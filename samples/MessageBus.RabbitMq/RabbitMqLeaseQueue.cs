@@ -524,7 +524,9 @@ public sealed partial class RabbitMqLeaseQueue : ILeaseQueue, IAsyncDisposable
                 await RabbitMqConnection.TryConnectAsync(_factory, _owner, cancellationToken).ConfigureAwait(false);
             if (connection is null)
             {
-                throw _everConnected || accepts ? new RetryableConnectionException(why!, failure, _everConnected) : _reconnector.Error(why!, failure);
+                throw _everConnected || accepts
+                    ? new RetryableConnectionException(why!, failure, reconnecting: _everConnected)
+                    : _reconnector.Error(why!, failure);
             }
 
             try

@@ -143,8 +143,9 @@ public sealed partial class RedisLeaseQueue : ILeaseQueue, IAsyncDisposable
     }
 
     /// <summary>
-    /// Takes the oldest waiting message and leases it to the options' <see cref="LeaseQueueOptions.Owner"/> for <paramref name="leaseDuration"/> from the server's
-    /// now, with a new fencing token. A message whose lock expired is waiting again once a stalled check has moved it back.
+    /// Takes the oldest waiting message and leases it to the options' <see cref="LeaseQueueOptions.Owner"/> for
+    /// <paramref name="leaseDuration"/> from the server's now, with a new fencing token. A message whose lock expired is waiting
+    /// again once a stalled check has moved it back.
     /// </summary>
     /// <param name="leaseDuration">How long the lease lasts unless renewed: 1 ms to 1 day.</param>
     /// <param name="cancellationToken">Abandons the wait for the reply (the server may still have leased a message; it then expires).</param>

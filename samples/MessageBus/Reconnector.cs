@@ -52,8 +52,8 @@ public sealed class Reconnector(LeaseQueueOptions options, string server, string
             TimeSpan elapsed = Stopwatch.GetElapsedTime(start);
             if (elapsed + delay > options.ReconnectTimeout)
             {
-                string retrying = failure.Reconnecting ? "reconnecting" : "retrying";
-                throw Error(options.ReconnectTimeout > TimeSpan.Zero ? $"{failure.Message} (still failing after {retrying} for {elapsed.TotalSeconds:0.#} s)" : failure.Message, failure.InnerException);
+                string retried = $" (still failing after {(failure.Reconnecting ? "reconnecting" : "retrying")} for {elapsed.TotalSeconds:0.#} s)";
+                throw Error(failure.Message + (options.ReconnectTimeout > TimeSpan.Zero ? retried : ""), failure.InnerException);
             }
 
             CountReconnect();
