@@ -4,7 +4,9 @@ using System.Globalization;
 using System.IO;
 using System.Linq;
 using System.Text;
+using System.Text.Encodings.Web;
 using System.Text.Json;
+using System.Text.Json.Serialization;
 using LeaseWorker.Core;
 using Samples.Support;
 
@@ -25,6 +27,15 @@ public static class Report
     public const string VirtualTimeNote =
         "On virtual time: each run has a clock of its own, every CPU part advances it, every wait is a timer on it, and the loop jumps " +
         "it to the next timer when it has nothing to run; the times below are exact, the same on any machine at any load.";
+
+    // Relaxed escaping: the notes' apostrophes and plus signs as they are. A ratio over a zero bound is written "Infinity".
+    private static readonly JsonSerializerOptions s_json = new(JsonSerializerDefaults.Web)
+    {
+        WriteIndented = true,
+        Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping,
+        NumberHandling = JsonNumberHandling.AllowNamedFloatingPointLiterals,
+        Converters = { new SecondsConverter(), new JsonStringEnumConverter(JsonNamingPolicy.CamelCase) },
+    };
 
     /// <summary>The widest line of the default output.</summary>
     public const int Width = Paragraph.Width;
@@ -50,10 +61,10 @@ public static class Report
         output.WriteLine();
     }
 
-    public static void Write(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results, OutputFormat format, bool wide = false)
+    public static void Write(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results, bool json, bool wide)
     {
         ArgumentNullException.ThrowIfNull(output);
-        if (format == OutputFormat.Json)
+        if (json)
         {
             WriteJson(output, settings, results);
         }
@@ -150,93 +161,17 @@ public static class Report
         Paragraph.Write(output, settings.VirtualTime ? VirtualBaselineNote : BaselineNote, "  ");
     }
 
+    /// <summary>
+    /// Every measurement, for a script: the settings (in the article's time), the baseline note, and each mode's <see cref="ModeResult"/>
+    /// with the bus's counts under <c>bus</c>. Names in camelCase, every duration in seconds.
+    /// </summary>
     public static void WriteJson(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results)
     {
         ArgumentNullException.ThrowIfNull(output);
         ArgumentNullException.ThrowIfNull(settings);
         ArgumentNullException.ThrowIfNull(results);
-        using var stream = new MemoryStream();
-        using (var json = new Utf8JsonWriter(stream, new JsonWriterOptions { Indented = true, Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping }))
-        {
-            json.WriteStartObject();
-            json.WriteStartObject("settings");
-            json.WriteNumber("messages", settings.Messages);
-            json.WriteNumber("steps", settings.Steps);
-            json.WriteNumber("cpuSeconds", settings.Cpu.TotalSeconds);
-            json.WriteNumber("ioSeconds", settings.Io.TotalSeconds);
-            json.WriteString("cpuKind", settings.CpuKind.ToString().ToLowerInvariant());
-            json.WriteNumber("receiveSeconds", settings.Receive.TotalSeconds);
-            json.WriteNumber("refreshDelaySeconds", settings.RefreshDelay.TotalSeconds);
-            json.WriteNumber("refreshSeconds", settings.RefreshDuration.TotalSeconds);
-            json.WriteNumber("leaseSeconds", settings.LeaseTimeout.TotalSeconds);
-            if (settings.Checkpoint is { } checkpoint)
-            {
-                json.WriteNumber("checkpointSeconds", checkpoint.TotalSeconds);
-            }
-            else
-            {
-                json.WriteNull("checkpointSeconds");
-            }
-
-            json.WriteNumber("slicesPerCpuPart", settings.SlicesPerCpuPart);
-            json.WriteNumber("timeScale", settings.TimeScale);
-            json.WriteNumber("latenessLimitMs", settings.Scaled(settings.LatenessLimit).TotalMilliseconds);
-            json.WriteNumber("starvePool", settings.StarvePool);
-            json.WriteBoolean("virtualTime", settings.VirtualTime);
-            json.WriteEndObject();
-
-            json.WriteString("baselineNote", settings.VirtualTime ? VirtualBaselineNote : BaselineNote);
-            json.WriteStartArray("results");
-            foreach (ModeResult r in results)
-            {
-                json.WriteStartObject();
-                json.WriteString("mode", r.Mode);
-                json.WriteString("runsOn", r.RunsOn);
-                json.WriteNumber("received", r.Bus.Received);
-                json.WriteNumber("succeeded", r.Bus.Succeeded);
-                json.WriteNumber("lost", r.Bus.Lost);
-                json.WriteNumber("failedRefreshes", r.Bus.FailedRefreshes);
-                json.WriteNumber("rejectedAcks", r.Bus.RejectedAcks);
-                json.WriteNumber("makespanMs", Math.Round(r.Makespan.TotalMilliseconds, 3));
-                json.WriteNumber("cpuBoundMs", Math.Round(r.Bound.TotalMilliseconds, 3));
-                if (r.CpuThreads is { } threads)
-                {
-                    json.WriteNumber("cpuBoundThreads", threads);
-                }
-                else
-                {
-                    json.WriteNull("cpuBoundThreads");
-                }
-
-                json.WriteNumber("makespanOverBound", Math.Round(r.MakespanOverBound, 4));
-                json.WriteNumber("cpuTimeMs", Math.Round(r.CpuTime.TotalMilliseconds, 3));
-                if (r.LoopCpuTime is { } loop)
-                {
-                    json.WriteNumber("loopThreadCpuMs", Math.Round(loop.TotalMilliseconds, 3));
-                }
-                else
-                {
-                    json.WriteNull("loopThreadCpuMs");
-                }
-
-                json.WriteNumber("peakThreads", r.PeakThreads);
-                json.WriteNumber("worstRefreshLatenessMs", Math.Round(r.Bus.WorstRefreshLateness.TotalMilliseconds, 3));
-                json.WriteNumber("worstTimerLatenessMs", Math.Round(r.WorstTimerLateness.TotalMilliseconds, 3));
-                json.WriteNumber("machineStallMs", Math.Round(r.MachineStall.TotalMilliseconds, 3));
-                json.WriteNumber("threadPoolDelayMs", Math.Round(r.ThreadPoolDelay.TotalMilliseconds, 3));
-                if (r.SeedLaps is { } laps)
-                {
-                    json.WriteNumber("seedPrioritizeLaps", laps);
-                }
-
-                json.WriteEndObject();
-            }
-
-            json.WriteEndArray();
-            json.WriteEndObject();
-        }
-
-        output.WriteLine(System.Text.Encoding.UTF8.GetString(stream.ToArray()));
+        string baselineNote = settings.VirtualTime ? VirtualBaselineNote : BaselineNote;
+        output.WriteLine(JsonSerializer.Serialize(new { settings, baselineNote, results }, s_json));
     }
 
     private static void WriteModes(TextWriter output, IReadOnlyList<ModeResult> results, Settings settings) => Paragraph.Write(

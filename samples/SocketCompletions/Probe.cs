@@ -6,6 +6,7 @@ using System.Net.Sockets;
 using System.Threading;
 using System.Threading.Tasks;
 using PriorityAsync;
+using Samples.Support;
 
 namespace SocketCompletions;
 

@@ -2,14 +2,15 @@ using System;
 using System.Diagnostics;
 using System.Threading;
 
-namespace SocketCompletions;
+namespace Samples.Support;
 
 /// <summary>
 /// Blocks thread-pool threads the way careless code does: work items that block (a <c>.Result</c> on a slow call, a
 /// <c>Thread.Sleep</c>, a lock held across I/O). Nothing here notifies the pool that a thread blocks, so it injects threads at its
-/// starvation rate only.
+/// starvation rate only. SocketCompletions starves the pool under its sockets; LeaseWorker's <c>--starve-pool N</c> floods it with N
+/// items that it never releases.
 /// </summary>
-internal sealed class PoolStarvation : IDisposable
+public sealed class PoolStarvation : IDisposable
 {
     private static readonly TimeSpan s_setupTimeout = TimeSpan.FromSeconds(30);
 
