@@ -32,14 +32,7 @@ public sealed class PoolStarvation : IDisposable
     {
         ThreadPool.GetMinThreads(out int minimum, out _);
         int count = Math.Max(minimum, ThreadPool.ThreadCount);
-        var starvation = new PoolStarvation();
-        for (int i = 0; i < count; i++)
-        {
-            ThreadPool.UnsafeQueueUserWorkItem(static s => s.Block(), starvation, preferLocal: false);
-        }
-
-        starvation.WaitUntilBlocked(count);
-        return starvation;
+        return Start(count, count);
     }
 
     /// <summary>
@@ -49,20 +42,26 @@ public sealed class PoolStarvation : IDisposable
     public static PoolStarvation Flood(int items)
     {
         ThreadPool.GetMinThreads(out int minimum, out _);
-        var starvation = new PoolStarvation();
-        for (int i = 0; i < items; i++)
-        {
-            ThreadPool.UnsafeQueueUserWorkItem(static s => s.Block(), starvation, preferLocal: false);
-        }
-
-        starvation.WaitUntilBlocked(Math.Min(items, minimum));
-        return starvation;
+        return Start(items, Math.Min(items, minimum));
     }
 
     /// <summary>Lets every blocked item return (a flood then drains at once).</summary>
     public void Release() => _release.Set();
 
     public void Dispose() => Release();
+
+    // Queues the items and returns once the first `blocked` of them have a thread each (those the pool can run at once).
+    private static PoolStarvation Start(int items, int blocked)
+    {
+        var starvation = new PoolStarvation();
+        for (int i = 0; i < items; i++)
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(static s => s.Block(), starvation, preferLocal: false);
+        }
+
+        starvation.WaitUntilBlocked(blocked);
+        return starvation;
+    }
 
     private void Block()
     {
