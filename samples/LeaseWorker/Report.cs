@@ -3,7 +3,6 @@ using System.Collections.Generic;
 using System.Globalization;
 using System.IO;
 using System.Linq;
-using System.Text;
 using System.Text.Encodings.Web;
 using System.Text.Json;
 using System.Text.Json.Serialization;
@@ -37,16 +36,13 @@ public static class Report
         Converters = { new SecondsConverter(), new JsonStringEnumConverter(JsonNamingPolicy.CamelCase) },
     };
 
-    /// <summary>The widest line of the default output.</summary>
-    public const int Width = Paragraph.Width;
-
     /// <summary>One sentence on what the experiment is, for a reader who has not read the article.</summary>
     public const string Experiment =
         "The lease-worker experiment of the article \"Async Wandering, part 15\": a worker takes messages from a bus that leases " +
         "them and keeps each lease alive, refreshing it while it processes the message; a lease not refreshed in time is lost, " +
         "and its message with it. The same worker runs on the schedulers below (the modes).";
 
-    /// <summary>What the experiment is and its settings, wrapped to <see cref="Width"/>: printed before the runs.</summary>
+    /// <summary>What the experiment is and its settings, wrapped to <see cref="Paragraph.Width"/>: printed before the runs.</summary>
     public static void WriteIntro(TextWriter output, Settings settings)
     {
         ArgumentNullException.ThrowIfNull(output);
@@ -61,9 +57,12 @@ public static class Report
         output.WriteLine();
     }
 
+    /// <summary>The results: the table that fits <see cref="Paragraph.Width"/> columns, the wide one (--wide) or JSON (--json).</summary>
     public static void Write(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results, bool json, bool wide)
     {
         ArgumentNullException.ThrowIfNull(output);
+        ArgumentNullException.ThrowIfNull(settings);
+        ArgumentNullException.ThrowIfNull(results);
         if (json)
         {
             WriteJson(output, settings, results);
@@ -78,12 +77,9 @@ public static class Report
         }
     }
 
-    /// <summary>The table that fits <see cref="Width"/> columns: what was lost, how long it took, and why, in plain words.</summary>
-    public static void WriteTable(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results)
+    /// <summary>The table that fits <see cref="Paragraph.Width"/> columns: what was lost, how long it took, and why, in plain words.</summary>
+    private static void WriteTable(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results)
     {
-        ArgumentNullException.ThrowIfNull(output);
-        ArgumentNullException.ThrowIfNull(settings);
-        ArgumentNullException.ThrowIfNull(results);
         var rows = new List<string[]> { new[] { "mode", "lost", "took", "vs least possible", "latest refresh", "loop thread CPU" } };
         foreach (ModeResult r in results)
         {
@@ -114,11 +110,8 @@ public static class Report
     }
 
     /// <summary>Every column, about 180 characters wide (--wide), and per mode the failed refreshes and the machine's own delays.</summary>
-    public static void WriteWideTable(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results)
+    private static void WriteWideTable(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results)
     {
-        ArgumentNullException.ThrowIfNull(output);
-        ArgumentNullException.ThrowIfNull(settings);
-        ArgumentNullException.ThrowIfNull(results);
         output.WriteLine($"A lease is lost when a refresh is more than {Format.Duration(settings.Scaled(settings.LatenessLimit))} late.");
         output.WriteLine();
 
@@ -165,11 +158,8 @@ public static class Report
     /// Every measurement, for a script: the settings (in the article's time), the baseline note, and each mode's <see cref="ModeResult"/>
     /// with the bus's counts under <c>bus</c>. Names in camelCase, every duration in seconds.
     /// </summary>
-    public static void WriteJson(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results)
+    private static void WriteJson(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results)
     {
-        ArgumentNullException.ThrowIfNull(output);
-        ArgumentNullException.ThrowIfNull(settings);
-        ArgumentNullException.ThrowIfNull(results);
         string baselineNote = settings.VirtualTime ? VirtualBaselineNote : BaselineNote;
         output.WriteLine(JsonSerializer.Serialize(new { settings, baselineNote, results }, s_json));
     }
@@ -193,29 +183,14 @@ public static class Report
     // Columns separated by two spaces; the first left-aligned, numbers right-aligned; a rule under the header.
     private static void WriteRows(TextWriter output, List<string[]> rows)
     {
-        var widths = new int[rows[0].Length];
-        foreach (string[] row in rows)
-        {
-            for (int i = 0; i < row.Length; i++)
-            {
-                widths[i] = Math.Max(widths[i], row[i].Length);
-            }
-        }
-
+        int[] widths = [.. Enumerable.Range(0, rows[0].Length).Select(i => rows.Max(row => row[i].Length))];
         for (int r = 0; r < rows.Count; r++)
         {
-            var line = new StringBuilder();
-            for (int i = 0; i < widths.Length; i++)
-            {
-                line.Append(i == 0 ? rows[r][i].PadRight(widths[i]) : rows[r][i].PadLeft(widths[i]));
-                line.Append(i + 1 < widths.Length ? "  " : string.Empty);
-            }
-
-            string text = line.ToString().TrimEnd();
-            output.WriteLine(text);
+            string line = string.Join("  ", rows[r].Select((cell, i) => i == 0 ? cell.PadRight(widths[i]) : cell.PadLeft(widths[i]))).TrimEnd();
+            output.WriteLine(line);
             if (r == 0)
             {
-                output.WriteLine(new string('-', text.Length));
+                output.WriteLine(new string('-', line.Length));
             }
         }
     }
