@@ -11,7 +11,6 @@
 // wave took to load. --clock virtual runs the same on virtual time: exact figures, whatever the machine's load.
 
 using System;
-using System.IO;
 using FrameLoop;
 using Samples.Support;
 
@@ -20,7 +19,7 @@ if (SampleCommandLine.Exit("FrameLoop", CommandLine.TryParse(args, out Settings 
     return exit;
 }
 
-Console.WriteLine(Report.Header(settings, LoadAverage()));
+Console.WriteLine(Report.Header(settings, Machine.LoadAverage()));
 Console.WriteLine();
 Console.WriteLine(Report.ColumnHeader);
 DrainResult? fifo = null;
@@ -43,19 +42,3 @@ Console.WriteLine(verdict);
 
 // On virtual time a claim that fails is the library's failure; on the machine's clock it may be the machine's load: the verdict says so.
 return kept || !settings.Virtual ? 0 : 1;
-
-static string? LoadAverage()
-{
-    try
-    {
-        return File.ReadAllText("/proc/loadavg").Split(' ')[0];
-    }
-    catch (IOException)
-    {
-        return null;
-    }
-    catch (UnauthorizedAccessException)
-    {
-        return null;
-    }
-}

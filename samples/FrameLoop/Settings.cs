@@ -1,4 +1,5 @@
 using System;
+using System.Linq;
 
 namespace FrameLoop;
 
@@ -99,19 +100,5 @@ internal sealed record Settings
         }
 
         return null;
-    }
-}
-
-internal static class TimeSpanExtensions
-{
-    public static TimeSpan Max(this TimeSpan[] values)
-    {
-        TimeSpan max = TimeSpan.MinValue;
-        foreach (TimeSpan value in values)
-        {
-            max = value > max ? value : max;
-        }
-
-        return max;
     }
 }

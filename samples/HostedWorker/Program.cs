@@ -8,17 +8,11 @@ using MessageBus;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using PriorityAsync.Hosting;
+using Samples.Support;
 
-if (!WorkerSettings.TryParse(args, out WorkerSettings? settings, out string? error))
+if (SampleCommandLine.Exit("HostedWorker", WorkerSettings.TryParse(args, out WorkerSettings settings, out string? show, out string? error), show, error) is { } exit)
 {
-    Console.Error.WriteLine($"HostedWorker: {error}");
-    return 2;
-}
-
-if (settings.Show is { } text)
-{
-    Console.Out.Write(text);
-    return 0;
+    return exit;
 }
 
 var bus = new InMemoryMessageBus(settings.Latency);

@@ -39,48 +39,36 @@ public sealed class WorkerSettings
 
     public int ProgressEvery { get; private init; } = 50;
 
-    /// <summary>--help or --version: the text to print (the generated help, or the version), then exit 0; null: run.</summary>
-    public string? Show { get; private init; }
+    /// <summary>
+    /// False with one line in <paramref name="error"/> for bad input; true otherwise, with <paramref name="show"/> set for --help or
+    /// --version (the text to print; the settings are then the defaults).
+    /// </summary>
+    public static bool TryParse(IReadOnlyList<string> args, out WorkerSettings settings, out string? show, [NotNullWhen(false)] out string? error) =>
+        s_line.TryParse(args, s_defaults, Read, Validate, out settings, out show, out error);
 
-    public static bool TryParse(IReadOnlyList<string> args, [NotNullWhen(true)] out WorkerSettings? settings, [NotNullWhen(false)] out string? error)
+    private static WorkerSettings Read(ParseResult result) => new()
     {
-        settings = null;
-        if (!s_line.TryParse(args, out ParseResult result, out string? show, out error))
-        {
-            return false;
-        }
+        Messages = result.GetValue(s_messages),
+        Work = SampleCommandLine.GetDuration(result, s_work)!.Value,
+        Checkpoint = SampleCommandLine.GetDuration(result, s_checkpoint)!.Value,
+        Concurrency = result.GetValue(s_concurrency),
+        LeaseDuration = SampleCommandLine.GetDuration(result, s_lease)!.Value,
+        RenewInterval = SampleCommandLine.GetDuration(result, s_renewEvery)!.Value,
+        Latency = SampleCommandLine.GetDuration(result, s_latency)!.Value,
+        ProgressEvery = result.GetValue(s_progressEvery),
+    };
 
-        var parsed = new WorkerSettings
-        {
-            Messages = result.GetValue(s_messages),
-            Work = SampleCommandLine.GetDuration(result, s_work)!.Value,
-            Checkpoint = SampleCommandLine.GetDuration(result, s_checkpoint)!.Value,
-            Concurrency = result.GetValue(s_concurrency),
-            LeaseDuration = SampleCommandLine.GetDuration(result, s_lease)!.Value,
-            RenewInterval = SampleCommandLine.GetDuration(result, s_renewEvery)!.Value,
-            Latency = SampleCommandLine.GetDuration(result, s_latency)!.Value,
-            ProgressEvery = result.GetValue(s_progressEvery),
-            Show = show,
-        };
-        error = parsed switch
-        {
-            { Messages: < 0 or > 1_000_000 } => $"--messages must be from 0 to 1000000 (got {parsed.Messages}).",
-            { Concurrency: < 1 or > 1000 } => $"--concurrency must be from 1 to 1000 (got {parsed.Concurrency}).",
-            { Work.Ticks: < 0 } => "--work must not be negative.",
-            { Latency.Ticks: < 0 } => "--latency must not be negative.",
-            { Checkpoint.TotalMilliseconds: < 1 } => $"--checkpoint must be at least 1ms (got {parsed.Checkpoint.TotalMilliseconds} ms).",
-            { RenewInterval.TotalMilliseconds: < 1 } => $"--renew-every must be at least 1ms (got {parsed.RenewInterval.TotalMilliseconds} ms).",
-            { ProgressEvery: < 1 } => $"--progress-every must be at least 1 (got {parsed.ProgressEvery}).",
-            _ when parsed.LeaseDuration <= parsed.RenewInterval + parsed.Latency =>
-                $"--lease ({parsed.LeaseDuration.TotalMilliseconds} ms) must be longer than --renew-every plus --latency ({(parsed.RenewInterval + parsed.Latency).TotalMilliseconds} ms).",
-            _ => null,
-        };
-        if (error is not null)
-        {
-            return false;
-        }
-
-        settings = parsed;
-        return true;
-    }
+    private static string? Validate(WorkerSettings parsed) => parsed switch
+    {
+        { Messages: < 0 or > 1_000_000 } => $"--messages must be from 0 to 1000000 (got {parsed.Messages}).",
+        { Concurrency: < 1 or > 1000 } => $"--concurrency must be from 1 to 1000 (got {parsed.Concurrency}).",
+        { Work.Ticks: < 0 } => "--work must not be negative.",
+        { Latency.Ticks: < 0 } => "--latency must not be negative.",
+        { Checkpoint.TotalMilliseconds: < 1 } => $"--checkpoint must be at least 1ms (got {parsed.Checkpoint.TotalMilliseconds} ms).",
+        { RenewInterval.TotalMilliseconds: < 1 } => $"--renew-every must be at least 1ms (got {parsed.RenewInterval.TotalMilliseconds} ms).",
+        { ProgressEvery: < 1 } => $"--progress-every must be at least 1 (got {parsed.ProgressEvery}).",
+        _ when parsed.LeaseDuration <= parsed.RenewInterval + parsed.Latency =>
+            $"--lease ({parsed.LeaseDuration.TotalMilliseconds} ms) must be longer than --renew-every plus --latency ({(parsed.RenewInterval + parsed.Latency).TotalMilliseconds} ms).",
+        _ => null,
+    };
 }

@@ -48,47 +48,21 @@ public static class CommandLine
     private static readonly Option<bool> s_virtualTime = s_line.Add(SampleCommandLine.Flag("--virtual-time",
         "run each mode on a virtual clock: CPU parts advance it, every wait is a timer on it, and the loop jumps it when idle; exact, " +
         "the same at any load, in milliseconds; the article's durations unscaled unless --time-scale is given; single-thread modes only"));
-    private static readonly Option<bool> s_json = s_line.Add(SampleCommandLine.Flag("--json", "every measurement as JSON, for a script, instead of the table"));
+    private static readonly Option<bool> s_json = s_line.Add(SampleCommandLine.Flag("--json", "every measurement as JSON (durations in seconds), for a script, instead of the table"));
     private static readonly Option<bool> s_wide = s_line.Add(SampleCommandLine.Flag("--wide", "the full table: every column and the bystander notes (about 180 columns; the default fits 120)"));
     private static readonly Option<string?> s_trace = s_line.Add(SampleCommandLine.OutputFile("--trace", "FILE", "write PriorityAsync's dispatch trace of the priority run (Chrome trace JSON: Perfetto, chrome://tracing)"));
     private static readonly Option<string?> s_timeline = s_line.Add(SampleCommandLine.OutputFile("--timeline", "FILE", "write an SVG timeline, one lane per message, of every mode run, side by side"));
 
-    public static bool TryParse(IReadOnlyList<string> args, [NotNullWhen(true)] out Options? options, [NotNullWhen(false)] out string? error)
+    /// <summary>
+    /// False with one line in <paramref name="error"/> for bad input; true otherwise, with <paramref name="show"/> set for --help or
+    /// --version (the text to print; the options are then the defaults).
+    /// </summary>
+    public static bool TryParse(IReadOnlyList<string> args, out Options options, out string? show, [NotNullWhen(false)] out string? error) =>
+        s_line.TryParse(args, new Options(s_defaults, AllModes), Read, Validate, out options, out show, out error);
+
+    private static Options Read(ParseResult result)
     {
-        options = null;
-        if (!s_line.TryParse(args, out ParseResult result, out string? show, out error))
-        {
-            return false;
-        }
-
-        IReadOnlyList<string> modes = SampleCommandLine.GetList(result, s_modes);
-        if (show is not null)
-        {
-            options = new Options(s_defaults, AllModes, OutputFormat.Table, show);
-            return true;
-        }
-
         bool virtualTime = result.GetValue(s_virtualTime);
-        if (virtualTime)
-        {
-            if (!Given(result, s_modes))
-            {
-                modes = VirtualTimeModes;
-            }
-            else if (modes.FirstOrDefault(m => !VirtualTimeModes.Contains(m)) is { } realOnly)
-            {
-                error = $"--modes {realOnly} cannot run with --virtual-time: {VirtualTimeModesText}";
-                return false;
-            }
-
-            if (Given(result, s_cpuKind) || Given(result, s_starvePool))
-            {
-                error = "--cpu-kind and --starve-pool have no meaning with --virtual-time: a CPU part advances the virtual clock, " +
-                        "and no wait needs the thread pool.";
-                return false;
-            }
-        }
-
         var settings = new Settings
         {
             Messages = result.GetValue(s_messages),
@@ -106,23 +80,25 @@ public static class CommandLine
             StarvePool = result.GetValue(s_starvePool),
             VirtualTime = virtualTime,
         };
-        string? tracePath = result.GetValue(s_trace);
+        IReadOnlyList<string> modes = virtualTime && !Given(result, s_modes) ? VirtualTimeModes : SampleCommandLine.GetList(result, s_modes);
+        return new Options(settings, modes, result.GetValue(s_json), result.GetValue(s_wide), result.GetValue(s_trace), result.GetValue(s_timeline));
+    }
 
-        error = settings.Validate();
-        if (error is not null)
+    private static string? Validate(Options options)
+    {
+        if (options.Settings.VirtualTime && options.Modes.FirstOrDefault(m => !VirtualTimeModes.Contains(m)) is { } realOnly)
         {
-            return false;
+            return $"--modes {realOnly} cannot run with --virtual-time: {VirtualTimeModesText}";
         }
 
-        if (tracePath is not null && !modes.Contains("priority"))
+        if (options.Settings.Validate() is { } error)
         {
-            error = "--trace records the priority mode, which --modes leaves out.";
-            return false;
+            return error;
         }
 
-        OutputFormat format = result.GetValue(s_json) ? OutputFormat.Json : OutputFormat.Table;
-        options = new Options(settings, modes, format, Show: null, tracePath, result.GetValue(s_timeline), result.GetValue(s_wide));
-        return true;
+        return options.TracePath is not null && !options.Modes.Contains("priority")
+            ? "--trace records the priority mode, which --modes leaves out."
+            : null;
     }
 
     /// <summary>Whether the command line gave <paramref name="option"/> (not its default).</summary>

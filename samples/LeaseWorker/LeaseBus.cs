@@ -63,7 +63,18 @@ public sealed class LeaseBus
     /// <param name="replyTimer">The timer that delivers the reply to the worker (it stands for the network); the bus's clock by default.</param>
     public Task<Lease?> ReceiveAsync(TimeProvider? replyTimer = null)
     {
-        Lease? lease = Deliver(Now + _receive);
+        TimeSpan deliveredAt = Now + _receive;
+        Lease? lease = null;
+        lock (_gate)
+        {
+            if (_remaining > 0)
+            {
+                _remaining--;
+                _received++;
+                lease = new Lease(_received, deliveredAt, deliveredAt + _leaseTimeout);
+            }
+        }
+
         return Reply(_receive, replyTimer, lease);
     }
 
@@ -111,23 +122,7 @@ public sealed class LeaseBus
         }
     }
 
-    /// <summary>Delivers the next message with its lease starting at <paramref name="at"/> on the bus's clock.</summary>
-    internal Lease? Deliver(TimeSpan at)
-    {
-        lock (_gate)
-        {
-            if (_remaining == 0)
-            {
-                return null;
-            }
-
-            _remaining--;
-            _received++;
-            return new Lease(_received, at, at + _leaseTimeout);
-        }
-    }
-
-    internal bool Renew(Lease lease)
+    private bool Renew(Lease lease)
     {
         lock (_gate)
         {
@@ -160,7 +155,7 @@ public sealed class LeaseBus
         }
     }
 
-    internal bool Complete(Lease lease)
+    private bool Complete(Lease lease)
     {
         lock (_gate)
         {

@@ -12,28 +12,22 @@
 // and, when --modes names it, a fifth: priority-threads, the same levels on a PriorityThreadPool with one thread per core.
 //
 // Everything below is in the seed's time; --time-scale shrinks every duration by one factor so the run takes seconds.
-// The worker is Worker.cs, the bus LeaseBus.cs, and what each mode does at the worker's scheduling points is in Modes/.
+// The worker is Worker.cs, the bus LeaseBus.cs, and what each mode does at the worker's scheduling points is in LeaseWorker.Core/Modes.
 
 using System;
 using System.Collections.Generic;
 using System.Globalization;
 using LeaseWorker;
+using Samples.Support;
 
 // 1. The settings: the seed's numbers, changed by the command line. Bad arguments: one line on stderr, exit code 2.
-if (!CommandLine.TryParse(args, out Options? options, out string? error))
+if (SampleCommandLine.Exit("LeaseWorker", CommandLine.TryParse(args, out Options options, out string? show, out string? error), show, error) is { } exit)
 {
-    Console.Error.WriteLine($"LeaseWorker: {error}");
-    return 2;
-}
-
-if (options.Show is { } text)
-{
-    Console.Out.Write(text);
-    return 0;
+    return exit;
 }
 
 Settings settings = options.Settings;
-bool table = options.Format == OutputFormat.Table;
+bool table = !options.Json;
 
 if (table)
 {
@@ -43,11 +37,12 @@ if (table)
 // 2. Warm up: a tiny run of each mode, so JIT compilation is not charged to the measured runs.
 Simulation.WarmUp(settings, options.Modes);
 
-// --starve-pool N: a careless library blocks N thread-pool threads forever. After the warm-up, so that the measured runs meet the
-// starved pool rather than the warm-up (the pool recovers only by injecting threads, which the warm-up would give it time to do).
+// --starve-pool N: a careless library blocks N thread-pool threads forever (never released). After the warm-up, so that the
+// measured runs meet the starved pool rather than the warm-up (the pool recovers only by injecting threads, which the warm-up
+// would give it time to do).
 if (settings.StarvePool > 0)
 {
-    PoolStarvation.BlockForever(settings.StarvePool);
+    PoolStarvation.Flood(settings.StarvePool);
 }
 
 // 3. Run each mode against a fresh bus: makespan, CPU time and threads measured here, received / succeeded / lost counted by the bus.
@@ -72,5 +67,5 @@ foreach (string mode in options.Modes)
 observation.Finish(settings);
 
 // 4. The report. Exit code 0 whatever was lost: losing messages is a result, not an error; 2 if --trace or --timeline could not be written.
-Report.Write(Console.Out, settings, results, options.Format, options.Wide);
+Report.Write(Console.Out, settings, results, options.Json, options.Wide);
 return observation.Failed ? 2 : 0;

@@ -3,8 +3,9 @@ using System.Collections.Generic;
 using System.Globalization;
 using System.IO;
 using System.Linq;
-using System.Text;
+using System.Text.Encodings.Web;
 using System.Text.Json;
+using System.Text.Json.Serialization;
 using LeaseWorker.Core;
 using Samples.Support;
 
@@ -26,8 +27,14 @@ public static class Report
         "On virtual time: each run has a clock of its own, every CPU part advances it, every wait is a timer on it, and the loop jumps " +
         "it to the next timer when it has nothing to run; the times below are exact, the same on any machine at any load.";
 
-    /// <summary>The widest line of the default output.</summary>
-    public const int Width = Paragraph.Width;
+    // Relaxed escaping: the notes' apostrophes and plus signs as they are. A ratio over a zero bound is written "Infinity".
+    private static readonly JsonSerializerOptions s_json = new(JsonSerializerDefaults.Web)
+    {
+        WriteIndented = true,
+        Encoder = JavaScriptEncoder.UnsafeRelaxedJsonEscaping,
+        NumberHandling = JsonNumberHandling.AllowNamedFloatingPointLiterals,
+        Converters = { new SecondsConverter(), new JsonStringEnumConverter(JsonNamingPolicy.CamelCase) },
+    };
 
     /// <summary>One sentence on what the experiment is, for a reader who has not read the article.</summary>
     public const string Experiment =
@@ -35,7 +42,7 @@ public static class Report
         "them and keeps each lease alive, refreshing it while it processes the message; a lease not refreshed in time is lost, " +
         "and its message with it. The same worker runs on the schedulers below (the modes).";
 
-    /// <summary>What the experiment is and its settings, wrapped to <see cref="Width"/>: printed before the runs.</summary>
+    /// <summary>What the experiment is and its settings, wrapped to <see cref="Paragraph.Width"/>: printed before the runs.</summary>
     public static void WriteIntro(TextWriter output, Settings settings)
     {
         ArgumentNullException.ThrowIfNull(output);
@@ -50,10 +57,13 @@ public static class Report
         output.WriteLine();
     }
 
-    public static void Write(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results, OutputFormat format, bool wide = false)
+    /// <summary>The results: the table that fits <see cref="Paragraph.Width"/> columns, the wide one (--wide) or JSON (--json).</summary>
+    public static void Write(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results, bool json, bool wide)
     {
         ArgumentNullException.ThrowIfNull(output);
-        if (format == OutputFormat.Json)
+        ArgumentNullException.ThrowIfNull(settings);
+        ArgumentNullException.ThrowIfNull(results);
+        if (json)
         {
             WriteJson(output, settings, results);
         }
@@ -67,12 +77,9 @@ public static class Report
         }
     }
 
-    /// <summary>The table that fits <see cref="Width"/> columns: what was lost, how long it took, and why, in plain words.</summary>
-    public static void WriteTable(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results)
+    /// <summary>The table that fits <see cref="Paragraph.Width"/> columns: what was lost, how long it took, and why, in plain words.</summary>
+    private static void WriteTable(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results)
     {
-        ArgumentNullException.ThrowIfNull(output);
-        ArgumentNullException.ThrowIfNull(settings);
-        ArgumentNullException.ThrowIfNull(results);
         var rows = new List<string[]> { new[] { "mode", "lost", "took", "vs least possible", "latest refresh", "loop thread CPU" } };
         foreach (ModeResult r in results)
         {
@@ -103,11 +110,8 @@ public static class Report
     }
 
     /// <summary>Every column, about 180 characters wide (--wide), and per mode the failed refreshes and the machine's own delays.</summary>
-    public static void WriteWideTable(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results)
+    private static void WriteWideTable(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results)
     {
-        ArgumentNullException.ThrowIfNull(output);
-        ArgumentNullException.ThrowIfNull(settings);
-        ArgumentNullException.ThrowIfNull(results);
         output.WriteLine($"A lease is lost when a refresh is more than {Format.Duration(settings.Scaled(settings.LatenessLimit))} late.");
         output.WriteLine();
 
@@ -150,93 +154,14 @@ public static class Report
         Paragraph.Write(output, settings.VirtualTime ? VirtualBaselineNote : BaselineNote, "  ");
     }
 
-    public static void WriteJson(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results)
+    /// <summary>
+    /// Every measurement, for a script: the settings (in the article's time), the baseline note, and each mode's <see cref="ModeResult"/>
+    /// with the bus's counts under <c>bus</c>. Names in camelCase, every duration in seconds.
+    /// </summary>
+    private static void WriteJson(TextWriter output, Settings settings, IReadOnlyList<ModeResult> results)
     {
-        ArgumentNullException.ThrowIfNull(output);
-        ArgumentNullException.ThrowIfNull(settings);
-        ArgumentNullException.ThrowIfNull(results);
-        using var stream = new MemoryStream();
-        using (var json = new Utf8JsonWriter(stream, new JsonWriterOptions { Indented = true, Encoder = System.Text.Encodings.Web.JavaScriptEncoder.UnsafeRelaxedJsonEscaping }))
-        {
-            json.WriteStartObject();
-            json.WriteStartObject("settings");
-            json.WriteNumber("messages", settings.Messages);
-            json.WriteNumber("steps", settings.Steps);
-            json.WriteNumber("cpuSeconds", settings.Cpu.TotalSeconds);
-            json.WriteNumber("ioSeconds", settings.Io.TotalSeconds);
-            json.WriteString("cpuKind", settings.CpuKind.ToString().ToLowerInvariant());
-            json.WriteNumber("receiveSeconds", settings.Receive.TotalSeconds);
-            json.WriteNumber("refreshDelaySeconds", settings.RefreshDelay.TotalSeconds);
-            json.WriteNumber("refreshSeconds", settings.RefreshDuration.TotalSeconds);
-            json.WriteNumber("leaseSeconds", settings.LeaseTimeout.TotalSeconds);
-            if (settings.Checkpoint is { } checkpoint)
-            {
-                json.WriteNumber("checkpointSeconds", checkpoint.TotalSeconds);
-            }
-            else
-            {
-                json.WriteNull("checkpointSeconds");
-            }
-
-            json.WriteNumber("slicesPerCpuPart", settings.SlicesPerCpuPart);
-            json.WriteNumber("timeScale", settings.TimeScale);
-            json.WriteNumber("latenessLimitMs", settings.Scaled(settings.LatenessLimit).TotalMilliseconds);
-            json.WriteNumber("starvePool", settings.StarvePool);
-            json.WriteBoolean("virtualTime", settings.VirtualTime);
-            json.WriteEndObject();
-
-            json.WriteString("baselineNote", settings.VirtualTime ? VirtualBaselineNote : BaselineNote);
-            json.WriteStartArray("results");
-            foreach (ModeResult r in results)
-            {
-                json.WriteStartObject();
-                json.WriteString("mode", r.Mode);
-                json.WriteString("runsOn", r.RunsOn);
-                json.WriteNumber("received", r.Bus.Received);
-                json.WriteNumber("succeeded", r.Bus.Succeeded);
-                json.WriteNumber("lost", r.Bus.Lost);
-                json.WriteNumber("failedRefreshes", r.Bus.FailedRefreshes);
-                json.WriteNumber("rejectedAcks", r.Bus.RejectedAcks);
-                json.WriteNumber("makespanMs", Math.Round(r.Makespan.TotalMilliseconds, 3));
-                json.WriteNumber("cpuBoundMs", Math.Round(r.Bound.TotalMilliseconds, 3));
-                if (r.CpuThreads is { } threads)
-                {
-                    json.WriteNumber("cpuBoundThreads", threads);
-                }
-                else
-                {
-                    json.WriteNull("cpuBoundThreads");
-                }
-
-                json.WriteNumber("makespanOverBound", Math.Round(r.MakespanOverBound, 4));
-                json.WriteNumber("cpuTimeMs", Math.Round(r.CpuTime.TotalMilliseconds, 3));
-                if (r.LoopCpuTime is { } loop)
-                {
-                    json.WriteNumber("loopThreadCpuMs", Math.Round(loop.TotalMilliseconds, 3));
-                }
-                else
-                {
-                    json.WriteNull("loopThreadCpuMs");
-                }
-
-                json.WriteNumber("peakThreads", r.PeakThreads);
-                json.WriteNumber("worstRefreshLatenessMs", Math.Round(r.Bus.WorstRefreshLateness.TotalMilliseconds, 3));
-                json.WriteNumber("worstTimerLatenessMs", Math.Round(r.WorstTimerLateness.TotalMilliseconds, 3));
-                json.WriteNumber("machineStallMs", Math.Round(r.MachineStall.TotalMilliseconds, 3));
-                json.WriteNumber("threadPoolDelayMs", Math.Round(r.ThreadPoolDelay.TotalMilliseconds, 3));
-                if (r.SeedLaps is { } laps)
-                {
-                    json.WriteNumber("seedPrioritizeLaps", laps);
-                }
-
-                json.WriteEndObject();
-            }
-
-            json.WriteEndArray();
-            json.WriteEndObject();
-        }
-
-        output.WriteLine(System.Text.Encoding.UTF8.GetString(stream.ToArray()));
+        string baselineNote = settings.VirtualTime ? VirtualBaselineNote : BaselineNote;
+        output.WriteLine(JsonSerializer.Serialize(new { settings, baselineNote, results }, s_json));
     }
 
     private static void WriteModes(TextWriter output, IReadOnlyList<ModeResult> results, Settings settings) => Paragraph.Write(
@@ -258,29 +183,14 @@ public static class Report
     // Columns separated by two spaces; the first left-aligned, numbers right-aligned; a rule under the header.
     private static void WriteRows(TextWriter output, List<string[]> rows)
     {
-        var widths = new int[rows[0].Length];
-        foreach (string[] row in rows)
-        {
-            for (int i = 0; i < row.Length; i++)
-            {
-                widths[i] = Math.Max(widths[i], row[i].Length);
-            }
-        }
-
+        int[] widths = [.. Enumerable.Range(0, rows[0].Length).Select(i => rows.Max(row => row[i].Length))];
         for (int r = 0; r < rows.Count; r++)
         {
-            var line = new StringBuilder();
-            for (int i = 0; i < widths.Length; i++)
-            {
-                line.Append(i == 0 ? rows[r][i].PadRight(widths[i]) : rows[r][i].PadLeft(widths[i]));
-                line.Append(i + 1 < widths.Length ? "  " : string.Empty);
-            }
-
-            string text = line.ToString().TrimEnd();
-            output.WriteLine(text);
+            string line = string.Join("  ", rows[r].Select((cell, i) => i == 0 ? cell.PadRight(widths[i]) : cell.PadLeft(widths[i]))).TrimEnd();
+            output.WriteLine(line);
             if (r == 0)
             {
-                output.WriteLine(new string('-', text.Length));
+                output.WriteLine(new string('-', line.Length));
             }
         }
     }

@@ -62,6 +62,12 @@ public sealed record Settings
     /// <summary>Checks the settings; returns a one-line reason when they cannot make a meaningful run.</summary>
     public string? Validate()
     {
+        if (VirtualTime && (CpuKind != CpuKind.Sleep || StarvePool > 0))
+        {
+            return "--cpu-kind spin and --starve-pool have no meaning with --virtual-time: a CPU part advances the virtual clock, " +
+                   "and no wait needs the thread pool.";
+        }
+
         if (Messages is < 1 or > 1_000_000)
         {
             return $"--messages must be from 1 to 1000000 (got {Messages}).";

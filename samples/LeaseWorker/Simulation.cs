@@ -94,25 +94,10 @@ public static class Simulation
         return completion.Task;
     }
 
-    /// <summary>Runs each mode once on a tiny workload, so that JIT compilation is not charged to the measured runs.</summary>
-    public static async Task WarmUpAsync(Settings settings, IEnumerable<string> modes)
-    {
-        ArgumentNullException.ThrowIfNull(settings);
-        ArgumentNullException.ThrowIfNull(modes);
-        if (settings.VirtualTime)
-        {
-            return; // nothing is measured in real time
-        }
-
-        foreach (string mode in modes)
-        {
-            await RunAsync(mode, WarmUpSettings(settings)).ConfigureAwait(false);
-        }
-    }
-
     /// <summary>
-    /// Blocking <see cref="WarmUpAsync"/>, for the program's main thread. It blocks on each run in turn rather than on
-    /// <see cref="WarmUpAsync"/>, whose continuations need a thread-pool thread: with <c>--starve-pool</c> there may be none.
+    /// Runs each mode once on a tiny workload, so that JIT compilation is not charged to the measured runs. For the program's main
+    /// thread: it blocks on each run in turn, as continuations of an async warm-up would need a thread-pool thread, and with
+    /// <c>--starve-pool</c> there may be none.
     /// </summary>
     public static void WarmUp(Settings settings, IEnumerable<string> modes)
     {

@@ -45,7 +45,7 @@ public static class TimelineSvg
         svg.WriteAttributeString("viewBox", $"0 0 {Number(width)} {Number(height)}");
         svg.WriteAttributeString("font-family", "sans-serif");
         svg.WriteAttributeString("font-size", "11");
-        Rect(svg, 0, 0, width, height, "white", null);
+        Rect(svg, 0, 0, width, height, "white");
         Text(svg, Left, 18, "Lease worker: one lane per message, one panel per mode, same time scale", "start", "13", "bold");
         Text(svg, Left, 36, caption, "start", "11", null);
 
@@ -60,7 +60,7 @@ public static class TimelineSvg
             for (int lane = 1; lane <= lanes; lane++)
             {
                 double y = Top + ((lane - 1) * (LaneHeight + LaneGap));
-                Rect(svg, x0, y, PanelWidth, LaneHeight, "#f4f4f4", null);
+                Rect(svg, x0, y, PanelWidth, LaneHeight, "#f4f4f4");
                 if (panel == 0)
                 {
                     Text(svg, x0 - 6, y + 13, $"#{lane}", "end", "10", null);
@@ -74,21 +74,13 @@ public static class TimelineSvg
                 double x = x0 + (span.Start.TotalSeconds * scale);
                 double w = Math.Max(0.8, (span.End - span.Start).TotalSeconds * scale);
                 (double inset, string fill, double opacity) = Style(span);
-                svg.WriteStartElement("rect");
-                Attributes(svg, ("x", Number(x)), ("y", Number(y + inset)), ("width", Number(w)), ("height", Number(LaneHeight - (2 * inset))), ("fill", fill));
-                svg.WriteAttributeString("fill-opacity", Number(opacity));
-                svg.WriteElementString("title", "http://www.w3.org/2000/svg", string.Create(CultureInfo.InvariantCulture,
+                Rect(svg, x, y + inset, w, LaneHeight - (2 * inset), fill, opacity, string.Create(CultureInfo.InvariantCulture,
                     $"message {span.Message}: {span.Kind} ({span.Activity}) {span.Start.TotalMilliseconds:0} to {span.End.TotalMilliseconds:0} ms"));
-                svg.WriteEndElement();
             }
 
             foreach ((int message, TimeSpan at) in timeline.Lost)
             {
-                double x = x0 + (at.TotalSeconds * scale);
-                double y = Top + ((message - 1) * (LaneHeight + LaneGap)) + (LaneHeight / 2);
-                svg.WriteStartElement("path");
-                Attributes(svg, ("d", $"M{Number(x - 5)},{Number(y - 5)} L{Number(x + 5)},{Number(y + 5)} M{Number(x - 5)},{Number(y + 5)} L{Number(x + 5)},{Number(y - 5)}"), ("stroke", "#d00000"), ("stroke-width", "2.5"));
-                svg.WriteEndElement();
+                Cross(svg, x0 + (at.TotalSeconds * scale), Top + ((message - 1) * (LaneHeight + LaneGap)) + (LaneHeight / 2));
             }
 
             // Time axis: ticks at round seconds (as measured, after --time-scale).
@@ -108,17 +100,12 @@ public static class TimelineSvg
         double lx = Left;
         foreach ((string label, string fill, double opacity, double inset) in Legend())
         {
-            svg.WriteStartElement("rect");
-            Attributes(svg, ("x", Number(lx)), ("y", Number(legendY + inset)), ("width", "18"), ("height", Number(12 - (2 * inset))), ("fill", fill));
-            svg.WriteAttributeString("fill-opacity", Number(opacity));
-            svg.WriteEndElement();
+            Rect(svg, lx, legendY + inset, 18, 12 - (2 * inset), fill, opacity);
             Text(svg, lx + 22, legendY + 10, label, "start", "10", null);
             lx += 30 + (label.Length * 5.6);
         }
 
-        svg.WriteStartElement("path");
-        Attributes(svg, ("d", $"M{Number(lx)},{Number(legendY + 1)} L{Number(lx + 10)},{Number(legendY + 11)} M{Number(lx)},{Number(legendY + 11)} L{Number(lx + 10)},{Number(legendY + 1)}"), ("stroke", "#d00000"), ("stroke-width", "2.5"));
-        svg.WriteEndElement();
+        Cross(svg, lx + 5, legendY + 6);
         Text(svg, lx + 16, legendY + 10, "lease lost", "start", "10", null);
         svg.WriteEndElement();
     }
@@ -160,15 +147,23 @@ public static class TimelineSvg
         return nice.Select(n => n * magnitude).First(s => s >= raw);
     }
 
-    private static void Rect(XmlWriter svg, double x, double y, double w, double h, string fill, string? stroke)
+    private static void Rect(XmlWriter svg, double x, double y, double w, double h, string fill, double opacity = 1, string? title = null)
     {
         svg.WriteStartElement("rect");
-        Attributes(svg, ("x", Number(x)), ("y", Number(y)), ("width", Number(w)), ("height", Number(h)), ("fill", fill));
-        if (stroke is not null)
+        Attributes(svg, ("x", Number(x)), ("y", Number(y)), ("width", Number(w)), ("height", Number(h)), ("fill", fill), ("fill-opacity", Number(opacity)));
+        if (title is not null)
         {
-            svg.WriteAttributeString("stroke", stroke);
+            svg.WriteElementString("title", "http://www.w3.org/2000/svg", title);
         }
 
+        svg.WriteEndElement();
+    }
+
+    // A lease lost: a red cross centred on (x, y).
+    private static void Cross(XmlWriter svg, double x, double y)
+    {
+        svg.WriteStartElement("path");
+        Attributes(svg, ("d", $"M{Number(x - 5)},{Number(y - 5)} L{Number(x + 5)},{Number(y + 5)} M{Number(x - 5)},{Number(y + 5)} L{Number(x + 5)},{Number(y - 5)}"), ("stroke", "#d00000"), ("stroke-width", "2.5"));
         svg.WriteEndElement();
     }
 

@@ -91,7 +91,6 @@ public sealed class Worker
         {
             // Resume on the captured context even when processing finishes first and cancels the wait (no exception).
             long delayStart = Now();
-            long delayedAt = Now();
             await Task.Delay(_refreshDelay, _mode.Time, message.Done)
                 .ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
             await _mode.Resumed(Activity.Lease);
@@ -100,7 +99,7 @@ public sealed class Worker
                 return;
             }
 
-            RecordTimerLateness(_clock.GetElapsedTime(delayedAt) - _refreshDelay);
+            RecordTimerLateness(_clock.GetElapsedTime(delayStart) - _refreshDelay);
             long refreshStart = Now();
             _timeline?.Add(message.Lease.Id, SpanKind.Waiting, Activity.Lease, After(delayStart, _refreshDelay), refreshStart);
             bool renewed = await _bus.RefreshAsync(message.Lease, _mode.Time);

@@ -24,40 +24,28 @@ internal sealed class Arguments
 
     public TimeSpan StarveFor { get; private init; } = TimeSpan.FromSeconds(3);
 
-    /// <summary>--help or --version: the text to print (the generated help, or the version), then exit 0; null: run.</summary>
-    public string? Show { get; private init; }
-
     /// <summary>Set in a child process: <c>blocked</c> or <c>flood</c>.</summary>
     public string? ChildScenario { get; private init; }
 
-    public static bool TryParse(IReadOnlyList<string> args, [NotNullWhen(true)] out Arguments? arguments, [NotNullWhen(false)] out string? error)
+    /// <summary>
+    /// False with one line in <paramref name="error"/> for bad input; true otherwise, with <paramref name="show"/> set for --help or
+    /// --version (the text to print; the arguments are then the defaults).
+    /// </summary>
+    public static bool TryParse(IReadOnlyList<string> args, out Arguments arguments, out string? show, [NotNullWhen(false)] out string? error) =>
+        s_line.TryParse(args, new Arguments(), Read, Validate, out arguments, out show, out error);
+
+    private static Arguments Read(ParseResult result) => new()
     {
-        arguments = null;
-        if (!s_line.TryParse(args, out ParseResult result, out string? show, out error))
-        {
-            return false;
-        }
+        Requests = result.GetValue(s_requests),
+        StarveFor = SampleCommandLine.GetDuration(result, s_starve)!.Value,
+        ChildScenario = result.GetValue(s_child) is { Length: > 0 } child ? child : null,
+    };
 
-        var parsed = new Arguments
-        {
-            Requests = result.GetValue(s_requests),
-            StarveFor = SampleCommandLine.GetDuration(result, s_starve)!.Value,
-            Show = show,
-            ChildScenario = result.GetValue(s_child) is { Length: > 0 } child ? child : null,
-        };
-        if (parsed.Requests is < 1 or > 10_000)
-        {
-            error = $"--requests must be from 1 to 10000 (got {parsed.Requests}).";
-            return false;
-        }
-
-        if (parsed.StarveFor < TimeSpan.FromMilliseconds(500) || parsed.StarveFor > TimeSpan.FromSeconds(30))
-        {
-            error = $"--starve must be from 500ms to 30s (got {parsed.StarveFor.TotalMilliseconds} ms).";
-            return false;
-        }
-
-        arguments = parsed;
-        return true;
-    }
+    private static string? Validate(Arguments parsed) => parsed switch
+    {
+        { Requests: < 1 or > 10_000 } => $"--requests must be from 1 to 10000 (got {parsed.Requests}).",
+        _ when parsed.StarveFor < TimeSpan.FromMilliseconds(500) || parsed.StarveFor > TimeSpan.FromSeconds(30) =>
+            $"--starve must be from 500ms to 30s (got {parsed.StarveFor.TotalMilliseconds} ms).",
+        _ => null,
+    };
 }

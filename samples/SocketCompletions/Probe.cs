@@ -3,9 +3,11 @@ using System.Buffers.Binary;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.Net.Sockets;
+using System.Runtime.CompilerServices;
 using System.Threading;
 using System.Threading.Tasks;
 using PriorityAsync;
+using Samples.Support;
 
 namespace SocketCompletions;
 
@@ -33,7 +35,7 @@ internal static class Probe
         Samples healthy = Wait(level2.StartNew(() => ExchangeAsync(socket, loop.ManagedThreadId, requests, NotReleased())).Unwrap(), "healthy phase");
         yield return healthy.ToResult(inline, scenario, "healthy", -1, 0);
 
-        var releasedAt = new StrongBox(long.MaxValue);
+        var releasedAt = new StrongBox<long>(long.MaxValue);
         long starvedFrom = Stopwatch.GetTimestamp();
         PoolStarvation starvation = scenario == "flood" ? PoolStarvation.Flood(FloodItems) : PoolStarvation.BlockEveryThread();
         Task<Samples> starved = level2.StartNew(() => ExchangeAsync(socket, loop.ManagedThreadId, requests, releasedAt)).Unwrap();
@@ -61,7 +63,7 @@ internal static class Probe
         loop.Complete();
     }
 
-    private static StrongBox NotReleased() => new(long.MaxValue);
+    private static StrongBox<long> NotReleased() => new(long.MaxValue);
 
     private static T Wait<T>(Task<T> task, string what)
     {
@@ -82,7 +84,7 @@ internal static class Probe
     }
 
     // Runs on the loop at level 2. Stops early once the pool is released (flood), so a phase's figures are its own.
-    private static async Task<Samples> ExchangeAsync(Socket socket, int loopThreadId, int requests, StrongBox releasedAt)
+    private static async Task<Samples> ExchangeAsync(Socket socket, int loopThreadId, int requests, StrongBox<long> releasedAt)
     {
         var samples = new Samples(requests);
         byte[] request = new byte[8];
@@ -112,12 +114,6 @@ internal static class Probe
         }
 
         return samples;
-    }
-
-    /// <summary>A mutable box for a timestamp shared between the controller thread and the loop.</summary>
-    private sealed class StrongBox(long value)
-    {
-        public long Value = value;
     }
 
     private sealed class Samples(int capacity)

@@ -17,20 +17,14 @@ using System.Diagnostics;
 using System.Globalization;
 using System.IO;
 using System.Text.Json;
+using Samples.Support;
 using SocketCompletions;
 
 const string InlineVariable = "DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS";
 
-if (!Arguments.TryParse(args, out Arguments? options, out string? error))
+if (SampleCommandLine.Exit("SocketCompletions", Arguments.TryParse(args, out Arguments options, out string? show, out string? error), show, error) is { } exit)
 {
-    Console.Error.WriteLine($"SocketCompletions: {error}");
-    return 2;
-}
-
-if (options.Show is { } text)
-{
-    Console.Out.Write(text);
-    return 0;
+    return exit;
 }
 
 if (options.ChildScenario is { } scenario)

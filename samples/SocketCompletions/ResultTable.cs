@@ -2,6 +2,7 @@ using System;
 using System.Collections.Generic;
 using System.Globalization;
 using System.IO;
+using Samples.Support;
 
 namespace SocketCompletions;
 
@@ -15,7 +16,7 @@ internal static class ResultTable
             $"Socket completions reaching a priority loop: {options.Requests} request/reply round trips per phase on 127.0.0.1, the server replying {LoopbackServer.ReplyDelay.TotalMilliseconds} ms after each request from its own thread."));
         writer.WriteLine(string.Create(
             CultureInfo.InvariantCulture,
-            $"Lateness: from the server's send to the awaiting method resuming on the loop, over pending receives. {Environment.ProcessorCount} cores; load average {LoadAverage()}."));
+            $"Lateness: from the server's send to the awaiting method resuming on the loop, over pending receives. {Environment.ProcessorCount} cores; load average {Machine.LoadAverage() ?? "n/a"}."));
         writer.WriteLine();
         string header = $"{"setting",-10}  {"starvation",-10}  {"phase",-8}  {"replies",7}  {"pending",7}  {"off loop",8}  {"while starved",13}  {"p50",9}  {"p90",9}  {"p99",9}  {"max",9}  {"pool threads",12}  {"starved for",11}";
         writer.WriteLine(header);
@@ -35,21 +36,4 @@ internal static class ResultTable
     }
 
     private static string Ms(double value) => double.IsNaN(value) ? "-" : string.Create(CultureInfo.InvariantCulture, $"{value:0.000} ms");
-
-    private static string LoadAverage()
-    {
-        try
-        {
-            string[] fields = File.ReadAllText("/proc/loadavg").Split(' ');
-            return $"{fields[0]} {fields[1]} {fields[2]}";
-        }
-        catch (IOException)
-        {
-            return "n/a";
-        }
-        catch (UnauthorizedAccessException)
-        {
-            return "n/a";
-        }
-    }
 }

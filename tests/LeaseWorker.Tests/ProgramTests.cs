@@ -65,17 +65,23 @@ public class ProgramTests
             .Should().Equal("threadpool", "single", "seed-prioritize", "priority");
         foreach (JsonElement r in results.EnumerateArray())
         {
-            (r.GetProperty("succeeded").GetInt32() + r.GetProperty("lost").GetInt32()).Should().Be(r.GetProperty("received").GetInt32());
-            r.GetProperty("received").GetInt32().Should().Be(2);
-            r.GetProperty("makespanMs").GetDouble().Should().BePositive();
-            r.GetProperty("cpuBoundMs").GetDouble().Should().BePositive();
-            r.TryGetProperty("cpuTimeMs", out _).Should().BeTrue();
-            r.TryGetProperty("peakThreads", out _).Should().BeTrue();
-            r.TryGetProperty("worstRefreshLatenessMs", out _).Should().BeTrue();
-            r.TryGetProperty("worstTimerLatenessMs", out _).Should().BeTrue();
+            // What the bus counted, under "bus"; every duration in seconds.
+            JsonElement bus = r.GetProperty("bus");
+            (bus.GetProperty("succeeded").GetInt32() + bus.GetProperty("lost").GetInt32()).Should().Be(bus.GetProperty("received").GetInt32());
+            bus.GetProperty("received").GetInt32().Should().Be(2);
+            bus.GetProperty("worstRefreshLateness").ValueKind.Should().Be(JsonValueKind.Number);
+            r.GetProperty("makespan").GetDouble().Should().BePositive();
+            r.GetProperty("bound").GetDouble().Should().BePositive();
+            r.GetProperty("makespanOverBound").GetDouble().Should().BeApproximately(r.GetProperty("makespan").GetDouble() / r.GetProperty("bound").GetDouble(), 1e-3);
+            r.GetProperty("cpuTime").ValueKind.Should().Be(JsonValueKind.Number);
+            r.GetProperty("peakThreads").GetInt32().Should().BePositive();
+            r.GetProperty("worstTimerLateness").ValueKind.Should().Be(JsonValueKind.Number);
         }
 
-        json.RootElement.GetProperty("settings").GetProperty("timeScale").GetDouble().Should().Be(0.01);
+        JsonElement settings = json.RootElement.GetProperty("settings");
+        (settings.GetProperty("timeScale").GetDouble(), settings.GetProperty("cpu").GetDouble(), settings.GetProperty("cpuKind").GetString())
+            .Should().Be((0.01, 1.0, "sleep"), "the settings are in the article's time");
+        settings.GetProperty("checkpoint").ValueKind.Should().Be(JsonValueKind.Null);
         json.RootElement.GetProperty("baselineNote").GetString().Should().Contain("Nito.AsyncEx");
     }
 

@@ -41,8 +41,8 @@ public class StarvedPoolTests
         _output.WriteLine($"{scenario}: {Describe(result)}");
 
         int messages = int.Parse(settings[1], System.Globalization.CultureInfo.InvariantCulture);
-        result.GetProperty("received").GetInt32().Should().Be(messages);
-        (result.GetProperty("succeeded").GetInt32() + result.GetProperty("lost").GetInt32()).Should().Be(messages);
+        result.GetProperty("bus").GetProperty("received").GetInt32().Should().Be(messages);
+        (result.GetProperty("bus").GetProperty("succeeded").GetInt32() + result.GetProperty("bus").GetProperty("lost").GetInt32()).Should().Be(messages);
     }
 
     [Fact]
@@ -52,8 +52,8 @@ public class StarvedPoolTests
         JsonElement result = RunChild("single", ["--messages", "4", "--steps", "3"], forbidInjection: false);
         _output.WriteLine(Describe(result));
 
-        result.GetProperty("received").GetInt32().Should().Be(4);
-        (result.GetProperty("succeeded").GetInt32() + result.GetProperty("lost").GetInt32()).Should().Be(4);
+        result.GetProperty("bus").GetProperty("received").GetInt32().Should().Be(4);
+        (result.GetProperty("bus").GetProperty("succeeded").GetInt32() + result.GetProperty("bus").GetProperty("lost").GetInt32()).Should().Be(4);
     }
 
     private static JsonElement RunChild(string mode, string[] settings, bool forbidInjection)
@@ -95,9 +95,13 @@ public class StarvedPoolTests
         return json.RootElement.GetProperty("results")[0].Clone();
     }
 
+    // The JSON's durations are in seconds.
     private static string Describe(JsonElement r) =>
-        $"{r.GetProperty("mode").GetString()}: received {r.GetProperty("received").GetInt32()}, lost {r.GetProperty("lost").GetInt32()}, " +
-        $"makespan/bound {r.GetProperty("makespanOverBound").GetDouble():0.000}, worst refresh lateness {r.GetProperty("worstRefreshLatenessMs").GetDouble():0.0} ms, " +
-        $"worst timer lateness {r.GetProperty("worstTimerLatenessMs").GetDouble():0.0} ms, bystander stall {r.GetProperty("machineStallMs").GetDouble():0.0} ms, " +
-        $"thread-pool delay {r.GetProperty("threadPoolDelayMs").GetDouble():0.0} ms";
+        $"{r.GetProperty("mode").GetString()}: received {r.GetProperty("bus").GetProperty("received").GetInt32()}, lost {r.GetProperty("bus").GetProperty("lost").GetInt32()}, " +
+        $"makespan/bound {r.GetProperty("makespanOverBound").GetDouble():0.000}, worst refresh lateness {Ms(r.GetProperty("bus"), "worstRefreshLateness")} ms, " +
+        $"worst timer lateness {Ms(r, "worstTimerLateness")} ms, bystander stall {Ms(r, "machineStall")} ms, " +
+        $"thread-pool delay {Ms(r, "threadPoolDelay")} ms";
+
+    private static string Ms(JsonElement r, string seconds) =>
+        (r.GetProperty(seconds).GetDouble() * 1000).ToString("0.0", System.Globalization.CultureInfo.InvariantCulture);
 }

@@ -10,7 +10,7 @@ public class TimelineTests
     [Fact]
     public void TryParse_TraceAndTimeline_PathsKept()
     {
-        CommandLine.TryParse(["--modes", "single,priority", "--trace", "t.json", "--timeline=t.svg"], out Options? options, out string? error)
+        CommandLine.TryParse(["--modes", "single,priority", "--trace", "t.json", "--timeline=t.svg"], out Options options, out _, out string? error)
             .Should().BeTrue(error);
         (options!.TracePath, options.TimelinePath).Should().Be(("t.json", "t.svg"));
     }
@@ -18,7 +18,7 @@ public class TimelineTests
     [Fact]
     public void TryParse_TraceWithoutPriorityMode_OneLineError()
     {
-        CommandLine.TryParse(["--modes", "single", "--trace", "t.json"], out _, out string? error).Should().BeFalse();
+        CommandLine.TryParse(["--modes", "single", "--trace", "t.json"], out _, out _, out string? error).Should().BeFalse();
         error.Should().Contain("--trace").And.NotContain("\n");
     }
 

@@ -1,5 +1,6 @@
 using System;
 using System.Threading.Tasks;
+using Nito.AsyncEx;
 using PriorityAsync;
 using Samples.Support;
 
@@ -76,11 +77,24 @@ public abstract class Mode
         }
     }
 
+    /// <summary>What runs a FIFO baseline's continuations (<see cref="RunFifo"/>), for the report.</summary>
+    protected string FifoRunsOn =>
+        Clock is null ? "one thread, FIFO (Nito.AsyncEx AsyncContext)" : "one thread, FIFO (a one-level PriorityContext on the virtual clock)";
+
     /// <summary>
-    /// On virtual time, the FIFO baselines run on a one-level <see cref="PriorityContext"/>: a first-in-first-out loop on one thread
-    /// as AsyncContext is, and one that can drive the clock. Their waits are the clock's own timers, which complete on the loop
-    /// and post the awaiting code to the back of the queue, as a thread-pool timer posts to AsyncContext.
+    /// Runs a FIFO baseline: on Nito.AsyncEx's <see cref="AsyncContext"/>, or on virtual time on a one-level <see cref="PriorityContext"/>:
+    /// a first-in-first-out loop on one thread as AsyncContext is, and one that can drive the clock. Its waits are then the clock's own
+    /// timers, which complete on the loop and post the awaiting code to the back of the queue, as a thread-pool timer posts to AsyncContext.
     /// </summary>
-    protected void RunFifo(Func<Task> worker, string name) =>
-        PriorityContext.Run(worker, new PriorityContextOptions { Levels = 1, Name = name, TimeProvider = Clock! });
+    protected void RunFifo(Func<Task> worker)
+    {
+        if (Clock is null)
+        {
+            AsyncContext.Run(worker);
+        }
+        else
+        {
+            PriorityContext.Run(worker, new PriorityContextOptions { Levels = 1, Name = Name, TimeProvider = Clock });
+        }
+    }
 }

@@ -16,25 +16,14 @@ public sealed class SeedPrioritizeMode : Mode
 
     public override string Name => "seed-prioritize";
 
-    public override string RunsOn => (Clock is null ? "one thread, FIFO (Nito.AsyncEx AsyncContext)" : "one thread, FIFO (a one-level PriorityContext on the virtual clock)") +
-        " + the article's Prioritize, which puts continuations back in the queue until the most urgent one runs";
+    public override string RunsOn => FifoRunsOn + " + the article's Prioritize, which puts continuations back in the queue until the most urgent one runs";
 
     public override bool RunsOnVirtualTime => true;
 
     /// <summary>Queue round trips spent inside the seed's Prioritize during the run.</summary>
     public long Laps => _prioritizer.Laps;
 
-    public override void Run(Func<Task> worker)
-    {
-        if (Clock is null)
-        {
-            AsyncContext.Run(worker);
-        }
-        else
-        {
-            RunFifo(worker, "seed-prioritize");
-        }
-    }
+    public override void Run(Func<Task> worker) => RunFifo(worker);
 
     /// <summary>The seed's method prologue: <c>await Task.Yield(); await Prioritize(p);</c>.</summary>
     public override Gate Begin(Activity activity) => Gate.From(BeginAsync(SeedPriority(activity)));

@@ -14,21 +14,11 @@ public sealed class SingleThreadMode : Mode
 {
     public override string Name => "single";
 
-    public override string RunsOn => Clock is null ? "one thread, FIFO (Nito.AsyncEx AsyncContext)" : "one thread, FIFO (a one-level PriorityContext on the virtual clock)";
+    public override string RunsOn => FifoRunsOn;
 
     public override bool RunsOnVirtualTime => true;
 
-    public override void Run(Func<Task> worker)
-    {
-        if (Clock is null)
-        {
-            AsyncContext.Run(worker);
-        }
-        else
-        {
-            RunFifo(worker, "single");
-        }
-    }
+    public override void Run(Func<Task> worker) => RunFifo(worker);
 
     public override Gate Begin(Activity activity) => Gate.Yield;
 

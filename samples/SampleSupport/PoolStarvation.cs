@@ -2,14 +2,15 @@ using System;
 using System.Diagnostics;
 using System.Threading;
 
-namespace SocketCompletions;
+namespace Samples.Support;
 
 /// <summary>
 /// Blocks thread-pool threads the way careless code does: work items that block (a <c>.Result</c> on a slow call, a
 /// <c>Thread.Sleep</c>, a lock held across I/O). Nothing here notifies the pool that a thread blocks, so it injects threads at its
-/// starvation rate only.
+/// starvation rate only. SocketCompletions starves the pool under its sockets; LeaseWorker's <c>--starve-pool N</c> floods it with N
+/// items that it never releases.
 /// </summary>
-internal sealed class PoolStarvation : IDisposable
+public sealed class PoolStarvation : IDisposable
 {
     private static readonly TimeSpan s_setupTimeout = TimeSpan.FromSeconds(30);
 
@@ -31,14 +32,7 @@ internal sealed class PoolStarvation : IDisposable
     {
         ThreadPool.GetMinThreads(out int minimum, out _);
         int count = Math.Max(minimum, ThreadPool.ThreadCount);
-        var starvation = new PoolStarvation();
-        for (int i = 0; i < count; i++)
-        {
-            ThreadPool.UnsafeQueueUserWorkItem(static s => s.Block(), starvation, preferLocal: false);
-        }
-
-        starvation.WaitUntilBlocked(count);
-        return starvation;
+        return Start(count, count);
     }
 
     /// <summary>
@@ -48,20 +42,26 @@ internal sealed class PoolStarvation : IDisposable
     public static PoolStarvation Flood(int items)
     {
         ThreadPool.GetMinThreads(out int minimum, out _);
-        var starvation = new PoolStarvation();
-        for (int i = 0; i < items; i++)
-        {
-            ThreadPool.UnsafeQueueUserWorkItem(static s => s.Block(), starvation, preferLocal: false);
-        }
-
-        starvation.WaitUntilBlocked(Math.Min(items, minimum));
-        return starvation;
+        return Start(items, Math.Min(items, minimum));
     }
 
     /// <summary>Lets every blocked item return (a flood then drains at once).</summary>
     public void Release() => _release.Set();
 
     public void Dispose() => Release();
+
+    // Queues the items and returns once the first `blocked` of them have a thread each (those the pool can run at once).
+    private static PoolStarvation Start(int items, int blocked)
+    {
+        var starvation = new PoolStarvation();
+        for (int i = 0; i < items; i++)
+        {
+            ThreadPool.UnsafeQueueUserWorkItem(static s => s.Block(), starvation, preferLocal: false);
+        }
+
+        starvation.WaitUntilBlocked(blocked);
+        return starvation;
+    }
 
     private void Block()
     {

@@ -1,8 +1,0 @@
-namespace LeaseWorker;
-
-/// <summary>The output format.</summary>
-public enum OutputFormat
-{
-    Table,
-    Json,
-}
