@@ -65,11 +65,6 @@ public static class App
             return await BusCost.RunAsync(options, output, error);
         }
 
-        if (options.Scaling.Count > 0)
-        {
-            return await Scaling.RunAsync(options, output, error);
-        }
-
         var coordinator = new Coordinator(options, error);
         IReadOnlyList<RunResult>? results;
         if (BusFactory.Kind(options.Bus) is not null)

@@ -37,7 +37,6 @@ public static class CommandLine
     private static readonly Option<bool> s_virtualTime = s_line.Add(SampleCommandLine.Flag("--virtual-time",
         "run priority and single on a virtual clock, in memory: exact at any load, in milliseconds (time scale 1 unless given)"));
     private static readonly Option<bool> s_busCost = s_line.Add(SampleCommandLine.Flag("--bus-cost", "receive+renew+complete per second with no work: the sample's bus against a plain client loop"));
-    private static readonly Option<IReadOnlyList<int>> s_scaling = s_line.Add(SampleCommandLine.WholeNumbers("--scaling", [], 1, 64, "the scaling tables over these worker-process counts (see README)"));
     private static readonly Option<bool> s_json = s_line.Add(SampleCommandLine.Flag("--json", "one JSON line per run (every measurement) instead of the table"));
     private static readonly Option<bool> s_wide = s_line.Add(SampleCommandLine.Flag("--wide", "the full table: every column (about 200 columns; the default fits 120)"));
 
@@ -77,7 +76,6 @@ public static class CommandLine
             HangMessage = result.GetValue(s_hangMessage),
             StallAfter = SampleCommandLine.GetDuration(result, s_stallAfter),
             BusCost = result.GetValue(s_busCost),
-            Scaling = SampleCommandLine.GetList(result, s_scaling),
             Json = result.GetValue(s_json),
             VirtualTime = virtualTime,
             Wide = result.GetValue(s_wide),
