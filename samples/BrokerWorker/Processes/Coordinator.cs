@@ -58,7 +58,7 @@ public sealed class Coordinator(Options options, TextWriter error)
             await hostDone;
             var group = (WorkerGroup)host.Services.GetService(typeof(WorkerGroup))!;
             results.Add(new RunResult(mode, options.Workers, "memory", makespan, end, atEnd, await bus.GetCountsAsync(),
-                ProcessStats.From(group.Stats, 0, cpu), Bound(options, mode), (options.CreateMode(mode) as ThreadPoolMode)?.MinThreads, null));
+                ProcessStats.From(group.Stats, 0, cpu), Bound(options, mode), (options.CreateMode(mode) as ThreadPoolMode)?.MinThreads));
         }
 
         return results;
@@ -103,7 +103,6 @@ public sealed class Coordinator(Options options, TextWriter error)
                     }
                 }
 
-                TimeSpan? serverCpuBefore = await broker.ServerCpuAsync();
                 long start = Stopwatch.GetTimestamp();
                 foreach (WorkerChild child in children)
                 {
@@ -112,8 +111,6 @@ public sealed class Coordinator(Options options, TextWriter error)
 
                 (TimeSpan makespan, RunEnd end) = await WaitAsync(broker.Bus, TimeProvider.System, start, Deadline(options, mode), () => children.All(c => c.HasExited));
                 BusCounts atEnd = await broker.Bus.GetCountsAsync();
-                TimeSpan? serverCpu = await broker.ServerCpuAsync() - serverCpuBefore;
-                serverCpu = serverCpu < TimeSpan.Zero ? null : serverCpu; // the server restarted during the run
 
                 // Stop the workers still running (a stalled run): end of input is their graceful stop; a hung one is killed.
                 foreach (WorkerChild child in children)
@@ -134,7 +131,7 @@ public sealed class Coordinator(Options options, TextWriter error)
                 // Redis: a lease that lapsed while the workers stopped is back in the queue after the next stalled check, not at
                 // once; the final counts are read as they are (an expired lease still counts as leased, as on PostgreSQL).
                 results.Add(new RunResult(mode, options.Workers, options.Bus, makespan, end, atEnd, await broker.Bus.GetCountsAsync(),
-                    ProcessStats.Sum(stats), Bound(options, mode), (options.CreateMode(mode) as ThreadPoolMode)?.MinThreads, serverCpu));
+                    ProcessStats.Sum(stats), Bound(options, mode), (options.CreateMode(mode) as ThreadPoolMode)?.MinThreads));
             }
             finally
             {
@@ -205,7 +202,7 @@ public sealed class Coordinator(Options options, TextWriter error)
         });
         TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime - cpuBefore;
         return new RunResult(modeName, 1, "memory", verdict.Makespan, verdict.End, atEnd!, final!,
-            ProcessStats.From([stats], 0, cpu), Bound(options, modeName), null, null);
+            ProcessStats.From([stats], 0, cpu), Bound(options, modeName), null);
     }
 
     /// <summary>The run's messages, <c>message 1</c> to <c>message N</c> (<c>--hang-message K</c> names the K-th).</summary>
