@@ -43,20 +43,15 @@ public static class CommandLine
     /// <summary>False with one line in <paramref name="error"/> for bad input; true with <see cref="Options.Show"/> set for --help or --version.</summary>
     public static bool TryParse(IReadOnlyList<string> args, out Options options, out string? error)
     {
-        options = s_defaults;
-        if (!s_line.TryParse(args, out ParseResult result, out string? show, out error))
-        {
-            return false;
-        }
+        bool parsed = s_line.TryParse(args, s_defaults, Read, o => o.Validate(), out options, out string? show, out error);
+        options = show is null ? options : s_defaults with { Show = show };
+        return parsed;
+    }
 
-        if (show is not null)
-        {
-            options = s_defaults with { Show = show };
-            return true;
-        }
-
+    private static Options Read(ParseResult result)
+    {
         bool virtualTime = result.GetValue(s_virtualTime);
-        options = new Options
+        return new Options
         {
             Bus = result.GetValue(s_bus)!,
             Connection = result.GetValue(s_connection),
@@ -80,8 +75,6 @@ public static class CommandLine
             VirtualTime = virtualTime,
             Wide = result.GetValue(s_wide),
         };
-        error = options.Validate();
-        return error is null;
     }
 
     private static bool Given(ParseResult result, Option option) => result.GetResult(option) is { Implicit: false };

@@ -3,7 +3,6 @@ using System.Collections.Generic;
 using System.Diagnostics;
 using System.IO;
 using System.Linq;
-using System.Text.Json;
 using System.Threading;
 using System.Threading.Tasks;
 using BrokerWorker.Bus;
@@ -30,35 +29,10 @@ public sealed class Coordinator(Options options, TextWriter error)
     /// --virtual-time, one worker on the mode's loop, on a clock of its own.</summary>
     public async Task<IReadOnlyList<RunResult>> RunMemoryAsync()
     {
-        if (options.VirtualTime)
-        {
-            var virtualResults = new List<RunResult>();
-            foreach (string mode in options.Modes)
-            {
-                virtualResults.Add(await RunVirtualAsync(mode));
-            }
-
-            return virtualResults;
-        }
-
         var results = new List<RunResult>();
         foreach (string mode in options.Modes)
         {
-            var bus = new InMemoryMessageBus(options.Scaled(options.MemoryLatency));
-            Fill(bus);
-            using IHost host = WorkerHost.Build(bus, options, mode, options.Workers);
-            TimeSpan cpuBefore = Process.GetCurrentProcess().TotalProcessorTime;
-            long start = Stopwatch.GetTimestamp();
-            await host.StartAsync();
-            Task hostDone = host.WaitForShutdownAsync();
-            (TimeSpan makespan, RunEnd end) = await WaitAsync(bus, TimeProvider.System, start, Deadline(options, mode), () => hostDone.IsCompleted);
-            BusCounts atEnd = await bus.GetCountsAsync();
-            TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime - cpuBefore;
-            await host.StopAsync();
-            await hostDone;
-            var group = (WorkerGroup)host.Services.GetService(typeof(WorkerGroup))!;
-            results.Add(new RunResult(mode, options.Workers, "memory", makespan, end, atEnd, await bus.GetCountsAsync(),
-                ProcessStats.From(group.Stats, 0, cpu), Bound(options, mode), (options.CreateMode(mode) as ThreadPoolMode)?.MinThreads));
+            results.Add(options.VirtualTime ? await RunVirtualAsync(mode) : await RunHostedAsync(mode));
         }
 
         return results;
@@ -145,32 +119,33 @@ public sealed class Coordinator(Options options, TextWriter error)
         return results;
     }
 
+    /// <summary>One mode in memory, in real time: the workers are hosted workers of one Generic Host in this process.</summary>
+    private async Task<RunResult> RunHostedAsync(string mode)
+    {
+        var bus = new InMemoryMessageBus(options.Scaled(options.MemoryLatency));
+        Fill(bus);
+        using IHost host = WorkerHost.Build(bus, options, mode, options.Workers);
+        TimeSpan cpuBefore = Process.GetCurrentProcess().TotalProcessorTime;
+        long start = Stopwatch.GetTimestamp();
+        await host.StartAsync();
+        Task hostDone = host.WaitForShutdownAsync();
+        (TimeSpan makespan, RunEnd end) = await WaitAsync(bus, TimeProvider.System, start, Deadline(options, mode), () => hostDone.IsCompleted);
+        BusCounts atEnd = await bus.GetCountsAsync();
+        TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime - cpuBefore;
+        await host.StopAsync();
+        await hostDone;
+        var group = (WorkerGroup)host.Services.GetService(typeof(WorkerGroup))!;
+        return new RunResult(mode, options.Workers, "memory", makespan, end, atEnd, await bus.GetCountsAsync(),
+            ProcessStats.From(group.Stats, 0, cpu), Bound(options, mode), (options.CreateMode(mode) as ThreadPoolMode)?.MinThreads);
+    }
+
     /// <summary>
     /// One mode on virtual time: one worker on the mode's loop, on a thread of its own, with the broker and the verdict on the
     /// run's clock. The coordinator's side (filling the queue, the watch for the verdict) runs on the loop at its top level, as on
     /// a thread of its own: it never waits behind a CPU part for long, and it takes no virtual time.
     /// </summary>
-    private Task<RunResult> RunVirtualAsync(string modeName)
-    {
-        var completion = new TaskCompletionSource<RunResult>(TaskCreationOptions.RunContinuationsAsynchronously);
-        var thread = new Thread(() =>
-        {
-            try
-            {
-                completion.SetResult(RunVirtual(modeName));
-            }
-            catch (Exception e)
-            {
-                completion.SetException(e);
-            }
-        })
-        {
-            IsBackground = true,
-            Name = $"{modeName}-virtual",
-        };
-        thread.Start();
-        return completion.Task;
-    }
+    private Task<RunResult> RunVirtualAsync(string modeName) =>
+        Task.Factory.StartNew(() => RunVirtual(modeName), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
 
     private RunResult RunVirtual(string modeName)
     {

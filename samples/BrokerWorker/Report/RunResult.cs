@@ -21,8 +21,5 @@ public sealed record RunResult(
     TimeSpan Bound,
     int? PoolMinThreads)
 {
-    /// <summary>The run was stopped before the broker completed every message.</summary>
-    public bool Stalled => End != RunEnd.Completed;
-
     public double Ratio => Makespan / Bound;
 }
