@@ -48,49 +48,40 @@ public static class App
 
     private static async Task<int> RunCheckedAsync(Options options, TextWriter output, TextWriter error, bool isWorker)
     {
-        string? problem;
         if (options.Show is { } text)
         {
             await output.WriteAsync(text);
             return 0;
         }
 
-        if (isWorker)
-        {
-            return await WorkerProcess.RunAsync(options, output, error);
-        }
-
-        if (options.BusCost)
-        {
-            return await BusCost.RunAsync(options, output, error);
-        }
-
-        if (options.Scaling.Count > 0)
-        {
-            return await Scaling.RunAsync(options, output, error);
-        }
-
-        var coordinator = new Coordinator(options, error);
-        IReadOnlyList<RunResult>? results;
+        string? connection = null;
         if (BusFactory.Kind(options.Bus) is not null)
         {
             // Checked before anything connects: a malformed string never reaches the network.
-            string? connection = BusFactory.ConnectionString(options, out problem);
+            connection = BusFactory.ConnectionString(options, out string? problem);
             if (connection is null)
             {
                 await error.WriteLineAsync($"BrokerWorker: {problem}");
                 return 2;
             }
-
-            results = await coordinator.RunBrokerAsync(connection);
-            if (results is null)
-            {
-                return 2;
-            }
         }
-        else
+
+        if (isWorker)
         {
-            results = await coordinator.RunMemoryAsync();
+            string workerConnection = connection ?? throw new InvalidOperationException("A worker process runs on a real broker.");
+            return await WorkerProcess.RunAsync(options, workerConnection, output, error);
+        }
+
+        if (options.BusCost)
+        {
+            return await BusCost.RunAsync(options, connection, output, error);
+        }
+
+        var coordinator = new Coordinator(options, error);
+        IReadOnlyList<RunResult>? results = connection is null ? await coordinator.RunMemoryAsync() : await coordinator.RunBrokerAsync(connection);
+        if (results is null)
+        {
+            return 2;
         }
 
         Table.Write(output, options, results);

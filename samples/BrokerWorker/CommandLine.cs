@@ -37,27 +37,21 @@ public static class CommandLine
     private static readonly Option<bool> s_virtualTime = s_line.Add(SampleCommandLine.Flag("--virtual-time",
         "run priority and single on a virtual clock, in memory: exact at any load, in milliseconds (time scale 1 unless given)"));
     private static readonly Option<bool> s_busCost = s_line.Add(SampleCommandLine.Flag("--bus-cost", "receive+renew+complete per second with no work: the sample's bus against a plain client loop"));
-    private static readonly Option<IReadOnlyList<int>> s_scaling = s_line.Add(SampleCommandLine.WholeNumbers("--scaling", [], 1, 64, "the scaling tables over these worker-process counts (see README)"));
     private static readonly Option<bool> s_json = s_line.Add(SampleCommandLine.Flag("--json", "one JSON line per run (every measurement) instead of the table"));
     private static readonly Option<bool> s_wide = s_line.Add(SampleCommandLine.Flag("--wide", "the full table: every column (about 200 columns; the default fits 120)"));
 
     /// <summary>False with one line in <paramref name="error"/> for bad input; true with <see cref="Options.Show"/> set for --help or --version.</summary>
     public static bool TryParse(IReadOnlyList<string> args, out Options options, out string? error)
     {
-        options = s_defaults;
-        if (!s_line.TryParse(args, out ParseResult result, out string? show, out error))
-        {
-            return false;
-        }
+        bool parsed = s_line.TryParse(args, s_defaults, Read, o => o.Validate(), out options, out string? show, out error);
+        options = show is null ? options : s_defaults with { Show = show };
+        return parsed;
+    }
 
-        if (show is not null)
-        {
-            options = s_defaults with { Show = show };
-            return true;
-        }
-
+    private static Options Read(ParseResult result)
+    {
         bool virtualTime = result.GetValue(s_virtualTime);
-        options = new Options
+        return new Options
         {
             Bus = result.GetValue(s_bus)!,
             Connection = result.GetValue(s_connection),
@@ -77,13 +71,10 @@ public static class CommandLine
             HangMessage = result.GetValue(s_hangMessage),
             StallAfter = SampleCommandLine.GetDuration(result, s_stallAfter),
             BusCost = result.GetValue(s_busCost),
-            Scaling = SampleCommandLine.GetList(result, s_scaling),
             Json = result.GetValue(s_json),
             VirtualTime = virtualTime,
             Wide = result.GetValue(s_wide),
         };
-        error = options.Validate();
-        return error is null;
     }
 
     private static bool Given(ParseResult result, Option option) => result.GetResult(option) is { Implicit: false };

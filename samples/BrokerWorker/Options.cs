@@ -59,9 +59,6 @@ public sealed record Options
     /// <summary>The K-th message produced (payload <c>message K</c>, from 1) whose first delivery never finishes processing; 0: none.</summary>
     public long HangMessage { get; init; }
 
-    /// <summary>Producer rate in messages per second (real time); 0: all before the workers start. Set by --scaling's experiment.</summary>
-    public double Rate { get; init; }
-
     /// <summary>The coordinator ends a run with no completion or delivery for this long (real time) as stalled; null: <see cref="DefaultStallAfter"/>.</summary>
     public TimeSpan? StallAfter { get; init; }
 
@@ -83,9 +80,6 @@ public sealed record Options
     public string Queue { get; init; } = "broker_worker";
 
     public bool BusCost { get; init; }
-
-    /// <summary>--scaling: the worker-process counts of the scaling tables (empty: no scaling run).</summary>
-    public IReadOnlyList<int> Scaling { get; init; } = [];
 
     /// <summary>How long each round of --bus-cost measures. Not on the command line: the tests run short rounds.</summary>
     public TimeSpan BusCostDuration { get; init; } = TimeSpan.FromSeconds(3);
@@ -269,9 +263,9 @@ public sealed record Options
                 "the thread pool's, a heartbeat thread's and a PriorityThreadPool's threads cannot tell when the whole run is idle.";
         }
 
-        if (BusCost || Scaling.Count > 0)
+        if (BusCost)
         {
-            return "--bus-cost and --scaling measure the machine: they run in real time only (drop --virtual-time).";
+            return "--bus-cost measures the machine: it runs in real time only (drop --virtual-time).";
         }
 
         return null;

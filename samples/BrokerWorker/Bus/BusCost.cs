@@ -15,7 +15,8 @@ namespace BrokerWorker.Bus;
 /// </summary>
 public static class BusCost
 {
-    public static async Task<int> RunAsync(Options options, TextWriter output, TextWriter error)
+    /// <summary>Measures the in-memory bus, and with <paramref name="connection"/> the real broker's bus against its plain loop.</summary>
+    public static async Task<int> RunAsync(Options options, string? connection, TextWriter output, TextWriter error)
     {
         TimeSpan lease = TimeSpan.FromSeconds(30);
         var rows = new List<(string Name, long Cycles, TimeSpan Elapsed)>();
@@ -30,15 +31,9 @@ public static class BusCost
         });
         rows.Add(("in-memory bus (IMessageBus)", memoryCycles, memoryElapsed));
 
-        if (BusFactory.Kind(options.Bus) is { } kind)
+        if (connection is not null)
         {
-            string? connection = BusFactory.ConnectionString(options, out string? problem);
-            if (connection is null)
-            {
-                await error.WriteLineAsync($"BrokerWorker: {problem}");
-                return 2;
-            }
-
+            BrokerKind kind = BusFactory.Kind(options.Bus)!;
             string queueName = options.Queue + "_cost";
             await using Broker broker = BusFactory.Create(connection, options, queueName, "cost");
             string durability = "";

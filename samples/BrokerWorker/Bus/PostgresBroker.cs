@@ -37,10 +37,6 @@ public sealed class PostgresBroker : Broker
 
     public override Task EnqueueAsync(IReadOnlyList<string> payloads) => _queue.EnqueueAsync(payloads);
 
-    /// <summary>A server on this machine: the CPU of every <c>postgres</c> process, with the backends' that have exited (reaped by
-    /// their parent, the postmaster).</summary>
-    public override Task<TimeSpan?> ServerCpuAsync() => Task.FromResult(LocalCpu(_builder.Host, (_, name) => name == "postgres"));
-
     /// <summary>The queue's own statements (the bus's renewal of one lease is its batch statement with one pair) on one open
     /// connection, prepared, with nothing around them: what the bus's pooled connections, retries and lease objects cost on top.</summary>
     public override async Task<(long Cycles, TimeSpan Elapsed)> PlainCyclesAsync(TimeSpan lease, TimeSpan duration)

@@ -19,7 +19,6 @@ public sealed class RabbitMqBroker : Broker
 
     private readonly RabbitMqLeaseQueue _queue;
     private readonly ConnectionFactory _factory;
-    private int? _node;
 
     private RabbitMqBroker(RabbitMqLeaseQueue queue, ConnectionFactory factory)
         : base(queue, $"RabbitMQ at {queue.Endpoint}")
@@ -39,13 +38,6 @@ public sealed class RabbitMqBroker : Broker
     }
 
     public override Task EnqueueAsync(IReadOnlyList<string> payloads) => _queue.EnqueueAsync(payloads);
-
-    /// <summary>A node on this machine: the CPU of the Erlang VM listening on the AMQP port (every scheduler is a thread of it).</summary>
-    public override Task<TimeSpan?> ServerCpuAsync()
-    {
-        _node ??= Listener(_factory.Port);
-        return Task.FromResult(_node is { } node ? LocalCpu(_factory.HostName, (pid, _) => pid == node) : null);
-    }
 
     /// <summary>What the queue sends per message, on one connection with nothing around it: <c>basic.get</c>, the delivery and
     /// the completion to the record (each confirmed, in that order), the acknowledgement. The queue's own cost on top: its

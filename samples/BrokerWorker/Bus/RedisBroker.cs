@@ -1,7 +1,6 @@
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
-using System.Globalization;
 using System.Linq;
 using System.Threading.Tasks;
 using MessageBus.Redis;
@@ -37,33 +36,6 @@ public sealed class RedisBroker : Broker
     }
 
     public override Task EnqueueAsync(IReadOnlyList<string> payloads) => _queue.EnqueueAsync(payloads);
-
-    /// <summary>The server's own CPU time (INFO cpu: used_cpu_user + used_cpu_sys, every thread of the server).</summary>
-    public override async Task<TimeSpan?> ServerCpuAsync()
-    {
-        string info;
-        try
-        {
-            await using ConnectionMultiplexer connection = await AdminAsync();
-            info = (string)(await connection.GetDatabase().ExecuteAsync("INFO", "cpu"))!;
-        }
-        catch (RedisException)
-        {
-            return null; // a figure for the report, never a reason to fail the run (the server may be restarting)
-        }
-
-        double seconds = 0;
-        foreach (string line in info.Split('\n'))
-        {
-            string[] pair = line.Trim().Split(':');
-            if (pair.Length == 2 && pair[0] is "used_cpu_user" or "used_cpu_sys")
-            {
-                seconds += double.Parse(pair[1], CultureInfo.InvariantCulture);
-            }
-        }
-
-        return TimeSpan.FromSeconds(seconds);
-    }
 
     /// <summary>The queue's own scripts on one connection with nothing around them: what the bus's retries, lease objects and
     /// renewal batching cost on top.</summary>
@@ -108,7 +80,7 @@ public sealed class RedisBroker : Broker
 
     public override ValueTask DisposeAsync() => _queue.DisposeAsync();
 
-    // INFO and CONFIG are admin commands to StackExchange.Redis.
+    // CONFIG is an admin command to StackExchange.Redis.
     private Task<ConnectionMultiplexer> AdminAsync()
     {
         ConfigurationOptions configuration = ConfigurationOptions.Parse(_connectionString);

@@ -3,7 +3,6 @@ using System.Collections.Generic;
 using System.Diagnostics;
 using System.IO;
 using System.Linq;
-using System.Text.Json;
 using System.Threading;
 using System.Threading.Tasks;
 using BrokerWorker.Bus;
@@ -17,7 +16,7 @@ using PriorityAsync;
 namespace BrokerWorker.Processes;
 
 /// <summary>
-/// Runs each mode in turn: the producer fills the queue, the workers start together, and the run ends when the broker has
+/// Runs each mode in turn: the queue is filled, the workers start together, and the run ends when the broker has
 /// completed every message, or when no message was completed or delivered for <see cref="Options.ScaledStallAfter"/> (a zombie lease holds one),
 /// or when every worker exited, or at a <see cref="Deadline"/>. The makespan is measured from the workers' common start to the
 /// broker's last completion; the counts are read from the broker.
@@ -30,38 +29,10 @@ public sealed class Coordinator(Options options, TextWriter error)
     /// --virtual-time, one worker on the mode's loop, on a clock of its own.</summary>
     public async Task<IReadOnlyList<RunResult>> RunMemoryAsync()
     {
-        if (options.VirtualTime)
-        {
-            var virtualResults = new List<RunResult>();
-            foreach (string mode in options.Modes)
-            {
-                virtualResults.Add(await RunVirtualAsync(mode));
-            }
-
-            return virtualResults;
-        }
-
         var results = new List<RunResult>();
         foreach (string mode in options.Modes)
         {
-            var bus = new InMemoryMessageBus(options.Scaled(options.MemoryLatency));
-            using var producing = new CancellationTokenSource();
-            Task producer = ProduceAsync(EnqueueInto(bus), TimeProvider.System, producing.Token);
-            using IHost host = WorkerHost.Build(bus, options, mode, options.Workers);
-            TimeSpan cpuBefore = Process.GetCurrentProcess().TotalProcessorTime;
-            long start = Stopwatch.GetTimestamp();
-            await host.StartAsync();
-            Task hostDone = host.WaitForShutdownAsync();
-            (TimeSpan makespan, RunEnd end) = await WaitAsync(bus, TimeProvider.System, start, Deadline(options, mode), () => hostDone.IsCompleted);
-            BusCounts atEnd = await bus.GetCountsAsync();
-            TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime - cpuBefore;
-            await producing.CancelAsync();
-            await producer.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-            await host.StopAsync();
-            await hostDone;
-            var group = (WorkerGroup)host.Services.GetService(typeof(WorkerGroup))!;
-            results.Add(new RunResult(mode, options.Workers, "memory", makespan, end, atEnd, await bus.GetCountsAsync(),
-                ProcessStats.From(group.Stats, 0, cpu), Bound(options, mode), (options.CreateMode(mode) as ThreadPoolMode)?.MinThreads, null));
+            results.Add(options.VirtualTime ? await RunVirtualAsync(mode) : await RunHostedAsync(mode));
         }
 
         return results;
@@ -79,10 +50,7 @@ public sealed class Coordinator(Options options, TextWriter error)
                 async () =>
                 {
                     await broker.SetUpAsync(purge: true);
-                    if (options.Rate == 0)
-                    {
-                        await broker.EnqueueAsync(Payloads(0, options.Messages));
-                    }
+                    await broker.EnqueueAsync(Payloads());
                 },
                 broker,
                 $"set up the queue {queueName}",
@@ -109,23 +77,14 @@ public sealed class Coordinator(Options options, TextWriter error)
                     }
                 }
 
-                using var producing = new CancellationTokenSource();
-                TimeSpan? serverCpuBefore = await broker.ServerCpuAsync();
                 long start = Stopwatch.GetTimestamp();
                 foreach (WorkerChild child in children)
                 {
                     child.Go();
                 }
 
-                Task producer = options.Rate > 0
-                    ? ProduceAsync((first, count) => broker.EnqueueAsync(Payloads(first, count)), TimeProvider.System, producing.Token)
-                    : Task.CompletedTask;
                 (TimeSpan makespan, RunEnd end) = await WaitAsync(broker.Bus, TimeProvider.System, start, Deadline(options, mode), () => children.All(c => c.HasExited));
                 BusCounts atEnd = await broker.Bus.GetCountsAsync();
-                TimeSpan? serverCpu = await broker.ServerCpuAsync() - serverCpuBefore;
-                serverCpu = serverCpu < TimeSpan.Zero ? null : serverCpu; // the server restarted during the run
-                await producing.CancelAsync();
-                await producer.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
 
                 // Stop the workers still running (a stalled run): end of input is their graceful stop; a hung one is killed.
                 foreach (WorkerChild child in children)
@@ -146,7 +105,7 @@ public sealed class Coordinator(Options options, TextWriter error)
                 // Redis: a lease that lapsed while the workers stopped is back in the queue after the next stalled check, not at
                 // once; the final counts are read as they are (an expired lease still counts as leased, as on PostgreSQL).
                 results.Add(new RunResult(mode, options.Workers, options.Bus, makespan, end, atEnd, await broker.Bus.GetCountsAsync(),
-                    ProcessStats.Sum(stats), Bound(options, mode), (options.CreateMode(mode) as ThreadPoolMode)?.MinThreads, serverCpu));
+                    ProcessStats.Sum(stats), Bound(options, mode), (options.CreateMode(mode) as ThreadPoolMode)?.MinThreads));
             }
             finally
             {
@@ -160,32 +119,33 @@ public sealed class Coordinator(Options options, TextWriter error)
         return results;
     }
 
-    /// <summary>
-    /// One mode on virtual time: one worker on the mode's loop, on a thread of its own, with the broker, the producer and the
-    /// verdict on the run's clock. The coordinator's side (the producer, the watch for the verdict) runs on the loop at its top
-    /// level, as on a thread of its own: it never waits behind a CPU part for long, and it takes no virtual time.
-    /// </summary>
-    private Task<RunResult> RunVirtualAsync(string modeName)
+    /// <summary>One mode in memory, in real time: the workers are hosted workers of one Generic Host in this process.</summary>
+    private async Task<RunResult> RunHostedAsync(string mode)
     {
-        var completion = new TaskCompletionSource<RunResult>(TaskCreationOptions.RunContinuationsAsynchronously);
-        var thread = new Thread(() =>
-        {
-            try
-            {
-                completion.SetResult(RunVirtual(modeName));
-            }
-            catch (Exception e)
-            {
-                completion.SetException(e);
-            }
-        })
-        {
-            IsBackground = true,
-            Name = $"{modeName}-virtual",
-        };
-        thread.Start();
-        return completion.Task;
+        var bus = new InMemoryMessageBus(options.Scaled(options.MemoryLatency));
+        Fill(bus);
+        using IHost host = WorkerHost.Build(bus, options, mode, options.Workers);
+        TimeSpan cpuBefore = Process.GetCurrentProcess().TotalProcessorTime;
+        long start = Stopwatch.GetTimestamp();
+        await host.StartAsync();
+        Task hostDone = host.WaitForShutdownAsync();
+        (TimeSpan makespan, RunEnd end) = await WaitAsync(bus, TimeProvider.System, start, Deadline(options, mode), () => hostDone.IsCompleted);
+        BusCounts atEnd = await bus.GetCountsAsync();
+        TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime - cpuBefore;
+        await host.StopAsync();
+        await hostDone;
+        var group = (WorkerGroup)host.Services.GetService(typeof(WorkerGroup))!;
+        return new RunResult(mode, options.Workers, "memory", makespan, end, atEnd, await bus.GetCountsAsync(),
+            ProcessStats.From(group.Stats, 0, cpu), Bound(options, mode), (options.CreateMode(mode) as ThreadPoolMode)?.MinThreads);
     }
+
+    /// <summary>
+    /// One mode on virtual time: one worker on the mode's loop, on a thread of its own, with the broker and the verdict on the
+    /// run's clock. The coordinator's side (filling the queue, the watch for the verdict) runs on the loop at its top level, as on
+    /// a thread of its own: it never waits behind a CPU part for long, and it takes no virtual time.
+    /// </summary>
+    private Task<RunResult> RunVirtualAsync(string modeName) =>
+        Task.Factory.StartNew(() => RunVirtual(modeName), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
 
     private RunResult RunVirtual(string modeName)
     {
@@ -203,7 +163,7 @@ public sealed class Coordinator(Options options, TextWriter error)
         {
             using var stopping = new CancellationTokenSource();
             await mode.MoveTo(LeaseWorker.Core.Activity.Lease);
-            Task producer = ProduceAsync(EnqueueInto(bus), clock, stopping.Token);
+            Fill(bus);
             long start = clock.GetTimestamp();
             Task running = worker.RunAsync(stopping.Token);
             verdict = await WaitAsync(bus, clock, start, Deadline(options, modeName), () => running.IsCompleted);
@@ -212,41 +172,30 @@ public sealed class Coordinator(Options options, TextWriter error)
             // Stopped as the host stops its workers: what they hold is abandoned. Cancel, not CancelAsync: the callbacks run here, on
             // the loop, so the loop cannot jump the clock while a pool thread is still running them.
             stopping.Cancel();
-            await producer.ConfigureAwait(ConfigureAwaitOptions.ContinueOnCapturedContext | ConfigureAwaitOptions.SuppressThrowing);
             await running;
             final = await bus.GetCountsAsync();
         });
         TimeSpan cpu = Process.GetCurrentProcess().TotalProcessorTime - cpuBefore;
         return new RunResult(modeName, 1, "memory", verdict.Makespan, verdict.End, atEnd!, final!,
-            ProcessStats.From([stats], 0, cpu), Bound(options, modeName), null, null);
+            ProcessStats.From([stats], 0, cpu), Bound(options, modeName), null);
     }
 
-    private static Func<int, int, Task> EnqueueInto(InMemoryMessageBus bus) => (first, count) =>
+    /// <summary>The run's messages, <c>message 1</c> to <c>message N</c> (<c>--hang-message K</c> names the K-th).</summary>
+    private string[] Payloads() => [.. Enumerable.Range(1, options.Messages).Select(i => $"message {i}")];
+
+    private void Fill(InMemoryMessageBus bus)
     {
-        for (int i = first; i < first + count; i++)
+        foreach (string payload in Payloads())
         {
-            bus.Enqueue($"message {i + 1}");
+            bus.Enqueue(payload);
         }
-
-        return Task.CompletedTask;
-    };
-
-    private static string[] Payloads(int first, int count)
-    {
-        var payloads = new string[count];
-        for (int i = 0; i < count; i++)
-        {
-            payloads[i] = $"message {first + i + 1}";
-        }
-
-        return payloads;
     }
 
     /// <summary>
     /// A worker process's settings: the coordinator's own, with one mode. The queue's prefix comes along, so the worker derives the
     /// mode's queue as the coordinator does; the connection string travels apart (<see cref="WorkerChild.Start"/>).
     /// </summary>
-    public static Options WorkerOptions(Options o, string mode) => o with { Modes = [mode], Connection = null, Scaling = [] };
+    public static Options WorkerOptions(Options o, string mode) => o with { Modes = [mode], Connection = null };
 
     /// <summary>The least time any scheduler could take: all CPU back to back on the cores the mode can use, or one message's chain.</summary>
     public static TimeSpan Bound(Options o, string mode)
@@ -257,34 +206,6 @@ public sealed class Coordinator(Options options, TextWriter error)
         TimeSpan work = TimeSpan.FromTicks(cpu.Ticks * o.Messages * o.Steps / threads) + o.Scaled(o.Io);
         TimeSpan chain = o.Steps * (cpu + o.Scaled(o.Io));
         return work > chain ? work : chain;
-    }
-
-    /// <summary>Puts the messages on the queue: all at once, or at --rate on <paramref name="time"/> (the system's clock, or the run's virtual clock).</summary>
-    private async Task ProduceAsync(Func<int, int, Task> enqueue, TimeProvider time, CancellationToken cancellationToken)
-    {
-        if (options.Rate == 0)
-        {
-            await enqueue(0, options.Messages);
-            return;
-        }
-
-        // Behind schedule (a slow enqueue), everything due goes in one batch.
-
-        long start = time.GetTimestamp();
-        int sent = 0;
-        while (sent < options.Messages)
-        {
-            TimeSpan due = TimeSpan.FromSeconds(sent / options.Rate) - time.GetElapsedTime(start);
-            if (due > TimeSpan.Zero)
-            {
-                await Task.Delay(due, time, cancellationToken);
-            }
-
-            int now = (int)Math.Min(options.Messages, Math.Floor(time.GetElapsedTime(start).TotalSeconds * options.Rate) + 1);
-            int count = Math.Max(1, now - sent);
-            await enqueue(sent, count);
-            sent += count;
-        }
     }
 
     /// <summary>The deadline of a mode's run: --deadline, or 3 times its CPU bound plus the stall time.</summary>

@@ -1,4 +1,3 @@
-using System;
 using System.Threading;
 using System.Threading.Tasks;
 using BrokerWorker.Processing;
@@ -13,32 +12,22 @@ namespace BrokerWorker.Processes;
 /// </summary>
 public sealed class ThreadModeService(WorkerGroup group, Mode mode) : BackgroundService
 {
-    protected override Task ExecuteAsync(CancellationToken stoppingToken)
-    {
-        var done = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        var thread = new Thread(() =>
+    // LongRunning: a thread of its own, not a pool thread; the mode's loop holds it until the worker returns.
+    protected override Task ExecuteAsync(CancellationToken stoppingToken) => Task.Factory.StartNew(
+        () =>
         {
             (MessageWorker worker, Heartbeat? heartbeat) = group.CreateWorker(mode);
             try
             {
                 mode.Run(() => worker.RunAsync(stoppingToken));
-                done.SetResult();
-            }
-            catch (Exception e)
-            {
-                done.SetException(e);
             }
             finally
             {
                 heartbeat?.Dispose();
                 group.WorkerDone();
             }
-        })
-        {
-            IsBackground = true,
-            Name = $"{mode.Name}-worker",
-        };
-        thread.Start();
-        return done.Task;
-    }
+        },
+        CancellationToken.None,
+        TaskCreationOptions.LongRunning,
+        TaskScheduler.Default);
 }

@@ -18,8 +18,6 @@ public sealed class WorkerGroup(IMessageBus bus, Options options, int workers, I
     private readonly List<WorkerStats> _stats = [];
     private int _running = workers;
 
-    public IMessageBus Bus => bus;
-
     public Options Options => options;
 
     public IReadOnlyList<WorkerStats> Stats => _stats;

@@ -17,8 +17,6 @@ public static class WorkerHost
         builder.Logging.ClearProviders();
         builder.Logging.AddConsole(o => o.LogToStandardErrorThreshold = LogLevel.Trace); // stdout carries the protocol
         builder.Logging.SetMinimumLevel(LogLevel.Warning);
-        builder.Services.AddSingleton(bus);
-        builder.Services.AddSingleton(options);
         builder.Services.AddSingleton(provider => new WorkerGroup(bus, options, workers, provider.GetRequiredService<IHostApplicationLifetime>()));
         for (int i = 1; i <= workers; i++)
         {

@@ -22,15 +22,9 @@ public static class WorkerProcess
     /// <summary>The environment variable that makes a process a worker: its <see cref="Options"/> as JSON.</summary>
     public const string Variable = "BROKERWORKER_WORKER";
 
-    public static async Task<int> RunAsync(Options options, TextWriter output, TextWriter error)
+    /// <summary>Runs the worker on <paramref name="connection"/>, the connection string the coordinator put in the broker's variable.</summary>
+    public static async Task<int> RunAsync(Options options, string connection, TextWriter output, TextWriter error)
     {
-        string? connection = BusFactory.ConnectionString(options, out string? problem);
-        if (connection is null)
-        {
-            await error.WriteLineAsync($"BrokerWorker: {problem}");
-            return 2;
-        }
-
         string queueName = BusFactory.Table(options, options.WorkerMode);
         await using Broker broker = BusFactory.Create(connection, options, queueName, options.WorkerMode);
         bool ready = await BusFactory.TryAsync(() => broker.SetUpAsync(purge: false), broker, $"open the queue {queueName}", error);

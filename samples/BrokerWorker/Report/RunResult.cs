@@ -9,8 +9,6 @@ namespace BrokerWorker.Report;
 /// <param name="AtEnd">The broker's counts when the last message was completed, or when the run was stopped.</param>
 /// <param name="Final">The broker's counts after the workers stopped (a stopping worker abandons what it holds).</param>
 /// <param name="PoolMinThreads">The threadpool mode's minimum threads; null in the other modes.</param>
-/// <param name="BrokerCpu">The broker server's CPU time during the run (PostgreSQL on this machine: every postgres process; Redis:
-/// the server's own count; RabbitMQ on this machine: its Erlang VM); null for the in-memory bus (it runs in the coordinator) or a server whose CPU cannot be read from here.</param>
 public sealed record RunResult(
     string Mode,
     int Workers,
@@ -21,11 +19,7 @@ public sealed record RunResult(
     BusCounts Final,
     ProcessStats Seen,
     TimeSpan Bound,
-    int? PoolMinThreads,
-    TimeSpan? BrokerCpu)
+    int? PoolMinThreads)
 {
-    /// <summary>The run was stopped before the broker completed every message.</summary>
-    public bool Stalled => End != RunEnd.Completed;
-
     public double Ratio => Makespan / Bound;
 }

@@ -81,7 +81,7 @@ public static class Table
 
     private static void WriteWide(TextWriter output, Options options, IReadOnlyList<RunResult> results)
     {
-        output.WriteLine("| mode | makespan | CPU bound | ratio | delivered | redelivered | completed | rejected completes | failed renewals | work stopped (lease lost / no progress) | worst renew gap | peak threads | CPU workers / broker | end |");
+        output.WriteLine("| mode | makespan | CPU bound | ratio | delivered | redelivered | completed | rejected completes | failed renewals | work stopped (lease lost / no progress) | worst renew gap | peak threads | CPU workers | end |");
         output.WriteLine("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
         foreach (RunResult r in results)
         {
@@ -90,7 +90,7 @@ public static class Table
             output.WriteLine(
                 $"| {r.Mode} | {Format.Sec(r.Makespan)} | {Format.Sec(r.Bound)} | {Format.Ratio(r.Ratio)} | {r.AtEnd.Delivered} | {r.AtEnd.Redelivered} | {r.AtEnd.Completed} | " +
                 $"{r.AtEnd.RejectedCompletes} | {r.AtEnd.FailedRenewals} | {r.Seen.StoppedLeaseLost} / {r.Seen.StoppedNoProgress} | {r.Seen.WorstRenewGapMs:0} ms | {threads} | " +
-                $"{Format.Sec(TimeSpan.FromMilliseconds(r.Seen.CpuMs))} / {(r.BrokerCpu is { } broker ? Format.Sec(broker) : "-")} | {End(r)} |");
+                $"{Format.Sec(TimeSpan.FromMilliseconds(r.Seen.CpuMs))} | {End(r)} |");
         }
 
         output.WriteLine();
@@ -107,8 +107,7 @@ public static class Table
         WriteLegend(output, "worst renew gap", $"the longest a message in flight went without a renewal (a lease lasts {Format.Ms(options.Scaled(options.Lease))} in this run)");
         WriteLegend(output, "peak threads", "the most .NET thread-pool threads a worker process had when a CPU part started (min set: the " +
             "minimum the threadpool mode sets; -: on virtual time)");
-        WriteLegend(output, "CPU workers / broker", "CPU time of the worker processes (in-memory bus: of this process, the broker included) / of the " +
-            "broker server during the run (PostgreSQL on this machine: all its processes; Redis: its own count; RabbitMQ on this machine: its VM; -: not measured)");
+        WriteLegend(output, "CPU workers", "CPU time of the worker processes (in-memory bus: of this process, the broker included)");
         WriteEndLegend(output, options);
     }
 

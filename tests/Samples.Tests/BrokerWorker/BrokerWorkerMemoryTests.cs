@@ -285,11 +285,10 @@ public sealed class BrokerWorkerMemoryTests
     [InlineData("--bus redis --connection password=x", "The Redis connection string names no server (host:port).")]
     [InlineData("--bus kafka", "--bus must be memory, postgres, redis or rabbitmq (got 'kafka').")]
     [InlineData("--latency 1ms", "unknown option '--latency' (see --help).")]
-    [InlineData("--scaling 0", "--scaling must be whole numbers from 1 to 64 separated by commas (got '0').")]
     [InlineData("--virtual-time --bus postgres", "--virtual-time runs on the in-memory broker only (got --bus postgres)")]
     [InlineData("--virtual-time --workers 2", "--virtual-time runs one worker (got --workers 2)")]
     [InlineData("--virtual-time --modes priority,threadpool", "--modes threadpool cannot run with --virtual-time")]
-    [InlineData("--virtual-time --bus-cost", "--bus-cost and --scaling measure the machine")]
+    [InlineData("--virtual-time --bus-cost", "--bus-cost measures the machine: it runs in real time only")]
     public async Task BadInput_OneLineAndExitCode2(string arguments, string expected)
     {
         (int exit, string stdout, string stderr) = await RunAppAsync(arguments.Split(' '));

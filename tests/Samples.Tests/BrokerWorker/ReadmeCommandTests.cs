@@ -22,8 +22,7 @@ namespace Samples.Tests.BrokerWorker;
 /// The runs are compressed, so that the whole class takes a few minutes beside other work (<see cref="Compressed"/>): every
 /// duration a tenth of the command's own (<c>--time-scale</c> and <c>--stall-after</c>; the default time scale 0.1 becomes 0.01),
 /// at most <see cref="MaxMessages"/> messages of at most <see cref="MaxSteps"/> steps, at most two worker processes
-/// (<c>--workers N</c> and <c>--workers 4</c> run with 2), <c>--scaling</c> with one count (1) at a hundredth of the time scale
-/// (its experiment is 150 messages), <c>--bus-cost</c> for <see cref="BusCostDuration"/> a round. On PostgreSQL, the connection
+/// (<c>--workers N</c> and <c>--workers 4</c> run with 2), <c>--bus-cost</c> for <see cref="BusCostDuration"/> a round. On PostgreSQL, the connection
 /// string's connect timeout is <see cref="PostgresConnectTimeoutSeconds"/> s: a worker process that starts on a busy machine can need
 /// more than Npgsql's default to open its first connection.
 /// A command with <c>--virtual-time</c> runs as written: it is exact and takes milliseconds. What the compression changes is how
@@ -90,7 +89,6 @@ public sealed partial class ReadmeCommandTests
             (run.Bus, run.HangMessage, run.Checkpoint, run.Cpu, run.BusCost, run.VirtualTime, run.Show)
                 .Should().Be((written.Bus, written.HangMessage, written.Checkpoint, written.Cpu, written.BusCost, written.VirtualTime, written.Show), where);
             run.Modes.Should().Equal(written.Modes, where);
-            run.Scaling.Count.Should().Be(Math.Min(written.Scaling.Count, 1), where);
             if (written.VirtualTime || written.Show is not null)
             {
                 (run.TimeScale, run.Messages, run.Steps, run.Workers, run.StallAfter).Should().Be(
@@ -102,8 +100,8 @@ public sealed partial class ReadmeCommandTests
             run.TimeScale.Should().BeLessThanOrEqualTo(written.TimeScale / (written.BusCost ? 1 : 10), where);
             run.ScaledStallAfter.Should().BeLessThanOrEqualTo(written.ScaledStallAfter, where);
             (run.Messages, run.Steps, run.Workers).Should().Be(
-                (written.BusCost || written.Scaling.Count > 0 ? written.Messages : Math.Min(written.Messages, Math.Max(MaxMessages, (int)written.HangMessage)),
-                 written.BusCost || written.Scaling.Count > 0 ? written.Steps : Math.Min(written.Steps, MaxSteps),
+                (written.BusCost ? written.Messages : Math.Min(written.Messages, Math.Max(MaxMessages, (int)written.HangMessage)),
+                 written.BusCost ? written.Steps : Math.Min(written.Steps, MaxSteps),
                  Math.Min(written.Workers, 2)),
                 where);
             run.Messages.Should().BeGreaterThanOrEqualTo((int)written.HangMessage, "the hung message is still one of the run's");
@@ -163,28 +161,18 @@ public sealed partial class ReadmeCommandTests
             return run; // shorter rounds: see RunAsync
         }
 
-        bool scaling = run.IndexOf("--scaling") >= 0;
-        if (scaling)
-        {
-            // The scaling tables take minutes per worker count: one count, the tables' own runs.
-            Set(run, "--scaling", "1");
-        }
-
         double timeScale = Value(run, "--time-scale") is { } given ? double.Parse(given, CultureInfo.InvariantCulture) : new Options().TimeScale;
-        Set(run, "--time-scale", (timeScale / (scaling ? 100 : 10)).ToString("R", CultureInfo.InvariantCulture));
+        Set(run, "--time-scale", (timeScale / 10).ToString("R", CultureInfo.InvariantCulture));
         if (Value(run, "--stall-after") is { } stall && SampleCommandLine.TryParseDuration(stall, out TimeSpan stallAfter))
         {
             Set(run, "--stall-after", $"{(stallAfter / 10).TotalMilliseconds.ToString("R", CultureInfo.InvariantCulture)}ms");
         }
 
-        if (!scaling)
-        {
-            int messages = Value(run, "--messages") is { } m ? int.Parse(m, CultureInfo.InvariantCulture) : new Options().Messages;
-            int hang = Value(run, "--hang-message") is { } h ? int.Parse(h, CultureInfo.InvariantCulture) : 0;
-            Set(run, "--messages", Math.Min(messages, Math.Max(MaxMessages, hang)).ToString(CultureInfo.InvariantCulture));
-            int steps = Value(run, "--steps") is { } st ? int.Parse(st, CultureInfo.InvariantCulture) : new Options().Steps;
-            Set(run, "--steps", Math.Min(steps, MaxSteps).ToString(CultureInfo.InvariantCulture));
-        }
+        int messages = Value(run, "--messages") is { } m ? int.Parse(m, CultureInfo.InvariantCulture) : new Options().Messages;
+        int hang = Value(run, "--hang-message") is { } h ? int.Parse(h, CultureInfo.InvariantCulture) : 0;
+        Set(run, "--messages", Math.Min(messages, Math.Max(MaxMessages, hang)).ToString(CultureInfo.InvariantCulture));
+        int steps = Value(run, "--steps") is { } st ? int.Parse(st, CultureInfo.InvariantCulture) : new Options().Steps;
+        Set(run, "--steps", Math.Min(steps, MaxSteps).ToString(CultureInfo.InvariantCulture));
 
         if (Value(run, "--workers") is { } workers && int.Parse(workers, CultureInfo.InvariantCulture) > 2)
         {
