@@ -170,6 +170,8 @@ public sealed class BrokerWorkerMemoryTests
         stdout.TrimEnd().Split('\n').Should().ContainSingle("--version prints the version, and runs nothing");
         stderr.Should().BeEmpty();
         help.Should().Contain("--modes <LIST|all>").And.Contain("--json").And.Contain("--version").And.Contain("--virtual-time").And.NotContain("--mode ");
+        help.Split('\n').Where(l => l.StartsWith("  --", StringComparison.Ordinal) && !l.StartsWith("  --version", StringComparison.Ordinal))
+            .Should().HaveCountLessThanOrEqualTo(20, "the help fits one screen: at most 20 options besides help and version");
     }
 
     [Fact]
