@@ -822,20 +822,6 @@ public sealed class PrioritySemaphore
             return -1;
         }
 
-        /// <summary>Takes the only holding, if there is one and it is the one numbered <paramref name="generation"/> (0: any).</summary>
-        public bool TryTakeOnly(long generation, out Holding holding)
-        {
-            holding = _first;
-            if (Count != 1 || (generation != 0 && _first.Generation != generation))
-            {
-                return false;
-            }
-
-            _first = default;
-            Count = 0;
-            return true;
-        }
-
         public Holding RemoveAt(int index)
         {
             Holding removed = this[index];
