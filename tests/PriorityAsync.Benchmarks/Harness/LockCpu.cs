@@ -29,36 +29,36 @@ public static class LockCpu
         var prioritySemaphore = new PrioritySemaphore(1, 1);
         var semaphore = new SemaphoreSlim(1, 1);
         var asyncLock = new AsyncLock();
-        (string Name, Func<Task> Pairs)[] locks =
+        (string Name, Func<int, Task> Pairs)[] locks =
         [
-            ("PriorityLock", async () =>
+            ("PriorityLock", async count =>
             {
-                for (int i = 0; i < Pairs; i++)
+                for (int i = 0; i < count; i++)
                 {
                     using (await priorityLock.LockAsync())
                     {
                     }
                 }
             }),
-            ("PrioritySemaphore", async () =>
+            ("PrioritySemaphore", async count =>
             {
-                for (int i = 0; i < Pairs; i++)
+                for (int i = 0; i < count; i++)
                 {
                     await prioritySemaphore.WaitAsync();
                     prioritySemaphore.Release();
                 }
             }),
-            ("SemaphoreSlim", async () =>
+            ("SemaphoreSlim", async count =>
             {
-                for (int i = 0; i < Pairs; i++)
+                for (int i = 0; i < count; i++)
                 {
                     await semaphore.WaitAsync();
                     semaphore.Release();
                 }
             }),
-            ("AsyncEx AsyncLock", async () =>
+            ("AsyncEx AsyncLock", async count =>
             {
-                for (int i = 0; i < Pairs; i++)
+                for (int i = 0; i < count; i++)
                 {
                     using (await asyncLock.LockAsync())
                     {
@@ -73,13 +73,28 @@ public static class LockCpu
         var bytes = new Dictionary<(string, string), double>();
         string loadBefore = LoadAverage();
         DateTime start = DateTime.UtcNow;
-        for (int round = -2; round < rounds; round++) // two warm-up rounds: tiering, the regions' flows
+        // Warm-up: every case's method called often enough to be compiled at tier 1 (a method with a loop that is called a few times
+        // runs on-stack-replaced tier-0 code, whose locals stay in memory: an await of a ValueTask<T> then costs 10 ns more), and
+        // the regions' flows made.
+        for (int call = 0; call < 60; call++)
         {
-            foreach ((string name, Func<Task> pairs) in locks)
+            foreach ((_, Func<int, Task> pairs) in locks)
             {
                 foreach (string place in places)
                 {
-                    (double ns, double b) = MeasureAt(place, pairs, loop.Context);
+                    MeasureAt(place, () => pairs(100), 100, loop.Context);
+                }
+            }
+        }
+
+        Thread.Sleep(500); // the background compiler
+        for (int round = -1; round < rounds; round++)
+        {
+            foreach ((string name, Func<int, Task> pairs) in locks)
+            {
+                foreach (string place in places)
+                {
+                    (double ns, double b) = MeasureAt(place, () => pairs(Pairs), Pairs, loop.Context);
                     if (round >= 0)
                     {
                         (cpu.TryGetValue((name, place), out List<double>? list) ? list : cpu[(name, place)] = []).Add(ns);
@@ -107,24 +122,24 @@ public static class LockCpu
         }
     }
 
-    private static (double Nanoseconds, double Bytes) MeasureAt(string place, Func<Task> pairs, PriorityContext context)
+    private static (double Nanoseconds, double Bytes) MeasureAt(string place, Func<Task> pairs, int count, PriorityContext context)
     {
         switch (place)
         {
             case "off every scheduler":
-                return Measure(pairs);
+                return Measure(pairs, count);
             case "on a loop, plain level code":
                 var done = new TaskCompletionSource<(double, double)>(TaskCreationOptions.RunContinuationsAsynchronously);
-                context.GetSynchronizationContext(1).Post(_ => done.SetResult(Measure(pairs)), null);
+                context.GetSynchronizationContext(1).Post(_ => done.SetResult(Measure(pairs, count)), null);
                 return done.Task.GetAwaiter().GetResult();
             case "on a loop, in a flow nobody awaits":
-                return context.InvokeAsync(() => Task.FromResult(Measure(pairs)), 1).Task.GetAwaiter().GetResult();
+                return context.InvokeAsync(() => Task.FromResult(Measure(pairs, count)), 1).Task.GetAwaiter().GetResult();
             default:
-                return context.InvokeAsync(async () => await context.InvokeAsync(() => Task.FromResult(Measure(pairs)), 1), 1).Task.GetAwaiter().GetResult();
+                return context.InvokeAsync(async () => await context.InvokeAsync(() => Task.FromResult(Measure(pairs, count)), 1), 1).Task.GetAwaiter().GetResult();
         }
     }
 
-    private static (double Nanoseconds, double Bytes) Measure(Func<Task> pairs)
+    private static (double Nanoseconds, double Bytes) Measure(Func<Task> pairs, int count)
     {
         long allocated = GC.GetAllocatedBytesForCurrentThread();
         long before = ThreadCpuNanoseconds();
@@ -136,7 +151,7 @@ public static class LockCpu
             throw new InvalidOperationException("An uncontended pair did not complete at once: the measurement would span threads.");
         }
 
-        return ((after - before) / (double)Pairs, allocated / (double)Pairs);
+        return ((after - before) / (double)count, allocated / (double)count);
     }
 
     private static long ThreadCpuNanoseconds()
