@@ -2,10 +2,10 @@ using System;
 using System.Collections.Generic;
 using System.IO;
 using System.Linq;
-using System.Runtime.InteropServices;
 using System.Threading;
 using System.Threading.Tasks;
 using Nito.AsyncEx;
+using PriorityAsync.Benchmarks.Infrastructure;
 
 namespace PriorityAsync.Benchmarks.Harness;
 
@@ -142,9 +142,9 @@ public static class LockCpu
     private static (double Nanoseconds, double Bytes) Measure(Func<Task> pairs, int count)
     {
         long allocated = GC.GetAllocatedBytesForCurrentThread();
-        long before = ThreadCpuNanoseconds();
+        long before = ThreadCpu.CurrentThreadNanoseconds();
         Task run = pairs();
-        long after = ThreadCpuNanoseconds();
+        long after = ThreadCpu.CurrentThreadNanoseconds();
         allocated = GC.GetAllocatedBytesForCurrentThread() - allocated;
         if (!run.IsCompletedSuccessfully)
         {
@@ -154,27 +154,11 @@ public static class LockCpu
         return ((after - before) / (double)count, allocated / (double)count);
     }
 
-    private static long ThreadCpuNanoseconds()
-    {
-        const int ThreadCpuTimeClock = 3; // CLOCK_THREAD_CPUTIME_ID
-        return ClockGetTime(ThreadCpuTimeClock, out Timespec time) == 0 ? (time.Seconds * 1_000_000_000) + time.Nanoseconds : throw new PlatformNotSupportedException("clock_gettime");
-    }
-
     private static string LoadAverage() => File.Exists("/proc/loadavg") ? string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ').Take(3)) : "?";
 
     private static double Median(List<double> values)
     {
         double[] sorted = [.. values.Order()];
         return sorted[sorted.Length / 2];
-    }
-
-    [DllImport("libc", EntryPoint = "clock_gettime")]
-    private static extern int ClockGetTime(int clock, out Timespec time);
-
-    [StructLayout(LayoutKind.Sequential)]
-    private struct Timespec
-    {
-        public long Seconds;
-        public long Nanoseconds;
     }
 }
