@@ -80,6 +80,13 @@ if (options.LeaseTimers)
     return 0;
 }
 
+if (options.LockCpuRounds > 0)
+{
+    // The uncontended lock in thread CPU time (issue 38): LockBenchmarks' cases, readable under load.
+    LockCpu.Run(options.LockCpuRounds, Console.Out);
+    return 0;
+}
+
 if (options.CheckpointsLongItem)
 {
     // Checkpoints inside a long item over its quota (issue 22), against the quota-off loop and ShouldYield.
@@ -259,6 +266,9 @@ internal sealed class BenchOptions
 
     public bool CheckpointsLongItem { get; private set; }
 
+    /// <summary>--lock-cpu [rounds]: only the uncontended lock in thread CPU time (Harness/LockCpu.cs); 15 rounds by default.</summary>
+    public int LockCpuRounds { get; private set; }
+
     public bool LeaseTimers { get; private set; }
 
     public int LeaseRuns { get; private set; } = 7;
@@ -338,6 +348,10 @@ internal sealed class BenchOptions
                 case "--slice-clock":
                     options.SliceClock = true;
                     break;
+                case "--lock-cpu":
+                    options.LockCpuRounds = i + 1 < args.Length && int.TryParse(args[i + 1], out int lockRounds) ? lockRounds : 15;
+                    i += i + 1 < args.Length && int.TryParse(args[i + 1], out _) ? 1 : 0;
+                    break;
                 case "--checkpoint-long-item":
                     options.CheckpointsLongItem = true;
                     break;
@@ -409,7 +423,7 @@ internal sealed class BenchOptions
                     samples = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     break;
                 default:
-                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick [--runs <n>] [--no-reexec], --design, --slice-clock, --checkpoint-long-item, --lease-timers [--lease-runs <n>], --watchdog-cost [seconds], --idle-cost [seconds] [--idle-warmup <s>] [--idle-rounds <n>] [--idle-cases a,b], --threads [rounds] [--threads-cases cpu,flood,streaming], --inversion [runs] [--inversion-seconds <n>] [--inversion-cases <a,b>], --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
+                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick [--runs <n>] [--no-reexec], --design, --lock-cpu [rounds], --slice-clock, --checkpoint-long-item, --lease-timers [--lease-runs <n>], --watchdog-cost [seconds], --idle-cost [seconds] [--idle-warmup <s>] [--idle-rounds <n>] [--idle-cases a,b], --threads [rounds] [--threads-cases cpu,flood,streaming], --inversion [runs] [--inversion-seconds <n>] [--inversion-cases <a,b>], --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
             }
         }
 

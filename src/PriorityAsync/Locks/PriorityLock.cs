@@ -37,6 +37,9 @@ public sealed class PriorityLock
     /// <summary>Gets the number of waiters (a moment's snapshot).</summary>
     public int WaitingCount => _semaphore.WaitingCount;
 
+    /// <summary>For tests: the semaphore behind it.</summary>
+    internal PrioritySemaphore Semaphore => _semaphore;
+
     /// <summary>Takes the lock: at once if it is free and nobody waits; otherwise behind the waiters of higher levels and the earlier ones
     /// of its own level, while the holder on the caller's scheduler runs at least at the caller's level.</summary>
     /// <param name="cancellationToken">Cancels the wait; the await then throws <see cref="OperationCanceledException"/>.</param>

@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
+using System.Numerics;
 using System.Threading;
 using System.Threading.Tasks;
 using PriorityAsync.Internal;
@@ -23,16 +24,29 @@ namespace PriorityAsync;
 /// </remarks>
 public sealed class PrioritySemaphore
 {
-    // [X-LOCK]: _count, _waiters, _holdings and the regions under _lock. No user code and no queueing under it; the graph's lock may be
-    // taken under it (lock order: this, the graph's, a node's spin lock).
+    // [X-LOCK-FAST]: the state word. Bit 0 (Slow): the bookkeeping is under _lock (waiters, or holdings in _holdings), so the lock-free
+    // paths stand aside; bit 1 (Fast): one holding, taken lock-free, described by _fastCaller once _fastPublished names it; then the
+    // free permits (as many bits as the maximum count needs), then the number of the latest holding (the rest, at least 31 bits).
+    private const long Slow = 1;
+    private const long Fast = 2;
+    private const long CountOne = 4;
+    private const int CountShift = 2;
+
+    // [X-LOCK]: _waiters, _holdings and the regions under _lock, and the state while Slow is set. No user code and no queueing under
+    // it; the graph's lock may be taken under it (lock order: this, the graph's, a node's spin lock).
     private readonly Lock _lock = new();
     private readonly int _maxCount;
     private readonly string _kind;
+    private readonly long _countMask;
+    private readonly int _generationShift;
+    private readonly long _generationOne;
+    private readonly ulong _generationLimit; // a state at or above it holds the highest number: the next take goes under the lock, which wraps
+    private long _state;
+    private long _fastPublished; // the number of the lock-free holding whose _fastCaller is written
+    private PrioritySynchronizationContext? _fastCaller;
     private HoldingSet _holdings;
-    private int _count;
     private List<LockWaiter>? _waiters;
     private long _sequence;
-    private long _generation;
     private PriorityScheduler? _regionScheduler;
     private WorkFlow?[]? _regions;
     private List<(PriorityScheduler Scheduler, WorkFlow?[] Regions)>? _otherRegions;
@@ -63,9 +77,14 @@ public sealed class PrioritySemaphore
                 nameof(initialCount), initialCount, $"The initial count must be between 0 and the maximum count ({maxCount}).");
         }
 
-        _count = initialCount;
         _maxCount = maxCount;
         _kind = kind;
+        int countBits = 32 - BitOperations.LeadingZeroCount((uint)maxCount);
+        _countMask = ((1L << countBits) - 1) << CountShift;
+        _generationShift = CountShift + countBits;
+        _generationOne = 1L << _generationShift;
+        _generationLimit = ulong.MaxValue << _generationShift;
+        _state = (long)initialCount << CountShift;
     }
 
     /// <summary>Gets or sets the name used in messages, diagnostics and the inspector.</summary>
@@ -73,7 +92,7 @@ public sealed class PrioritySemaphore
     public string? Name { get; init; }
 
     /// <summary>Gets the number of free permits (a moment's snapshot).</summary>
-    public int CurrentCount => Volatile.Read(ref _count);
+    public int CurrentCount => CountOf(Volatile.Read(ref _state));
 
     /// <summary>Gets the number of waiters (a moment's snapshot).</summary>
     public int WaitingCount
@@ -86,6 +105,10 @@ public sealed class PrioritySemaphore
             }
         }
     }
+
+    /// <summary>Whether the next uncontended take and release may run lock-free (nothing held under the lock, nobody waits), for tests: a
+    /// flag left set would not be wrong, only slower ([X-LOCK-FAST]).</summary>
+    internal bool LockFreePathsOpen => (Volatile.Read(ref _state) & Slow) == 0;
 
     /// <summary>"the PrioritySemaphore 'db'", for messages.</summary>
     internal string Subject => Name is null ? $"the {_kind}" : $"the {_kind} '{Name}'";
@@ -185,7 +208,9 @@ public sealed class PrioritySemaphore
     {
         lock (_lock)
         {
-            return $"{_kind}{(Name is null ? string.Empty : $" '{Name}'")}: {_count} free, {_holdings.Count} held, {_waiters?.Count ?? 0} waiting";
+            long state = Volatile.Read(ref _state);
+            int held = _holdings.Count + ((state & Fast) != 0 ? 1 : 0);
+            return $"{_kind}{(Name is null ? string.Empty : $" '{Name}'")}: {CountOf(state)} free, {held} held, {_waiters?.Count ?? 0} waiting";
         }
     }
 
@@ -195,25 +220,28 @@ public sealed class PrioritySemaphore
     /// gives up at once (a zero timeout: null, false), or queues a waiter and returns it.</summary>
     internal LockWaiter? Acquire(TimeSpan timeout, CancellationToken cancellationToken, out bool acquired, out long generation)
     {
-        // The uncontended path: one lock round trip, as SemaphoreSlim's, and the region entered after it.
+        // The uncontended path ([X-LOCK-FAST]): one compare-and-swap of the state when a permit is free, nobody waits and nothing is
+        // held, then the holding published for a waiter that may come; the region entered after it. Anything else: under the lock.
         var caller = SynchronizationContext.Current as PrioritySynchronizationContext;
-        WorkFlow? region;
-        lock (_lock)
+        long state = Volatile.Read(ref _state);
+        if ((state & (Slow | Fast)) == 0 && (state & _countMask) != 0 && (ulong)state < _generationLimit)
         {
-            if (_count <= 0 || _waiters is { Count: > 0 })
+            WorkFlow? region = null;
+            if (caller is null || (region = KnownRegion(caller)) is not null)
             {
-                goto Contended;
+                long taken = (state - CountOne + _generationOne) | Fast;
+                if (Interlocked.CompareExchange(ref _state, taken, state) == state)
+                {
+                    generation = GenerationOf(taken);
+                    _fastCaller = caller;
+                    Volatile.Write(ref _fastPublished, generation); // a waiter under the lock waits for it ([X-LOCK-FAST])
+                    EnterRegion(region, caller);
+                    acquired = true;
+                    return null;
+                }
             }
-
-            _count--;
-            region = AddHolding(caller, out generation);
         }
 
-        EnterRegion(region, caller);
-        acquired = true;
-        return null;
-
-    Contended:
         return AcquireContended(caller, timeout, cancellationToken, out acquired, out generation);
     }
 
@@ -226,26 +254,34 @@ public sealed class PrioritySemaphore
         WorkFlow? region = null;
         lock (_lock)
         {
-            if (_count > 0 && _waiters is not { Count: > 0 })
+            long state = TakeBookkeeping();
+            try
             {
-                _count--;
-                region = AddHolding(caller, out generation); // released meanwhile
-            }
-            else if (timeout == TimeSpan.Zero)
-            {
-                acquired = false;
-                return null;
-            }
-            else
-            {
-                if (timeout == Timeout.InfiniteTimeSpan && !cancellationToken.CanBeCanceled)
+                if (CountOf(state) > 0 && _waiters is not { Count: > 0 })
                 {
-                    ThrowIfWaitingOnItself(caller); // a wait that can end by itself (a timeout, a token) is not a certain deadlock
+                    SetCount(CountOf(state) - 1);
+                    region = AddHolding(caller, out generation); // released meanwhile, or held by more than one
                 }
+                else if (timeout == TimeSpan.Zero)
+                {
+                    acquired = false;
+                    return null;
+                }
+                else
+                {
+                    if (timeout == Timeout.InfiniteTimeSpan && !cancellationToken.CanBeCanceled)
+                    {
+                        ThrowIfWaitingOnItself(caller); // a wait that can end by itself (a timeout, a token) is not a certain deadlock
+                    }
 
-                waiter = new LockWaiter(this, caller, ++_sequence, Stopwatch.GetTimestamp());
-                (_waiters ??= []).Add(waiter);
-                LendTo(waiter, ref batch); // the holders on the waiter's scheduler run at its level from now on
+                    waiter = new LockWaiter(this, caller, ++_sequence, Stopwatch.GetTimestamp());
+                    (_waiters ??= []).Add(waiter);
+                    LendTo(waiter, ref batch); // the holders on the waiter's scheduler run at its level from now on
+                }
+            }
+            finally
+            {
+                GiveBackBookkeeping();
             }
         }
 
@@ -286,10 +322,77 @@ public sealed class PrioritySemaphore
     /// every priority scheduler).</summary>
     private WorkFlow? AddHolding(PrioritySynchronizationContext? caller, out long generation)
     {
-        generation = ++_generation;
+        long state = Volatile.Read(ref _state);
+        generation = (ulong)state >= _generationLimit ? 1 : GenerationOf(state) + 1; // numbers wrap after 2^31 holdings at least; 0 is "any"
+        Volatile.Write(ref _state, (state & ((1L << _generationShift) - 1)) | (generation << _generationShift));
         WorkFlow? region = caller is null ? null : RegionFor(caller.Scheduler, caller.Level);
         _holdings.Add(new Holding(region, caller, generation));
         return region;
+    }
+
+    // ---- The state word ([X-LOCK-FAST]) -----------------------------------------------------------------------------------------
+
+    private int CountOf(long state) => (int)((state & _countMask) >> CountShift);
+
+    private long GenerationOf(long state) => (long)((ulong)state >> _generationShift);
+
+    /// <summary>Under the lock: the state's count (Slow is set, so no lock-free path writes the state meanwhile).</summary>
+    private void SetCount(int count)
+    {
+        long state = Volatile.Read(ref _state);
+        Volatile.Write(ref _state, (state & ~_countMask) | ((long)count << CountShift));
+    }
+
+    /// <summary>Under the lock, first: sets Slow, so the lock-free paths stand aside until <see cref="GiveBackBookkeeping"/>, and moves
+    /// a lock-free holding into <see cref="_holdings"/> (waiting the few stores until its taker has published it). Returns the state.</summary>
+    private long TakeBookkeeping()
+    {
+        long state = Volatile.Read(ref _state);
+        while ((state & Slow) == 0)
+        {
+            long seen = Interlocked.CompareExchange(ref _state, state | Slow, state);
+            if (seen == state)
+            {
+                state |= Slow;
+                break;
+            }
+
+            state = seen;
+        }
+
+        if ((state & Fast) != 0)
+        {
+            long generation = GenerationOf(state);
+            var spin = default(SpinWait);
+            while (Volatile.Read(ref _fastPublished) != generation)
+            {
+                spin.SpinOnce(); // its taker won the state and is between two stores (no lock, no user code)
+            }
+
+            PrioritySynchronizationContext? caller = _fastCaller;
+            _holdings.Add(new Holding(caller is null ? null : RegionFor(caller.Scheduler, caller.Level), caller, generation));
+            state &= ~Fast;
+            Volatile.Write(ref _state, state);
+        }
+
+        return state;
+    }
+
+    /// <summary>Under the lock, last: once nothing is held and nobody waits, the lock-free paths may run again.</summary>
+    private void GiveBackBookkeeping()
+    {
+        if (_holdings.Count == 0 && _waiters is not { Count: > 0 })
+        {
+            Volatile.Write(ref _state, Volatile.Read(ref _state) & ~Slow);
+        }
+    }
+
+    /// <summary>Without the lock: the region of <paramref name="caller"/>'s scheduler and level if it exists already on the first
+    /// scheduler the semaphore was taken on (written under the lock, read here); otherwise null, and the take goes under the lock.</summary>
+    private WorkFlow? KnownRegion(PrioritySynchronizationContext caller)
+    {
+        WorkFlow?[]? regions = Volatile.Read(ref _regions);
+        return regions is not null && ReferenceEquals(_regionScheduler, caller.Scheduler) ? Volatile.Read(ref regions[caller.Level]) : null;
     }
 
     /// <summary>Under the lock: a semaphore of one permit, waited for by code in the region of its only holding, would wait for ever.</summary>
@@ -311,29 +414,26 @@ public sealed class PrioritySemaphore
     /// <see cref="PriorityLock"/>'s releaser) and grants the freed permits to the best waiters ([X-LOCK]).</summary>
     internal int ReleaseCore(int releaseCount, long generation)
     {
-        // The uncontended path: the only holding ends, nobody waits; one lock round trip, and the region left after it.
-        Holding ended;
-        int previousCount;
-        lock (_lock)
+        // The uncontended path ([X-LOCK-FAST]): the lock-free holding ends, nobody waits (Slow is clear); one compare-and-swap of the
+        // state, and the region left after it. Its taker's context is read before: once the state is swapped, the next taker writes it.
+        long state = Volatile.Read(ref _state);
+        if (releaseCount == 1 && (state & (Slow | Fast)) == Fast && (generation == 0 || GenerationOf(state) == generation)
+            && CountOf(state) < _maxCount && Volatile.Read(ref _fastPublished) == GenerationOf(state))
         {
-            if (releaseCount != 1 || _waiters is { Count: > 0 } || _count >= _maxCount || !_holdings.TryTakeOnly(generation, out ended))
+            PrioritySynchronizationContext? caller = _fastCaller;
+            if (Interlocked.CompareExchange(ref _state, (state + CountOne) & ~Fast, state) == state)
             {
-                goto Slow;
+                if (caller is not null)
+                {
+                    var leave = default(EscalationBatch);
+                    Ended.Leave(new Holding(KnownRegion(caller), caller, generation), SynchronizationContext.Current as FlowContext, ref leave);
+                    leave.Run();
+                }
+
+                return CountOf(state);
             }
-
-            previousCount = _count++;
         }
 
-        if (ended.Region is not null)
-        {
-            var leave = default(EscalationBatch);
-            Ended.Leave(ended, SynchronizationContext.Current as FlowContext, ref leave);
-            leave.Run();
-        }
-
-        return previousCount;
-
-    Slow:
         return ReleaseSlow(releaseCount, generation);
     }
 
@@ -346,40 +446,49 @@ public sealed class PrioritySemaphore
         int previousCount;
         lock (_lock)
         {
-            int index = generation == 0 ? -1 : _holdings.IndexOf(generation);
-            if (generation != 0 && index < 0)
+            int count = CountOf(TakeBookkeeping());
+            try
             {
-                throw new InvalidOperationException(
-                    $"{SubjectAtStart} was released by a releaser whose holding has already ended: it was released twice. Dispose the " +
-                    "releaser that LockAsync returned exactly once (a using statement does).");
-            }
+                int index = generation == 0 ? -1 : _holdings.IndexOf(generation);
+                if (generation != 0 && index < 0)
+                {
+                    throw new InvalidOperationException(
+                        $"{SubjectAtStart} was released by a releaser whose holding has already ended: it was released twice. Dispose the " +
+                        "releaser that LockAsync returned exactly once (a using statement does).");
+                }
 
-            if (_maxCount - _count < releaseCount)
+                if (_maxCount - count < releaseCount)
+                {
+                    throw new SemaphoreFullException(
+                        $"{SubjectAtStart} has {count} free permits of at most {_maxCount}; releasing {releaseCount} more would exceed it. " +
+                        "Each Release must match a completed WaitAsync (it was released without being held, or twice).");
+                }
+
+                previousCount = count;
+                for (int i = 0; i < releaseCount && _holdings.Count > 0; i++)
+                {
+                    int at = index >= 0 ? index : HoldingOf(current);
+                    index = -1;
+                    ended.Add(EndHolding(at));
+                }
+
+                count += releaseCount;
+                while (count > 0 && _waiters is { Count: > 0 } waiters)
+                {
+                    LockWaiter next = TakeBestWaiter(waiters, ref batch);
+                    count--;
+                    next.HoldContext = AddHolding(next.Context, out long nextGeneration);
+                    next.Generation = nextGeneration;
+                    granted.Add(next);
+                }
+
+                SetCount(count);
+                LendToAll(ref batch); // the remaining waiters now wait on the new holders
+            }
+            finally
             {
-                throw new SemaphoreFullException(
-                    $"{SubjectAtStart} has {_count} free permits of at most {_maxCount}; releasing {releaseCount} more would exceed it. " +
-                    "Each Release must match a completed WaitAsync (it was released without being held, or twice).");
+                GiveBackBookkeeping();
             }
-
-            previousCount = _count;
-            for (int i = 0; i < releaseCount && _holdings.Count > 0; i++)
-            {
-                int at = index >= 0 ? index : HoldingOf(current);
-                index = -1;
-                ended.Add(EndHolding(at));
-            }
-
-            _count += releaseCount;
-            while (_count > 0 && _waiters is { Count: > 0 } waiters)
-            {
-                LockWaiter next = TakeBestWaiter(waiters, ref batch);
-                _count--;
-                next.HoldContext = AddHolding(next.Context, out long nextGeneration);
-                next.Generation = nextGeneration;
-                granted.Add(next);
-            }
-
-            LendToAll(ref batch); // the remaining waiters now wait on the new holders
         }
 
         ended.LeaveRegions(current, ref batch);
@@ -466,6 +575,7 @@ public sealed class PrioritySemaphore
             }
 
             EndLending(waiter, ref batch);
+            GiveBackBookkeeping(); // the last waiter gone and nothing held: the lock-free paths again
         }
 
         waiter.Context?.Scheduler.UntrackPending(waiter);
@@ -593,15 +703,27 @@ public sealed class PrioritySemaphore
         WorkFlow?[] regions;
         if (_regionScheduler is null || ReferenceEquals(_regionScheduler, scheduler))
         {
-            _regionScheduler = scheduler;
-            regions = _regions ??= new WorkFlow?[scheduler.Levels];
+            if (_regions is null)
+            {
+                _regionScheduler = scheduler;
+                Volatile.Write(ref _regions, new WorkFlow?[scheduler.Levels]); // after the scheduler: KnownRegion reads them in the other order
+            }
+
+            regions = _regions;
         }
         else
         {
             regions = OtherRegions(scheduler);
         }
 
-        return regions[level] ??= new WorkFlow(scheduler, level, $"{_kind}{(Name is null ? string.Empty : $" '{Name}'")} region", isRegion: true);
+        if (regions[level] is { } existing)
+        {
+            return existing;
+        }
+
+        var created = new WorkFlow(scheduler, level, $"{_kind}{(Name is null ? string.Empty : $" '{Name}'")} region", isRegion: true);
+        Volatile.Write(ref regions[level], created); // read by KnownRegion without the lock
+        return created;
     }
 
     private WorkFlow?[] OtherRegions(PriorityScheduler scheduler)
@@ -698,20 +820,6 @@ public sealed class PrioritySemaphore
             }
 
             return -1;
-        }
-
-        /// <summary>Takes the only holding, if there is one and it is the one numbered <paramref name="generation"/> (0: any).</summary>
-        public bool TryTakeOnly(long generation, out Holding holding)
-        {
-            holding = _first;
-            if (Count != 1 || (generation != 0 && _first.Generation != generation))
-            {
-                return false;
-            }
-
-            _first = default;
-            Count = 0;
-            return true;
         }
 
         public Holding RemoveAt(int index)

@@ -9,6 +9,7 @@ using System.Runtime.InteropServices;
 using System.Text.Json;
 using System.Threading;
 using System.Threading.Tasks;
+using PriorityAsync.Benchmarks.Infrastructure;
 
 namespace PriorityAsync.Benchmarks.Harness;
 
@@ -23,7 +24,6 @@ public static class IdleCost
     /// <summary>The cases, in the order they run: the baseline first.</summary>
     public static readonly string[] CaseNames = ["none", "loop", "loops100", "pool"];
 
-    private const int ClockProcessCpuTimeId = 2;
     private const int RusageSelf = 0;
 
     public static void Run(int windowSeconds, int warmupSeconds, int rounds, IReadOnlyCollection<string>? cases)
@@ -159,15 +159,7 @@ public static class IdleCost
         return JsonSerializer.Deserialize<ChildResult>(line["RESULT ".Length..])!;
     }
 
-    private static long ProcessCpuNanoseconds()
-    {
-        if (ClockGetTime(ClockProcessCpuTimeId, out Timespec time) != 0)
-        {
-            throw new InvalidOperationException("clock_gettime(CLOCK_PROCESS_CPUTIME_ID) failed: this harness needs Linux.");
-        }
-
-        return (time.Seconds * 1_000_000_000L) + time.Nanoseconds;
-    }
+    private static long ProcessCpuNanoseconds() => ThreadCpu.ProcessNanoseconds();
 
     private static long VoluntarySwitches() => GetRusage(RusageSelf, out Rusage usage) == 0 ? usage.VoluntarySwitches : -1;
 
@@ -201,18 +193,9 @@ public static class IdleCost
         return sorted.Length == 0 ? double.NaN : sorted[sorted.Length / 2];
     }
 
-    [DllImport("libc", EntryPoint = "clock_gettime")]
-    private static extern int ClockGetTime(int clock, out Timespec time);
-
     [DllImport("libc", EntryPoint = "getrusage")]
     private static extern int GetRusage(int who, out Rusage usage);
 
-    [StructLayout(LayoutKind.Sequential)]
-    private struct Timespec
-    {
-        public long Seconds;
-        public long Nanoseconds;
-    }
 
     // struct rusage on 64-bit Linux: two timevals, then 14 longs; ru_nvcsw is the 13th of them.
     [StructLayout(LayoutKind.Sequential)]
