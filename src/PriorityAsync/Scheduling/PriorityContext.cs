@@ -399,13 +399,14 @@ public sealed partial class PriorityContext : PriorityScheduler
         && (Volatile.Read(ref _timersDue) == 0 || FireDueTimers()) // false: the clock threw, the context faulted
         && !_queues.HasWorkAbove(level); // the consumer's own look, and we are it
 
-    internal override bool TryContinueInlineAt(PrioritySynchronizationContext target)
+    internal override bool TryContinueInlineAt(int level, FlowContext? flow)
     {
-        if (!CanRunInlineAt(target.EffectiveLevel))
+        if (!CanRunInlineAt(flow is null ? level : flow.EffectiveLevel)) // level code's effective level is its level ([X-FLOW])
         {
             return false;
         }
 
+        PrioritySynchronizationContext target = flow ?? _syncContexts[level];
         if (!ReferenceEquals(SynchronizationContext.Current, target))
         {
             SynchronizationContext.SetSynchronizationContext(target);
