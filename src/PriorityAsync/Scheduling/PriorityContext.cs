@@ -306,7 +306,6 @@ public sealed partial class PriorityContext : PriorityScheduler
     private void Park()
     {
         _loop.LastItemEnd = 0; // an idle gap is nobody's run time
-        _loop.ClearRunning(); // [O-RUNNING]: idle, it runs nothing and keeps nothing alive
         ExecutionContextFlow.Enter(null); // idle in the default context: what the last item left is not kept alive ([E-FLOW])
         for (int i = 0; i < _idleSpinCount; i++)
         {
@@ -318,6 +317,9 @@ public sealed partial class PriorityContext : PriorityScheduler
             Thread.SpinWait(20);
         }
 
+        // [O-RUNNING]: idle, it runs nothing and keeps nothing alive. Not before the spin: a loop fed by a producer finds work there
+        // again and again, and each clear costs the next item the record's reference writes.
+        _loop.ClearRunning();
         Interlocked.Exchange(ref _loop.Parked, 1); // a full fence before the re-check ([P-LOOP])
         if (!HasWorkOrShouldStop())
         {

@@ -208,7 +208,6 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
 
                 // Nothing this thread may run now: spin a little ([P-SPIN]), then go idle. In lock-free mode nothing else ends the
                 // item's accounting, and the running gauge must not count a spinning thread.
-                worker.ClearRunning(); // [O-RUNNING]
                 if (_lockFree)
                 {
                     worker.AccountedLevel = -1;
@@ -220,6 +219,9 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
                 }
             }
 
+            // [O-RUNNING]: idle, it runs nothing and keeps nothing alive. Not before the spin: a thread fed by a producer finds work
+            // there again and again, and each clear costs the next item the record's reference writes.
+            worker.ClearRunning();
             if (!Deactivate(worker))
             {
                 break;
