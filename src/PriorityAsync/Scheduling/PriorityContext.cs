@@ -401,6 +401,7 @@ public sealed partial class PriorityContext : PriorityScheduler
         && (Volatile.Read(ref _timersDue) == 0 || FireDueTimers()) // false: the clock threw, the context faulted
         && !_queues.HasWorkAbove(level); // the consumer's own look, and we are it
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal override bool TryContinueInlineAt(int level, FlowContext? flow)
     {
         if (!CanRunInlineAt(flow is null ? level : flow.EffectiveLevel)) // level code's effective level is its level ([X-FLOW])
