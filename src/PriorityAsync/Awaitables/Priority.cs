@@ -31,7 +31,9 @@ public static class Priority
     public static PriorityAwaitable Prioritize(int level)
     {
         PrioritySynchronizationContext current = Require(nameof(Prioritize));
-        return new(current.ContextAt(current.Scheduler.ValidateLevel(level)), alwaysQueue: false);
+        PriorityScheduler scheduler = current.Scheduler;
+        level = scheduler.ValidateLevel(level);
+        return new(scheduler, current.FlowAt(level), level, alwaysQueue: false);
     }
 
     /// <summary>Queues the rest of the calling method at the back of its current level of the scheduler it runs on (a
@@ -43,7 +45,8 @@ public static class Priority
     public static PriorityAwaitable Yield()
     {
         PrioritySynchronizationContext current = Require(nameof(Yield));
-        return new(current.ContextAt(current.Level), alwaysQueue: true);
+        int level = current.Level;
+        return new(current.Scheduler, current.FlowAt(level), level, alwaysQueue: true);
     }
 
     /// <summary>

@@ -306,7 +306,6 @@ public sealed partial class PriorityContext : PriorityScheduler
     private void Park()
     {
         _loop.LastItemEnd = 0; // an idle gap is nobody's run time
-        _loop.ClearRunning(); // [O-RUNNING]: idle, it runs nothing and keeps nothing alive
         ExecutionContextFlow.Enter(null); // idle in the default context: what the last item left is not kept alive ([E-FLOW])
         for (int i = 0; i < _idleSpinCount; i++)
         {
@@ -318,6 +317,9 @@ public sealed partial class PriorityContext : PriorityScheduler
             Thread.SpinWait(20);
         }
 
+        // [O-RUNNING]: idle, it runs nothing and keeps nothing alive. Not before the spin: a loop fed by a producer finds work there
+        // again and again, and each clear costs the next item the record's reference writes.
+        _loop.ClearRunning();
         Interlocked.Exchange(ref _loop.Parked, 1); // a full fence before the re-check ([P-LOOP])
         if (!HasWorkOrShouldStop())
         {
@@ -399,13 +401,15 @@ public sealed partial class PriorityContext : PriorityScheduler
         && (Volatile.Read(ref _timersDue) == 0 || FireDueTimers()) // false: the clock threw, the context faulted
         && !_queues.HasWorkAbove(level); // the consumer's own look, and we are it
 
-    internal override bool TryContinueInlineAt(PrioritySynchronizationContext target)
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal override bool TryContinueInlineAt(int level, FlowContext? flow)
     {
-        if (!CanRunInlineAt(target.EffectiveLevel))
+        if (!CanRunInlineAt(flow is null ? level : flow.EffectiveLevel)) // level code's effective level is its level ([X-FLOW])
         {
             return false;
         }
 
+        PrioritySynchronizationContext target = flow ?? _syncContexts[level];
         if (!ReferenceEquals(SynchronizationContext.Current, target))
         {
             SynchronizationContext.SetSynchronizationContext(target);

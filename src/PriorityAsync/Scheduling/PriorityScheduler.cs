@@ -210,20 +210,26 @@ public abstract partial class PriorityScheduler
     /// <returns>An awaitable. Once the scheduler has faulted or finished, the <c>await</c> throws <see cref="ObjectDisposedException"/>:
     /// the method never goes on at its old level as if it had moved.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the scheduler's levels.</exception>
-    public PriorityAwaitable Prioritize(int level) => new(TargetAt(ValidateLevel(level)), alwaysQueue: false);
+    public PriorityAwaitable Prioritize(int level)
+    {
+        level = ValidateLevel(level);
+        return new(this, FlowAt(level), level, alwaysQueue: false);
+    }
 
     /// <summary>Queues the rest of the calling method at the back of <paramref name="level"/>, always (it never completes at once).</summary>
     /// <param name="level">The level, from 0 to <c>Levels - 1</c>.</param>
     /// <returns>An awaitable; once the scheduler has faulted or finished, the <c>await</c> throws <see cref="ObjectDisposedException"/>.</returns>
     /// <exception cref="ArgumentOutOfRangeException"><paramref name="level"/> is outside the scheduler's levels.</exception>
-    public PriorityAwaitable Yield(int level) => new(TargetAt(ValidateLevel(level)), alwaysQueue: true);
+    public PriorityAwaitable Yield(int level)
+    {
+        level = ValidateLevel(level);
+        return new(this, FlowAt(level), level, alwaysQueue: true);
+    }
 
     /// <summary>Where the calling code goes on at <paramref name="level"/> of this scheduler: its own flow at that level when it runs in
-    /// one here ([X-FLOW]), else the level's own context.</summary>
-    internal PrioritySynchronizationContext TargetAt(int level) =>
-        SynchronizationContext.Current is PrioritySynchronizationContext current && current.Scheduler == this
-            ? current.ContextAt(level)
-            : _syncContexts[level];
+    /// one here ([X-FLOW]), else null (the level's own context).</summary>
+    private FlowContext? FlowAt(int level) =>
+        SynchronizationContext.Current is PrioritySynchronizationContext current && current.Scheduler == this ? current.FlowAt(level) : null;
 
     /// <summary>Queues <paramref name="work"/> at <see cref="DefaultLevel"/>; see <see cref="InvokeAsync(Func{Task}, int)"/>.</summary>
     /// <param name="work">The asynchronous work.</param>
@@ -405,9 +411,10 @@ public abstract partial class PriorityScheduler
 
     // ---- Inline decisions (each scheduler's own: the loop needs no lock, the pool has caps) ---------------------------------------
 
-    /// <summary>The inline end of an <c>await Prioritize</c> (its <c>IsCompleted</c>): when the caller may go on at once in
-    /// <paramref name="target"/> (at its effective level, [X-FLOW]), makes it current there and then ([A-INLINE]).</summary>
-    internal abstract bool TryContinueInlineAt(PrioritySynchronizationContext target);
+    /// <summary>The inline end of an <c>await Prioritize</c> (its <c>IsCompleted</c>): when the caller may go on at once at
+    /// <paramref name="level"/>, in <paramref name="flow"/> (at its effective level, [X-FLOW]) or, when null, in the level's own context,
+    /// makes that context current there and then ([A-INLINE]).</summary>
+    internal abstract bool TryContinueInlineAt(int level, FlowContext? flow);
 
     /// <summary>The checkpoint decision at <paramref name="level"/>: whether the caller must queue the rest of its method ([SLICE-FLAG]).</summary>
     internal abstract bool ShouldYieldAt(int level);
@@ -427,8 +434,19 @@ public abstract partial class PriorityScheduler
     /// <summary>The most callbacks of <paramref name="level"/> that run at once (the task scheduler's MaximumConcurrencyLevel).</summary>
     internal virtual int GetMaxConcurrencyCore(int level) => _threads.Length;
 
-    /// <summary>The end of an <c>await</c> of Prioritize, Yield or Checkpoint: once the scheduler has faulted or finished, the method
-    /// does not go on ([F-STOP]). The target's level is read only to throw: a controller's is a volatile read the resume need not pay.</summary>
+    /// <summary>The end of an <c>await</c> of Prioritize or Yield: once the scheduler has faulted or finished, the method does not go on
+    /// ([F-STOP]).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    internal void ThrowIfResumedAfterFinish(int level)
+    {
+        if (HasStopped)
+        {
+            ThrowResumedAfterFinish(level);
+        }
+    }
+
+    /// <summary>The end of an <c>await</c> of Checkpoint, as <see cref="ThrowIfResumedAfterFinish(int)"/>. The target's level is read
+    /// only to throw: a controller's is a volatile read the resume need not pay.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     internal static void ThrowIfResumedAfterFinish(PrioritySynchronizationContext target)
     {

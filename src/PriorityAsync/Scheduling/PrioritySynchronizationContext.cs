@@ -47,8 +47,12 @@ public class PrioritySynchronizationContext : SynchronizationContext
 
     /// <summary>Where code running here goes on at <paramref name="level"/> (an <c>await Prioritize(level)</c>): the same flow at that level,
     /// or that level's own context. <paramref name="level"/> is valid: every caller has checked it.</summary>
-    internal PrioritySynchronizationContext ContextAt(int level) =>
-        Node is WorkFlow flow ? flow.AtLevel(level) : Scheduler.LevelContext(level);
+    internal PrioritySynchronizationContext ContextAt(int level) => FlowAt(level) ?? Scheduler.LevelContext(level);
+
+    /// <summary>The context of this code's flow at <paramref name="level"/>, or null for code outside any flow (a level's own context, a
+    /// controller's), which goes on in the level's own context, whose effective level is its level: the awaitables keep that case to
+    /// one null test ([X-FLOW]). <paramref name="level"/> is valid.</summary>
+    internal FlowContext? FlowAt(int level) => Node is WorkFlow flow ? flow.AtLevel(level) : null;
 
     /// <summary>Queues <paramref name="d"/> at this level; it runs in the poster's <see cref="ExecutionContext"/>. Never blocks;
     /// allocates nothing in steady state.</summary>

@@ -208,7 +208,6 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
 
                 // Nothing this thread may run now: spin a little ([P-SPIN]), then go idle. In lock-free mode nothing else ends the
                 // item's accounting, and the running gauge must not count a spinning thread.
-                worker.ClearRunning(); // [O-RUNNING]
                 if (_lockFree)
                 {
                     worker.AccountedLevel = -1;
@@ -220,6 +219,9 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
                 }
             }
 
+            // [O-RUNNING]: idle, it runs nothing and keeps nothing alive. Not before the spin: a thread fed by a producer finds work
+            // there again and again, and each clear costs the next item the record's reference writes.
+            worker.ClearRunning();
             if (!Deactivate(worker))
             {
                 break;
@@ -571,21 +573,23 @@ public sealed partial class PriorityThreadPool : PriorityScheduler, IAsyncDispos
         return false;
     }
 
-    /// <summary>The inline end of an <c>await Prioritize</c> on a pool thread ([A-INLINE]): the method goes on in <paramref name="target"/>
-    /// (at its effective level) for good, so its slot moves there ([K-SLOTS]). Never after a fault: GetResult then throws ([F-STOP]).</summary>
-    internal override bool TryContinueInlineAt(PrioritySynchronizationContext target)
+    /// <summary>The inline end of an <c>await Prioritize</c> on a pool thread ([A-INLINE]): the method goes on in <paramref name="flow"/>
+    /// or the level's own context, at its effective level, for good, so its slot moves there ([K-SLOTS]). Never after a fault: GetResult
+    /// then throws ([F-STOP]).</summary>
+    internal override bool TryContinueInlineAt(int level, FlowContext? flow)
     {
-        int level = target.EffectiveLevel;
-        if (Volatile.Read(ref _fault) is not null || !MayGoOnAt(level, out SchedulerThread? worker))
+        int effective = flow is null ? level : flow.EffectiveLevel; // level code's effective level is its level ([X-FLOW])
+        if (Volatile.Read(ref _fault) is not null || !MayGoOnAt(effective, out SchedulerThread? worker))
         {
             return false;
         }
 
-        if (_capped && worker.AccountedLevel != level && worker.AccountedLevel >= 0 && !TryMoveAccountedLevel(worker, level))
+        if (_capped && worker.AccountedLevel != effective && worker.AccountedLevel >= 0 && !TryMoveAccountedLevel(worker, effective))
         {
             return false; // queued instead: it runs when the level has room
         }
 
+        PrioritySynchronizationContext target = flow ?? _syncContexts[level];
         if (!ReferenceEquals(SynchronizationContext.Current, target))
         {
             SynchronizationContext.SetSynchronizationContext(target);

@@ -95,9 +95,10 @@ internal sealed class SchedulerThread
     public static void CountDispatch(long[] counters, int level) =>
         Volatile.Write(ref counters[Pad + level], counters[Pad + level] + 1);
 
-    /// <summary>This thread, before it runs <paramref name="item"/> ([O-RUNNING]): no clock, and a reference is written only when it
-    /// changes (a write to this long-lived object pays the GC's write barrier; items in a row often share their callback, and an
-    /// async method's continuations their state).</summary>
+    /// <summary>This thread, before it runs <paramref name="item"/> ([O-RUNNING]): no clock, and each field is written only when it
+    /// changes: a reference write to this long-lived object pays the GC's write barrier, and any write takes the object's cache line
+    /// from the producers that read <see cref="Parked"/> on every post; items in a row often share their level and callback, and an
+    /// async method's continuations their state.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void RecordRunning(in WorkItem item, int level)
     {
@@ -111,7 +112,10 @@ internal sealed class SchedulerThread
             RunningState = item.State;
         }
 
-        RunningLevel = level;
+        if (RunningLevel != level)
+        {
+            RunningLevel = level;
+        }
     }
 
     /// <summary>This thread, as it goes idle (parks, or a host's drain returns): it runs nothing, and keeps nothing alive.</summary>
