@@ -196,7 +196,6 @@ public static class IdleCost
     [DllImport("libc", EntryPoint = "getrusage")]
     private static extern int GetRusage(int who, out Rusage usage);
 
-
     // struct rusage on 64-bit Linux: two timevals, then 14 longs; ru_nvcsw is the 13th of them.
     [StructLayout(LayoutKind.Sequential)]
     private struct Rusage
