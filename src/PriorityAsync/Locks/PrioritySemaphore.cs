@@ -187,6 +187,10 @@ public sealed class PrioritySemaphore
 
     /// <summary>Releases one permit: the holding of the calling code's region if it holds one, else the oldest; the next waiter
     /// (highest level first) is granted it.</summary>
+    /// <remarks>Holdings at one level of one scheduler share a region, and a release names no holding (as with
+    /// <see cref="SemaphoreSlim"/>): of several there it ends the oldest, and the calling code goes on in the context that holding's
+    /// taker had. The level is the same; when the takers ran in different flows (docs/concepts.md, "Priority inversion"), their flows
+    /// can swap. A <see cref="PriorityLock"/> has one holding, and its releaser names it.</remarks>
     /// <returns>The count of free permits before the call.</returns>
     /// <exception cref="SemaphoreFullException">The count would exceed the maximum (more releases than waits).</exception>
     public int Release() => Release(1);
