@@ -22,6 +22,7 @@ internal static class EscalationGraph
     /// <summary>Adds a wait: <see cref="WaitEdge.To"/> (and what it waits on) is raised to the waiter's level.</summary>
     public static void Add(WaitEdge edge, ref EscalationBatch batch)
     {
+        (edge.From as WorkFlow)?.LinkToHolder(ref batch); // a region that waits: a raise of its holder reaches the wait ([X-LOCK-FAST])
         lock (s_lock)
         {
             if (edge.From is { } from)
@@ -92,6 +93,7 @@ internal static class EscalationGraph
             return; // one holding at a time: from the region's field, without the graph's lock unless it matters
         }
 
+        (parent as WorkFlow)?.LinkToHolder(ref batch); // a region that gets a child is its own holder's child first ([X-LOCK-FAST])
         child.Links.AddParent(parent);
         parent.Links.AddChild(child);
         if (parent.Floor > child.Floor)
@@ -145,6 +147,7 @@ internal static class EscalationGraph
         pending.Push(start);
         while (pending.TryPop(out IEscalationNode? node))
         {
+            (node as WorkFlow)?.LinkToHolderUnderLock(); // a region the graph counts is its holder's child ([X-LOCK-FAST])
             NodeLinks? links = node.LinksIfAny;
             int floor = node.JoinedLevel;
             object? cause = floor >= 0 ? node.JoinCause : null;

@@ -18,6 +18,7 @@ internal class FlowContext : PrioritySynchronizationContext
 
     // The items, oldest first, under _lock: the oldest in _first while the ring is empty (most flows hold at most one item at a time,
     // and then need no array), the rest in the ring. _first holds an item exactly when its callback is set.
+    private readonly bool _inRegion; // its flow is a lock's region: linked to its holder before it queues ([X-LOCK-FAST])
     private SpinFlag _lock;
     private WorkItem _first;
     private WorkItem[]? _ring;
@@ -28,13 +29,15 @@ internal class FlowContext : PrioritySynchronizationContext
     public FlowContext(WorkFlow flow, int level)
         : base(flow.Scheduler, level, flow)
     {
+        _inRegion = flow.IsRegion;
     }
 
     /// <summary>The flow's own context (the <see cref="WorkFlow"/> itself).</summary>
-    private protected FlowContext(PriorityScheduler scheduler, int level)
+    private protected FlowContext(PriorityScheduler scheduler, int level, bool isRegion)
         : base(scheduler, level)
     {
         Node = (WorkFlow)this;
+        _inRegion = isRegion;
     }
 
     /// <summary>The flow this context belongs to.</summary>
@@ -68,6 +71,11 @@ internal class FlowContext : PrioritySynchronizationContext
     /// item is in ([X-MOVE]).</summary>
     internal override void QueueItem(in WorkItem item)
     {
+        if (_inRegion)
+        {
+            Flow.LinkToHolder(); // [X-LOCK-FAST]: a raise of the holder after this must find the region, so link, then queue
+        }
+
         Add(item);
         QueuePlace(EffectiveLevel);
     }
@@ -96,8 +104,25 @@ internal class FlowContext : PrioritySynchronizationContext
     /// and its place is queued as the timers queue their firings.</summary>
     internal void QueueTimerFiring(TimerEntry entry)
     {
+        if (_inRegion)
+        {
+            Flow.LinkToHolderUnderLock(); // under the timer lock: linked, and recomputed if it mattered, when the timer was made
+        }
+
         Add(new WorkItem(TimerEntry.FireCallback, entry));
         Scheduler.EnqueueFromTimers(EffectiveLevel, RunNextCallback, this);
+    }
+
+    /// <summary>A timer is made by code running here and will fire through this context: a region links to its holder now, outside the
+    /// timer lock, so a raise before the firing is counted ([X-LOCK-FAST]).</summary>
+    internal FlowContext LinkForTimer()
+    {
+        if (_inRegion)
+        {
+            Flow.LinkToHolder();
+        }
+
+        return this;
     }
 
     /// <summary>Queues one place for this context at <paramref name="level"/>: by <see cref="QueueItem"/>, and by a move ([X-MOVE]).</summary>

@@ -19,6 +19,8 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     private int _joined = -1;
     private IEscalationNode? _up; // the first flow whose code waits on this one's task ([X-JOIN]), or that holds the lock of this region ([X-LOCK])
     private NodeLinks? _links;
+    private IEscalationNode? _linkedTo; // a region's: the holder it is a child of, changed with that link under _linkLock ([X-LOCK-FAST])
+    private SpinFlag _linkLock;
     private FlowContext?[]? _others; // by level, created on first use (Prioritize to another level inside the flow)
 
     /// <param name="scheduler">The scheduler the flow runs on.</param>
@@ -27,7 +29,7 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     /// <param name="isRegion">Whether it is the region of a priority lock ([X-LOCK]): then its field holds its holder's flow; otherwise
     /// the first flow that waits on its task ([X-JOIN]).</param>
     public WorkFlow(PriorityScheduler scheduler, int level, string kind, bool isRegion = false)
-        : base(scheduler, level)
+        : base(scheduler, level, isRegion)
     {
         _kind = kind;
         IsRegion = isRegion;
@@ -65,6 +67,9 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
             return level;
         }
     }
+
+    /// <summary>For tests: the holder a region is a child of now, or null ([X-LOCK-FAST]).</summary>
+    internal IEscalationNode? LinkedHolder => Volatile.Read(ref _linkedTo);
 
     public object? JoinCause => IsRegion ? Volatile.Read(ref _up) : Joins.FixedLevel; // a region's holder owns it; a flow is joined
 
@@ -146,16 +151,16 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     }
 
     /// <summary>[X-LOCK]: this region is held by code running in <paramref name="holder"/>: held up by it from the field when that is
-    /// free (one holding at a time, the usual case).</summary>
+    /// free (one holding at a time, the usual case). It becomes the holder's child only when it first needs to ([X-LOCK-FAST]).</summary>
     /// <returns>False when the field holds another holding's flow: the caller attaches it as a parent instead.</returns>
     public bool TryHoldUp(IEscalationNode holder)
     {
-        if (!IsRegion || !TryTakeUp(holder))
+        if (!IsRegion || ReferenceEquals(holder, this) || Interlocked.CompareExchange(ref _up, holder, null) is not null)
         {
             return false;
         }
 
-        RecomputeIfItMatters(holder.Floor);
+        RecomputeIfItMatters(holder.Floor); // the recompute links it first
         return true;
     }
 
@@ -168,9 +173,92 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
             return false;
         }
 
-        holder.LinksIfAny?.RemoveChild(this);
+        if (Volatile.Read(ref _linkedTo) is not null)
+        {
+            var batch = default(EscalationBatch);
+            Relink(recompute: true, ref batch, depth: 0); // [X-LOCK-FAST]: a link made for this holding (or a stale one) goes
+            batch.Run();
+        }
+
         RecomputeIfCounted();
         return true;
+    }
+
+    /// <summary>[X-LOCK-FAST]: a region held from its field becomes its holder's child before it queues, gets a child or a wait of its
+    /// own, or is counted by the graph; a raise of the holder then reaches it. Nothing to do for a flow that is not a region, or once
+    /// linked to the holder in the field.</summary>
+    /// <param name="batch">Receives the region's recompute when its holder is raised above its level already.</param>
+    public void LinkToHolder(ref EscalationBatch batch)
+    {
+        if (IsRegion && !ReferenceEquals(Volatile.Read(ref _up), Volatile.Read(ref _linkedTo)))
+        {
+            Relink(recompute: true, ref batch, depth: 0);
+        }
+    }
+
+    /// <summary><see cref="LinkToHolder(ref EscalationBatch)"/>, its recompute run at once (the caller holds no lock).</summary>
+    public void LinkToHolder()
+    {
+        if (IsRegion && !ReferenceEquals(Volatile.Read(ref _up), Volatile.Read(ref _linkedTo)))
+        {
+            var batch = default(EscalationBatch);
+            Relink(recompute: true, ref batch, depth: 0);
+            batch.Run();
+        }
+    }
+
+    /// <summary>Links without a recompute, under a lock: the graph's as it recomputes this region (which counts it), or the timers'
+    /// (the region was linked, and recomputed, when the timer was made).</summary>
+    public void LinkToHolderUnderLock()
+    {
+        if (IsRegion && !ReferenceEquals(Volatile.Read(ref _up), Volatile.Read(ref _linkedTo)))
+        {
+            var none = default(EscalationBatch); // stays empty: no recompute
+            Relink(recompute: false, ref none, depth: 0);
+        }
+    }
+
+    /// <summary>[X-LOCK-FAST]: makes the child link match the field: unlinks a holder no longer in it, links the one in it (its own
+    /// holder first, if that is a region too), and repeats while the field changes under it.</summary>
+    private void Relink(bool recompute, ref EscalationBatch batch, int depth)
+    {
+        while (true)
+        {
+            IEscalationNode? up = Volatile.Read(ref _up);
+            if (up is WorkFlow { IsRegion: true } upRegion && depth < MaxUpWalk // regions that hold each other's locks end the walk
+                && !ReferenceEquals(Volatile.Read(ref upRegion._up), Volatile.Read(ref upRegion._linkedTo)))
+            {
+                upRegion.Relink(recompute, ref batch, depth + 1); // the chain is linked from the top before this region's item goes in
+            }
+
+            _linkLock.Enter();
+            try
+            {
+                IEscalationNode? linked = _linkedTo;
+                if (ReferenceEquals(linked, up))
+                {
+                    return; // linked meanwhile (or nothing held and nothing linked)
+                }
+
+                linked?.LinksIfAny?.RemoveChild(this);
+                up?.Links.AddChild(this);
+                Interlocked.Exchange(ref _linkedTo, up); // after the child is in; a full fence before the field is read again
+            }
+            finally
+            {
+                _linkLock.Exit();
+            }
+
+            if (ReferenceEquals(Volatile.Read(ref _up), up))
+            {
+                if (up is not null && recompute && (up.Floor > Level || LinksIfAny?.HasDependents == true || Volatile.Read(ref _others) is not null))
+                {
+                    EscalationGraph.Recompute(this, ref batch); // its holder was raised before the link: counted from now on
+                }
+
+                return;
+            }
+        }
     }
 
     /// <summary>Publishes <paramref name="up"/> in the field, then attaches this flow as its child, so that a raise of it that finds the
@@ -182,6 +270,7 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
             return false;
         }
 
+        (up as WorkFlow)?.LinkToHolder(); // a region gets a child: linked to its own holder first ([X-LOCK-FAST])
         up.Links.AddChild(this);
         if (!ReferenceEquals(Volatile.Read(ref _up), up))
         {

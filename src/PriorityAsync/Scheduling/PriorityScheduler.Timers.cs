@@ -112,7 +112,7 @@ public abstract partial class PriorityScheduler
     /// <summary>The flow the calling code runs in on this scheduler, if any: a timer it creates at its own level fires through the flow,
     /// so a raise of the flow moves the firing too ([X-MOVE]).</summary>
     internal FlowContext? CreatingFlow() =>
-        SynchronizationContext.Current is FlowContext current && current.Scheduler == this ? current : null;
+        SynchronizationContext.Current is FlowContext current && current.Scheduler == this ? current.LinkForTimer() : null;
 
     /// <summary>Queues the firing of a due timer, under the timer lock, on a thread that runs the scheduler's items (so the scheduler
     /// is running: no end to race). The loop queues as its own consumer ([Q-CONSUMER]); a pool thread as a producer, waking a parked
