@@ -1,0 +1,456 @@
+using System.Collections.Concurrent;
+using PriorityAsync.Internal;
+using PriorityAsync.Tests.Infrastructure;
+using static PriorityAsync.Priority;
+
+namespace PriorityAsync.Tests.Escalation;
+
+/// <summary>
+/// The region of a lock held in a flow becomes its holder's child only when a raise has something of it to reach ([X-LOCK-FAST] in
+/// docs/design.md, "The region's link"): a synchronous critical section never links it, and still no raise is lost: a raise before the
+/// region's first queued item puts that item at the raised level, a raise after it moves it, and so with a flow the region joined or a
+/// lock it took inside. On a loop and on a pool of one thread, where the order of the log is the order of the levels.
+/// </summary>
+public abstract class LockRegionLinkTests : IAsyncLifetime
+{
+    private const int Levels = 4;
+
+    private SchedulerHost _host = null!;
+
+    protected abstract int Threads { get; }
+
+    private PriorityScheduler Scheduler => _host.Scheduler;
+
+    public Task InitializeAsync()
+    {
+        _host = SchedulerHost.Create(Threads, Levels, $"lock-region-link-{Threads}");
+        return Task.CompletedTask;
+    }
+
+    public async Task DisposeAsync() => await _host.DisposeOrFailAsync();
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task SynchronousSectionInAFlow_NeverLinksTheRegion_AnAwaitInsideLinksItUntilTheRelease(bool semaphore)
+    {
+        var lk = new PriorityLock();
+        var sem = new PrioritySemaphore(1, 1);
+        await WarmAsync(lk, sem);
+        WorkFlow? flow = null, region = null;
+        IEscalationNode? linkedSync = null, heldSync = null, linkedAfterAwait = null;
+        await Scheduler.InvokeAsync(
+            async () =>
+            {
+                flow = CurrentFlow();
+                PriorityLock.Releaser releaser = default;
+                if (semaphore)
+                {
+                    await sem.WaitAsync(); // inline, not in a helper: an async method's return gives its caller's context back
+                }
+                else
+                {
+                    releaser = await lk.LockAsync();
+                }
+
+                region = CurrentFlow();
+                (linkedSync, heldSync) = (region.LinkedHolder, region.JoinCause as IEscalationNode);
+                await Yield(); // the region's first queued item
+                linkedAfterAwait = region.LinkedHolder;
+                if (semaphore)
+                {
+                    sem.Release();
+                }
+                else
+                {
+                    releaser.Dispose();
+                }
+            },
+            level: 0).WithTimeout("the flow");
+
+        region.Should().NotBeSameAs(flow, "the held code runs in the lock's region");
+        region!.IsRegion.Should().BeTrue();
+        heldSync.Should().BeSameAs(flow, "the holder is published in the region's field at the take");
+        linkedSync.Should().BeNull("a critical section that has queued nothing is not linked (4 interlocked operations a pair)");
+        linkedAfterAwait.Should().BeSameAs(flow, "the region queued an item: its holder's child from then on");
+        region.LinkedHolder.Should().BeNull("the release removes the link its holding made");
+        region.JoinCause.Should().BeNull();
+        flow!.LinksIfAny?.HasDependents.Should().NotBe(true, "no child link is left behind on the holder");
+    }
+
+    [Fact]
+    public async Task RaisedBeforeTheSectionsFirstAwait_TheRegionsContinuationRunsAtTheRaisedLevel()
+    {
+        var lk = new PriorityLock();
+        await WarmAsync(lk);
+        var log = new Log();
+        WorkFlow? region = null;
+        IEscalationNode? linkedWhileRaised = null;
+        await RunAsync(3, async () =>
+        {
+            var io = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            var holding = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            PriorityTask work = Scheduler.InvokeAsync(
+                async () =>
+                {
+                    using (await lk.LockAsync())
+                    {
+                        region = CurrentFlow();
+                        holding.SetResult();
+                        await io.Task; // the region's first queued item, posted after the raise
+                        log.Add("region");
+                    }
+                },
+                level: 0);
+            await holding.Task;
+            PriorityTask waiter = Scheduler.InvokeAsync(
+                async () =>
+                {
+                    await work; // raises the work (and so its region) to 3
+                    log.Add("waiter");
+                },
+                level: 3);
+            await Yield(); // the waiter runs and joins the work
+            linkedWhileRaised = region!.LinkedHolder;
+            Post(log, 1, "m1");
+            Post(log, 2, "m2");
+            io.SetResult();
+            await waiter;
+        });
+
+        linkedWhileRaised.Should().BeNull("the raise found nothing of the region to reach, so it did not link it");
+        log.Entries.Should().Equal("region", "waiter", "m2", "m1");
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task RaisedAfterTheRegionQueuedAnItem_TheItemMoves(bool nested)
+    {
+        // nested: the held code takes a second lock, and the item is the inner region's; the raise of the flow must reach it through
+        // the outer region, which is linked first.
+        var lk = new PriorityLock();
+        var inner = new PrioritySemaphore(1, 1);
+        await WarmAsync(lk);
+        var log = new Log();
+        await RunAsync(3, async () =>
+        {
+            var io = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            var holding = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            PriorityTask work = Scheduler.InvokeAsync(
+                async () =>
+                {
+                    using (await lk.LockAsync())
+                    {
+                        if (nested)
+                        {
+                            await inner.WaitAsync();
+                        }
+
+                        holding.SetResult();
+                        await io.Task;
+                        log.Add("region");
+                        if (nested)
+                        {
+                            inner.Release();
+                        }
+                    }
+                },
+                level: 0);
+            await holding.Task;
+            Post(log, 1, "m1");
+            Post(log, 2, "m2");
+            io.SetResult(); // the region's continuation is queued at 0: the work is not raised yet
+            await Scheduler.InvokeAsync(
+                async () =>
+                {
+                    await work; // raises the work to 3: the queued continuation must move
+                    log.Add("waiter");
+                },
+                level: 3);
+        });
+
+        log.Entries.Should().Equal("region", "waiter", "m2", "m1");
+    }
+
+    [Fact]
+    public async Task RaisedAfterTheRegionJoinedWork_TheJoinedWorksItemMoves()
+    {
+        // The region queues nothing of its own before the raise: it waits on work it started, whose first item is queued at 0. The
+        // raise of the holder reaches that work through the region, which the join linked.
+        var lk = new PriorityLock();
+        await WarmAsync(lk);
+        var log = new Log();
+        await RunAsync(3, async () =>
+        {
+            var holding = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            PriorityTask work = Scheduler.InvokeAsync(
+                async () =>
+                {
+                    using PriorityLock.Releaser releaser = await lk.LockAsync();
+                    PriorityTask started = Scheduler.InvokeAsync(
+                        () =>
+                        {
+                            log.Add("started");
+                            return Task.CompletedTask;
+                        },
+                        level: 0);
+                    holding.SetResult();
+                    await started;
+                    log.Add("region");
+                },
+                level: 0);
+            await holding.Task;
+            Post(log, 1, "m1");
+            Post(log, 2, "m2");
+            await Scheduler.InvokeAsync(
+                async () =>
+                {
+                    await work;
+                    log.Add("waiter");
+                },
+                level: 3);
+        });
+
+        log.Entries.Should().Equal("started", "region", "waiter", "m2", "m1");
+    }
+
+    /// <summary>Takes and releases each once in a flow at level 0, so their regions there exist and later takes run lock-free.</summary>
+    private async Task WarmAsync(PriorityLock lk, PrioritySemaphore? semaphore = null)
+    {
+        await Scheduler.InvokeAsync(
+            async () =>
+            {
+                using (await lk.LockAsync())
+                {
+                }
+
+                if (semaphore is not null)
+                {
+                    await semaphore.WaitAsync();
+                    semaphore.Release();
+                }
+            },
+            level: 0).WithTimeout("the warm-up");
+        lk.Semaphore.LockFreePathsOpen.Should().BeTrue();
+    }
+
+    private async Task RunAsync(int level, Func<Task> body)
+    {
+        await _host.RunOn(level, async () =>
+        {
+            await body();
+            return true;
+        }).WithTimeout("the test's body");
+        _host.Drain();
+    }
+
+    private void Post(Log log, int level, string name) => Scheduler.GetSynchronizationContext(level).Post(_ => log.Add(name), null);
+
+    internal static WorkFlow CurrentFlow() => ((FlowContext)SynchronizationContext.Current!).Flow;
+
+    private sealed class Log
+    {
+        private readonly ConcurrentQueue<string> _entries = new();
+
+        public List<string> Entries => [.. _entries];
+
+        public void Add(string entry) => _entries.Enqueue(entry);
+    }
+}
+
+public sealed class LockRegionLink_Loop : LockRegionLinkTests
+{
+    protected override int Threads => 0;
+}
+
+public sealed class LockRegionLink_Pool1 : LockRegionLinkTests
+{
+    protected override int Threads => 1;
+}
+
+/// <summary>
+/// The region's link racing what it guards ([X-LOCK-FAST], "The region's link"), in seeded rounds on a loop and on a pool of two: the
+/// region's first queued item racing a raise of its holder (the item runs once, and at the raised level), and releases racing retakes
+/// of one region by two flows (exclusion holds, nothing waits for ever, no link is left behind).
+/// </summary>
+public abstract class LockRegionLinkRaceTests : IAsyncLifetime
+{
+    private const int Levels = 4;
+    private const int Raised = 2; // below the pause's level (the top), so what is queued there waits while paused
+
+    private SchedulerHost _host = null!;
+
+    protected abstract int Threads { get; }
+
+    private PriorityScheduler Scheduler => _host.Scheduler;
+
+    public Task InitializeAsync()
+    {
+        _host = SchedulerHost.Create(Threads, Levels, $"lock-region-race-{Threads}");
+        return Task.CompletedTask;
+    }
+
+    public async Task DisposeAsync() => await _host.DisposeOrFailAsync();
+
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    [InlineData(4)]
+    public async Task RaiseRacingTheRegionsFirstPost_TheItemRunsOnceAtTheRaisedLevel(int seed)
+    {
+        var lk = new PriorityLock();
+        await Scheduler.InvokeAsync(
+            async () =>
+            {
+                using (await lk.LockAsync())
+                {
+                }
+            },
+            level: 0).WithTimeout("the warm-up");
+        var random = new Random(seed);
+        for (int round = 0; round < 60; round++)
+        {
+            string where = $"{Threads} threads, seed {seed}, round {round}";
+            var gate = new TaskCompletionSource(); // completed by the poster: the region's continuation is posted from its thread
+            var holding = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            int ran = 0;
+            WorkFlow? region = null;
+            PriorityTask work = Scheduler.InvokeAsync(
+                async () =>
+                {
+                    using (await lk.LockAsync())
+                    {
+                        region = LockRegionLinkTests.CurrentFlow();
+                        holding.SetResult();
+                        await gate.Task;
+                        Interlocked.Increment(ref ran);
+                    }
+                },
+                level: 0);
+            await holding.Task.WithTimeout($"the take ({where})");
+            int postSpin = random.Next(300);
+            int raiseSpin = random.Next(300);
+            using (_host.Pause()) // every thread held above the raised level: what the race queues waits, and its level can be read
+            {
+                using var start = new ManualResetEventSlim();
+                Task poster = Task.Run(() =>
+                {
+                    start.Wait();
+                    Thread.SpinWait(postSpin);
+                    gate.SetResult();
+                });
+                Task raiser = Task.Run(() =>
+                {
+                    start.Wait();
+                    Thread.SpinWait(raiseSpin);
+                    SynchronizationContext? before = SynchronizationContext.Current;
+                    SynchronizationContext.SetSynchronizationContext(Scheduler.GetSynchronizationContext(Raised));
+                    try
+                    {
+                        work.GetAwaiter().UnsafeOnCompleted(() => { }); // as level code at the raised level awaiting the work
+                    }
+                    finally
+                    {
+                        SynchronizationContext.SetSynchronizationContext(before);
+                    }
+                });
+                start.Set();
+                await Task.WhenAll(poster, raiser).WithTimeout($"the racers ({where})");
+                region!.LinkedHolder.Should().NotBeNull($"the region queued an item, so it is linked ({where})");
+                Scheduler.GetSnapshot().PendingPerLevel[Raised].Should().BeGreaterThan(
+                    0, $"the region's continuation was queued at the raised level or moved there ({where})");
+            }
+
+            await work.WithTimeout($"the work ({where}; a lost item leaves it waiting)");
+            _host.Drain();
+            ran.Should().Be(1, $"the region's continuation runs exactly once ({where})");
+            region!.LinkedHolder.Should().BeNull($"the release removed the link ({where})");
+        }
+    }
+
+    [Fact]
+    public async Task ReleasesAndRetakesOfOneRegionByTwoFlows_ExcludeAndLeaveNoLinkBehind()
+    {
+        // Two flows at one level share the lock's region there; each takes and releases it back to back, sometimes queueing inside
+        // (which links it), so a release meets the other's take within a few instructions; level code at 3 raises both meanwhile.
+        var lk = new PriorityLock();
+        const int Pairs = 3_000;
+        int inside = 0, overlaps = 0, count = 0;
+        var flows = new WorkFlow?[2];
+        var regions = new ConcurrentDictionary<WorkFlow, bool>();
+        PriorityTask Loop(int index, int seed) => Scheduler.InvokeAsync(
+            async () =>
+            {
+                flows[index] = LockRegionLinkTests.CurrentFlow();
+                var random = new Random(seed);
+                for (int i = 0; i < Pairs; i++)
+                {
+                    using (await lk.LockAsync())
+                    {
+                        if (LockRegionLinkTests.CurrentFlow() is { IsRegion: true } region)
+                        {
+                            regions.TryAdd(region, true); // (a grant that comes before the await looks goes on in the taker's flow)
+                        }
+
+                        if (Interlocked.Increment(ref inside) != 1)
+                        {
+                            Interlocked.Increment(ref overlaps);
+                        }
+
+                        count++;
+                        if (random.Next(8) == 0)
+                        {
+                            await Yield(); // queued in the region: linked for the rest of this holding
+                        }
+
+                        Interlocked.Decrement(ref inside);
+                    }
+
+                    if (random.Next(16) == 0)
+                    {
+                        await Yield(); // lets the other flow in on a loop
+                    }
+                }
+            },
+            level: 0);
+
+        await _host.RunOn(3, async () =>
+        {
+            PriorityTask first = Loop(0, 1);
+            PriorityTask second = Loop(1, 2);
+            await Task.Yield();
+            await first; // raises both flows to 3 while they run
+            await second;
+            return true;
+        }).WithTimeout("the two flows (a lost grant leaves one waiting)");
+        _host.Drain();
+
+        overlaps.Should().Be(0, "never two holders inside");
+        count.Should().Be(2 * Pairs);
+        lk.IsHeld.Should().BeFalse();
+        lk.Semaphore.LockFreePathsOpen.Should().BeTrue();
+        regions.Should().NotBeEmpty();
+        foreach (WorkFlow region in regions.Keys)
+        {
+            region.LinkedHolder.Should().BeNull("every holding's link is removed at its release");
+            region.JoinCause.Should().BeNull("no holder is left in the field");
+        }
+
+        foreach (WorkFlow? flow in flows)
+        {
+            flow!.LinksIfAny?.HasDependents.Should().NotBe(true, "no region is left a child of a flow that released it");
+        }
+    }
+}
+
+public sealed class LockRegionLinkRace_Loop : LockRegionLinkRaceTests
+{
+    protected override int Threads => 0;
+}
+
+public sealed class LockRegionLinkRace_Pool2 : LockRegionLinkRaceTests
+{
+    protected override int Threads => 2;
+}
