@@ -358,9 +358,9 @@ public abstract class LockRegionLinkRaceTests : IAsyncLifetime
                 });
                 start.Set();
                 await Task.WhenAll(poster, raiser).WithTimeout($"the racers ({where})");
-                region!.LinkedHolder.Should().NotBeNull($"the region queued an item, so it is linked ({where})");
                 Scheduler.GetSnapshot().PendingPerLevel[Raised].Should().BeGreaterThan(
                     0, $"the region's continuation was queued at the raised level or moved there ({where})");
+                region!.LinkedHolder.Should().NotBeNull($"the region queued an item, so it is linked ({where})");
             }
 
             await work.WithTimeout($"the work ({where}; a lost item leaves it waiting)");
