@@ -18,7 +18,6 @@ internal class FlowContext : PrioritySynchronizationContext
 
     // The items, oldest first, under _lock: the oldest in _first while the ring is empty (most flows hold at most one item at a time,
     // and then need no array), the rest in the ring. _first holds an item exactly when its callback is set.
-    private readonly bool _inRegion; // its flow is a lock's region: linked to its holder before it queues ([X-LOCK-FAST])
     private SpinFlag _lock;
     private WorkItem _first;
     private WorkItem[]? _ring;
@@ -29,15 +28,13 @@ internal class FlowContext : PrioritySynchronizationContext
     public FlowContext(WorkFlow flow, int level)
         : base(flow.Scheduler, level, flow)
     {
-        _inRegion = flow.IsRegion;
     }
 
     /// <summary>The flow's own context (the <see cref="WorkFlow"/> itself).</summary>
-    private protected FlowContext(PriorityScheduler scheduler, int level, bool isRegion)
+    private protected FlowContext(PriorityScheduler scheduler, int level)
         : base(scheduler, level)
     {
         Node = (WorkFlow)this;
-        _inRegion = isRegion;
     }
 
     /// <summary>The flow this context belongs to.</summary>
@@ -71,7 +68,7 @@ internal class FlowContext : PrioritySynchronizationContext
     /// item is in ([X-MOVE]).</summary>
     internal override void QueueItem(in WorkItem item)
     {
-        if (_inRegion)
+        if (Flow.IsRegion)
         {
             Flow.LinkToHolder(); // [X-LOCK-FAST]: a raise of the holder after this must find the region, so link, then queue
         }
@@ -104,7 +101,7 @@ internal class FlowContext : PrioritySynchronizationContext
     /// and its place is queued as the timers queue their firings.</summary>
     internal void QueueTimerFiring(TimerEntry entry)
     {
-        if (_inRegion)
+        if (Flow.IsRegion)
         {
             Flow.LinkToHolderUnderLock(); // under the timer lock: linked, and recomputed if it mattered, when the timer was made
         }
@@ -117,7 +114,7 @@ internal class FlowContext : PrioritySynchronizationContext
     /// timer lock, so a raise before the firing is counted ([X-LOCK-FAST]).</summary>
     internal FlowContext LinkForTimer()
     {
-        if (_inRegion)
+        if (Flow.IsRegion)
         {
             Flow.LinkToHolder();
         }

@@ -11,6 +11,8 @@ namespace PriorityAsync.Internal;
 internal sealed class NodeLinks
 {
     private SpinFlag _lock;
+    private SpinFlag _linkLock; // a region's link to its holder; taken before _lock of the holder's links, never under one
+    private IEscalationNode? _linkedTo;
     private IEscalationNode? _parent;
     private List<IEscalationNode>? _moreParents;
     private IEscalationNode? _child;
@@ -30,6 +32,34 @@ internal sealed class NodeLinks
 
     /// <summary>The raised work's name, taken when the escalation began (while someone listens). Graph lock.</summary>
     public string? RaisedWork { get; set; }
+
+    /// <summary>A region's: the holder it is a child of, or null ([X-LOCK-FAST]). Set only after the child link is in.</summary>
+    public IEscalationNode? LinkedTo => Volatile.Read(ref _linkedTo);
+
+    /// <summary>[X-LOCK-FAST]: makes <paramref name="region"/> (whose links these are) the child of <paramref name="holder"/> (or of
+    /// nobody) instead of the holder it is linked to, under the link's spin lock.</summary>
+    /// <returns>False when it was linked to <paramref name="holder"/> already.</returns>
+    public bool Relink(IEscalationNode region, IEscalationNode? holder)
+    {
+        _linkLock.Enter();
+        try
+        {
+            IEscalationNode? linked = _linkedTo;
+            if (ReferenceEquals(linked, holder))
+            {
+                return false;
+            }
+
+            linked?.LinksIfAny?.RemoveChild(region);
+            holder?.Links.AddChild(region);
+            Interlocked.Exchange(ref _linkedTo, holder); // after the child is in; a full fence before the caller reads the field again
+            return true;
+        }
+        finally
+        {
+            _linkLock.Exit();
+        }
+    }
 
     /// <summary>Creates a node's links once, whichever thread asks first.</summary>
     public static NodeLinks Create(ref NodeLinks? field)

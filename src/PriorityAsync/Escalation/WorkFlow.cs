@@ -19,8 +19,6 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     private int _joined = -1;
     private IEscalationNode? _up; // the first flow whose code waits on this one's task ([X-JOIN]), or that holds the lock of this region ([X-LOCK])
     private NodeLinks? _links;
-    private IEscalationNode? _linkedTo; // a region's: the holder it is a child of, changed with that link under _linkLock ([X-LOCK-FAST])
-    private SpinFlag _linkLock;
     private FlowContext?[]? _others; // by level, created on first use (Prioritize to another level inside the flow)
 
     /// <param name="scheduler">The scheduler the flow runs on.</param>
@@ -29,7 +27,7 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     /// <param name="isRegion">Whether it is the region of a priority lock ([X-LOCK]): then its field holds its holder's flow; otherwise
     /// the first flow that waits on its task ([X-JOIN]).</param>
     public WorkFlow(PriorityScheduler scheduler, int level, string kind, bool isRegion = false)
-        : base(scheduler, level, isRegion)
+        : base(scheduler, level)
     {
         _kind = kind;
         IsRegion = isRegion;
@@ -69,7 +67,7 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     }
 
     /// <summary>For tests: the holder a region is a child of now, or null ([X-LOCK-FAST]).</summary>
-    internal IEscalationNode? LinkedHolder => Volatile.Read(ref _linkedTo);
+    internal IEscalationNode? LinkedHolder => LinksIfAny?.LinkedTo;
 
     public object? JoinCause => IsRegion ? Volatile.Read(ref _up) : Joins.FixedLevel; // a region's holder owns it; a flow is joined
 
@@ -173,7 +171,7 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
             return false;
         }
 
-        if (Volatile.Read(ref _linkedTo) is not null)
+        if (LinksIfAny?.LinkedTo is not null)
         {
             var batch = default(EscalationBatch);
             Relink(recompute: true, ref batch, depth: 0); // [X-LOCK-FAST]: a link made for this holding (or a stale one) goes
@@ -190,7 +188,7 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     /// <param name="batch">Receives the region's recompute when its holder is raised above its level already.</param>
     public void LinkToHolder(ref EscalationBatch batch)
     {
-        if (IsRegion && !ReferenceEquals(Volatile.Read(ref _up), Volatile.Read(ref _linkedTo)))
+        if (IsRegion && !ReferenceEquals(Volatile.Read(ref _up), LinksIfAny?.LinkedTo))
         {
             Relink(recompute: true, ref batch, depth: 0);
         }
@@ -199,7 +197,7 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     /// <summary><see cref="LinkToHolder(ref EscalationBatch)"/>, its recompute run at once (the caller holds no lock).</summary>
     public void LinkToHolder()
     {
-        if (IsRegion && !ReferenceEquals(Volatile.Read(ref _up), Volatile.Read(ref _linkedTo)))
+        if (IsRegion && !ReferenceEquals(Volatile.Read(ref _up), LinksIfAny?.LinkedTo))
         {
             var batch = default(EscalationBatch);
             Relink(recompute: true, ref batch, depth: 0);
@@ -211,7 +209,7 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     /// (the region was linked, and recomputed, when the timer was made).</summary>
     public void LinkToHolderUnderLock()
     {
-        if (IsRegion && !ReferenceEquals(Volatile.Read(ref _up), Volatile.Read(ref _linkedTo)))
+        if (IsRegion && !ReferenceEquals(Volatile.Read(ref _up), LinksIfAny?.LinkedTo))
         {
             var none = default(EscalationBatch); // stays empty: no recompute
             Relink(recompute: false, ref none, depth: 0);
@@ -226,27 +224,15 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
         {
             IEscalationNode? up = Volatile.Read(ref _up);
             if (up is WorkFlow { IsRegion: true } upRegion && depth < MaxUpWalk // regions that hold each other's locks end the walk
-                && !ReferenceEquals(Volatile.Read(ref upRegion._up), Volatile.Read(ref upRegion._linkedTo)))
+                && !ReferenceEquals(Volatile.Read(ref upRegion._up), upRegion.LinksIfAny?.LinkedTo))
             {
                 upRegion.Relink(recompute, ref batch, depth + 1); // the chain is linked from the top before this region's item goes in
             }
 
-            _linkLock.Enter();
-            try
+            NodeLinks? links = up is null ? LinksIfAny : Links;
+            if (links is null || !links.Relink(this, up))
             {
-                IEscalationNode? linked = _linkedTo;
-                if (ReferenceEquals(linked, up))
-                {
-                    return; // linked meanwhile (or nothing held and nothing linked)
-                }
-
-                linked?.LinksIfAny?.RemoveChild(this);
-                up?.Links.AddChild(this);
-                Interlocked.Exchange(ref _linkedTo, up); // after the child is in; a full fence before the field is read again
-            }
-            finally
-            {
-                _linkLock.Exit();
+                return; // linked meanwhile (or nothing held and nothing linked)
             }
 
             if (ReferenceEquals(Volatile.Read(ref _up), up))
