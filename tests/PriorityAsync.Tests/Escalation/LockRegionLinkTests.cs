@@ -454,3 +454,67 @@ public sealed class LockRegionLinkRace_Pool2 : LockRegionLinkRaceTests
 {
     protected override int Threads => 2;
 }
+
+/// <summary>A timer made in a held region fires through it ([X-LOCK-FAST], "The region's link"): the region links when the timer is
+/// made, and the firing of a raised holder's region runs at the raised level. On a loop with a clock moved by hand.</summary>
+public class LockRegionLinkTimerTests
+{
+    [Fact]
+    public async Task DelayMadeInTheRegion_LinksIt_AndFiresAtTheRaisedLevel()
+    {
+        var clock = new Microsoft.Extensions.Time.Testing.FakeTimeProvider();
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 4, TimeProvider = clock });
+        await using var disposeLoop = loop.BoundedDisposal();
+        PriorityContext context = loop.Context;
+        var lk = new PriorityLock();
+        await context.InvokeAsync(
+            async () =>
+            {
+                using (await lk.LockAsync())
+                {
+                }
+            },
+            level: 0).WithTimeout("the warm-up");
+        var log = new ConcurrentQueue<string>();
+        WorkFlow? flow = null;
+        IEscalationNode? linkedBeforeTheDelay = null, linkedWithTheDelay = null;
+        await context.RunOn(3, async () =>
+        {
+            var holding = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            PriorityTask work = context.InvokeAsync(
+                async () =>
+                {
+                    flow = LockRegionLinkTests.CurrentFlow();
+                    using (await lk.LockAsync())
+                    {
+                        WorkFlow region = LockRegionLinkTests.CurrentFlow();
+                        linkedBeforeTheDelay = region.LinkedHolder;
+                        ValueTask delay = Delay(TimeSpan.FromSeconds(1)); // fires through the region
+                        linkedWithTheDelay = region.LinkedHolder;
+                        holding.SetResult();
+                        await delay;
+                        log.Enqueue("region");
+                    }
+                },
+                level: 0);
+            await holding.Task;
+            PriorityTask waiter = context.InvokeAsync(
+                async () =>
+                {
+                    await work; // raises the work to 3 before the firing
+                    log.Enqueue("waiter");
+                },
+                level: 3);
+            await Yield();
+            context.GetSynchronizationContext(1).Post(_ => log.Enqueue("m1"), null);
+            context.GetSynchronizationContext(2).Post(_ => log.Enqueue("m2"), null);
+            clock.Advance(TimeSpan.FromSeconds(1));
+            await waiter;
+        }).WithTimeout("the raised work");
+        await context.RunOn(0, () => { }).WithTimeout("the items below");
+
+        linkedBeforeTheDelay.Should().BeNull();
+        linkedWithTheDelay.Should().BeSameAs(flow, "a timer that will fire through the region links it when it is made");
+        log.Should().Equal("region", "waiter", "m2", "m1");
+    }
+}
