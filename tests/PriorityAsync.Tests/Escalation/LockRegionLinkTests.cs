@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using PriorityAsync.Internal;
 using PriorityAsync.Tests.Infrastructure;
 using static PriorityAsync.Priority;
+using static PriorityAsync.Tests.Timers.TimerTestHelpers;
 
 namespace PriorityAsync.Tests.Escalation;
 
@@ -36,7 +37,7 @@ public abstract class LockRegionLinkTests : IAsyncLifetime
     {
         var lk = new PriorityLock();
         var sem = new PrioritySemaphore(1, 1);
-        await WarmAsync(lk, sem);
+        await WarmAsync(Scheduler, lk, sem);
         WorkFlow? flow = null, region = null;
         IEscalationNode? linkedSync = null, heldSync = null, linkedAfterAwait = null;
         await Scheduler.InvokeAsync(
@@ -82,7 +83,7 @@ public abstract class LockRegionLinkTests : IAsyncLifetime
     public async Task RaisedBeforeTheSectionsFirstAwait_TheRegionsContinuationRunsAtTheRaisedLevel()
     {
         var lk = new PriorityLock();
-        await WarmAsync(lk);
+        await WarmAsync(Scheduler, lk);
         var log = new Log();
         WorkFlow? region = null;
         IEscalationNode? linkedWhileRaised = null;
@@ -131,7 +132,7 @@ public abstract class LockRegionLinkTests : IAsyncLifetime
         // the outer region, which is linked first.
         var lk = new PriorityLock();
         var inner = new PrioritySemaphore(1, 1);
-        await WarmAsync(lk);
+        await WarmAsync(Scheduler, lk);
         var log = new Log();
         await RunAsync(3, async () =>
         {
@@ -179,7 +180,7 @@ public abstract class LockRegionLinkTests : IAsyncLifetime
         // The region queues nothing of its own before the raise: it waits on work it started, whose first item is queued at 0. The
         // raise of the holder reaches that work through the region, which the join linked.
         var lk = new PriorityLock();
-        await WarmAsync(lk);
+        await WarmAsync(Scheduler, lk);
         var log = new Log();
         await RunAsync(3, async () =>
         {
@@ -216,9 +217,9 @@ public abstract class LockRegionLinkTests : IAsyncLifetime
     }
 
     /// <summary>Takes and releases each once in a flow at level 0, so their regions there exist and later takes run lock-free.</summary>
-    private async Task WarmAsync(PriorityLock lk, PrioritySemaphore? semaphore = null)
+    internal static async Task WarmAsync(PriorityScheduler scheduler, PriorityLock lk, PrioritySemaphore? semaphore = null)
     {
-        await Scheduler.InvokeAsync(
+        await scheduler.InvokeAsync(
             async () =>
             {
                 using (await lk.LockAsync())
@@ -248,15 +249,6 @@ public abstract class LockRegionLinkTests : IAsyncLifetime
     private void Post(Log log, int level, string name) => Scheduler.GetSynchronizationContext(level).Post(_ => log.Add(name), null);
 
     internal static WorkFlow CurrentFlow() => ((FlowContext)SynchronizationContext.Current!).Flow;
-
-    private sealed class Log
-    {
-        private readonly ConcurrentQueue<string> _entries = new();
-
-        public List<string> Entries => [.. _entries];
-
-        public void Add(string entry) => _entries.Enqueue(entry);
-    }
 }
 
 public sealed class LockRegionLink_Loop : LockRegionLinkTests
@@ -274,50 +266,43 @@ public sealed class LockRegionLink_Pool1 : LockRegionLinkTests
 /// region's first queued item racing a raise of its holder (the item runs once, and at the raised level), and releases racing retakes
 /// of one region by two flows (exclusion holds, nothing waits for ever, no link is left behind).
 /// </summary>
-public abstract class LockRegionLinkRaceTests : IAsyncLifetime
+public class LockRegionLinkRaceTests
 {
     private const int Levels = 4;
     private const int Raised = 2; // below the pause's level (the top), so what is queued there waits while paused
 
-    private SchedulerHost _host = null!;
-
-    protected abstract int Threads { get; }
-
-    private PriorityScheduler Scheduler => _host.Scheduler;
-
-    public Task InitializeAsync()
+    public static TheoryData<int, int> LoopAndPoolSeeds()
     {
-        _host = SchedulerHost.Create(Threads, Levels, $"lock-region-race-{Threads}");
-        return Task.CompletedTask;
+        var data = new TheoryData<int, int>();
+        foreach (int threads in new[] { 0, 2 })
+        {
+            for (int seed = 1; seed <= 4; seed++)
+            {
+                data.Add(threads, seed);
+            }
+        }
+
+        return data;
     }
 
-    public async Task DisposeAsync() => await _host.DisposeOrFailAsync();
-
     [Theory]
-    [InlineData(1)]
-    [InlineData(2)]
-    [InlineData(3)]
-    [InlineData(4)]
-    public async Task RaiseRacingTheRegionsFirstPost_TheItemRunsOnceAtTheRaisedLevel(int seed)
+    [MemberData(nameof(LoopAndPoolSeeds))]
+    public async Task RaiseRacingTheRegionsFirstPost_TheItemRunsOnceAtTheRaisedLevel(int threads, int seed)
     {
+        SchedulerHost host = SchedulerHost.Create(threads, Levels, $"lock-region-race-{threads}");
+        await using var disposeHost = host.BoundedDisposal();
+        PriorityScheduler scheduler = host.Scheduler;
         var lk = new PriorityLock();
-        await Scheduler.InvokeAsync(
-            async () =>
-            {
-                using (await lk.LockAsync())
-                {
-                }
-            },
-            level: 0).WithTimeout("the warm-up");
+        await LockRegionLinkTests.WarmAsync(scheduler, lk);
         var random = new Random(seed);
         for (int round = 0; round < 60; round++)
         {
-            string where = $"{Threads} threads, seed {seed}, round {round}";
+            string where = $"{threads} threads, seed {seed}, round {round}";
             var gate = new TaskCompletionSource(); // completed by the poster: the region's continuation is posted from its thread
             var holding = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
             int ran = 0;
             WorkFlow? region = null;
-            PriorityTask work = Scheduler.InvokeAsync(
+            PriorityTask work = scheduler.InvokeAsync(
                 async () =>
                 {
                     using (await lk.LockAsync())
@@ -332,7 +317,7 @@ public abstract class LockRegionLinkRaceTests : IAsyncLifetime
             await holding.Task.WithTimeout($"the take ({where})");
             int postSpin = random.Next(300);
             int raiseSpin = random.Next(300);
-            using (_host.Pause()) // every thread held above the raised level: what the race queues waits, and its level can be read
+            using (host.Pause()) // every thread held above the raised level: what the race queues waits, and its level can be read
             {
                 using var start = new ManualResetEventSlim();
                 Task poster = Task.Run(() =>
@@ -346,7 +331,7 @@ public abstract class LockRegionLinkRaceTests : IAsyncLifetime
                     start.Wait();
                     Thread.SpinWait(raiseSpin);
                     SynchronizationContext? before = SynchronizationContext.Current;
-                    SynchronizationContext.SetSynchronizationContext(Scheduler.GetSynchronizationContext(Raised));
+                    SynchronizationContext.SetSynchronizationContext(scheduler.GetSynchronizationContext(Raised));
                     try
                     {
                         work.GetAwaiter().UnsafeOnCompleted(() => { }); // as level code at the raised level awaiting the work
@@ -358,21 +343,26 @@ public abstract class LockRegionLinkRaceTests : IAsyncLifetime
                 });
                 start.Set();
                 await Task.WhenAll(poster, raiser).WithTimeout($"the racers ({where})");
-                Scheduler.GetSnapshot().PendingPerLevel[Raised].Should().BeGreaterThan(
+                scheduler.GetSnapshot().PendingPerLevel[Raised].Should().BeGreaterThan(
                     0, $"the region's continuation was queued at the raised level or moved there ({where})");
                 region!.LinkedHolder.Should().NotBeNull($"the region queued an item, so it is linked ({where})");
             }
 
             await work.WithTimeout($"the work ({where}; a lost item leaves it waiting)");
-            _host.Drain();
+            host.Drain();
             ran.Should().Be(1, $"the region's continuation runs exactly once ({where})");
             region!.LinkedHolder.Should().BeNull($"the release removed the link ({where})");
         }
     }
 
-    [Fact]
-    public async Task ReleasesAndRetakesOfOneRegionByTwoFlows_ExcludeAndLeaveNoLinkBehind()
+    [Theory]
+    [InlineData(0)]
+    [InlineData(2)]
+    public async Task ReleasesAndRetakesOfOneRegionByTwoFlows_ExcludeAndLeaveNoLinkBehind(int threads)
     {
+        SchedulerHost host = SchedulerHost.Create(threads, Levels, $"lock-region-retake-{threads}");
+        await using var disposeHost = host.BoundedDisposal();
+        PriorityScheduler scheduler = host.Scheduler;
         // Two flows at one level share the lock's region there; each takes and releases it back to back, sometimes queueing inside
         // (which links it), so a release meets the other's take within a few instructions; level code at 3 raises both meanwhile.
         var lk = new PriorityLock();
@@ -380,7 +370,7 @@ public abstract class LockRegionLinkRaceTests : IAsyncLifetime
         int inside = 0, overlaps = 0, count = 0;
         var flows = new WorkFlow?[2];
         var regions = new ConcurrentDictionary<WorkFlow, bool>();
-        PriorityTask Loop(int index, int seed) => Scheduler.InvokeAsync(
+        PriorityTask Loop(int index, int seed) => scheduler.InvokeAsync(
             async () =>
             {
                 flows[index] = LockRegionLinkTests.CurrentFlow();
@@ -416,7 +406,7 @@ public abstract class LockRegionLinkRaceTests : IAsyncLifetime
             },
             level: 0);
 
-        await _host.RunOn(3, async () =>
+        await host.RunOn(3, async () =>
         {
             PriorityTask first = Loop(0, 1);
             PriorityTask second = Loop(1, 2);
@@ -425,7 +415,7 @@ public abstract class LockRegionLinkRaceTests : IAsyncLifetime
             await second;
             return true;
         }).WithTimeout("the two flows (a lost grant leaves one waiting)");
-        _host.Drain();
+        host.Drain();
 
         overlaps.Should().Be(0, "never two holders inside");
         count.Should().Be(2 * Pairs);
@@ -445,16 +435,6 @@ public abstract class LockRegionLinkRaceTests : IAsyncLifetime
     }
 }
 
-public sealed class LockRegionLinkRace_Loop : LockRegionLinkRaceTests
-{
-    protected override int Threads => 0;
-}
-
-public sealed class LockRegionLinkRace_Pool2 : LockRegionLinkRaceTests
-{
-    protected override int Threads => 2;
-}
-
 /// <summary>A timer made in a held region fires through it ([X-LOCK-FAST], "The region's link"): the region links when the timer is
 /// made, and the firing of a raised holder's region runs at the raised level. On a loop with a clock moved by hand.</summary>
 public class LockRegionLinkTimerTests
@@ -467,14 +447,7 @@ public class LockRegionLinkTimerTests
         await using var disposeLoop = loop.BoundedDisposal();
         PriorityContext context = loop.Context;
         var lk = new PriorityLock();
-        await context.InvokeAsync(
-            async () =>
-            {
-                using (await lk.LockAsync())
-                {
-                }
-            },
-            level: 0).WithTimeout("the warm-up");
+        await LockRegionLinkTests.WarmAsync(context, lk);
         var log = new ConcurrentQueue<string>();
         WorkFlow? flow = null;
         IEscalationNode? linkedBeforeTheDelay = null, linkedWithTheDelay = null;
