@@ -188,7 +188,7 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     /// <param name="batch">Receives the region's recompute when its holder is raised above its level already.</param>
     public void LinkToHolder(ref EscalationBatch batch)
     {
-        if (IsRegion && !ReferenceEquals(Volatile.Read(ref _up), LinksIfAny?.LinkedTo))
+        if (LinkIsStale)
         {
             Relink(recompute: true, ref batch, depth: 0);
         }
@@ -197,7 +197,7 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     /// <summary><see cref="LinkToHolder(ref EscalationBatch)"/>, its recompute run at once (the caller holds no lock).</summary>
     public void LinkToHolder()
     {
-        if (IsRegion && !ReferenceEquals(Volatile.Read(ref _up), LinksIfAny?.LinkedTo))
+        if (LinkIsStale)
         {
             var batch = default(EscalationBatch);
             Relink(recompute: true, ref batch, depth: 0);
@@ -209,12 +209,15 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     /// (the region was linked, and recomputed, when the timer was made).</summary>
     public void LinkToHolderUnderLock()
     {
-        if (IsRegion && !ReferenceEquals(Volatile.Read(ref _up), LinksIfAny?.LinkedTo))
+        if (LinkIsStale)
         {
             var none = default(EscalationBatch); // stays empty: no recompute
             Relink(recompute: false, ref none, depth: 0);
         }
     }
+
+    /// <summary>A region whose child link is not to the holder in its field (none yet, or an ended holding's): two reads.</summary>
+    private bool LinkIsStale => IsRegion && !ReferenceEquals(Volatile.Read(ref _up), LinksIfAny?.LinkedTo);
 
     /// <summary>[X-LOCK-FAST]: makes the child link match the field: unlinks a holder no longer in it, links the one in it (its own
     /// holder first, if that is a region too), and repeats while the field changes under it.</summary>
@@ -223,8 +226,7 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
         while (true)
         {
             IEscalationNode? up = Volatile.Read(ref _up);
-            if (up is WorkFlow { IsRegion: true } upRegion && depth < MaxUpWalk // regions that hold each other's locks end the walk
-                && !ReferenceEquals(Volatile.Read(ref upRegion._up), upRegion.LinksIfAny?.LinkedTo))
+            if (up is WorkFlow { LinkIsStale: true } upRegion && depth < MaxUpWalk) // regions that hold each other's locks end the walk
             {
                 upRegion.Relink(recompute, ref batch, depth + 1); // the chain is linked from the top before this region's item goes in
             }
