@@ -245,7 +245,7 @@ static async Task<double> LeaseKeeperAsync()
     for (int contended = 0; contended < Locks.ContendedWaits;)
     {
         await Task.Delay(20);
-        ValueTask<PriorityLock.Releaser> wait = Locks.Lease.LockAsync();
+        PriorityLock.LockAwaitable wait = Locks.Lease.LockAsync();
         contended += wait.IsCompleted ? 0 : 1; // held: this wait raises the holder
         var clock = System.Diagnostics.Stopwatch.StartNew();
         using (await wait)

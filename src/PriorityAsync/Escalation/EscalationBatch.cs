@@ -19,7 +19,15 @@ internal struct EscalationBatch
 
     /// <summary>Carries out the batch; every part runs, and the first exception (a <c>WorkDropped</c> handler's, of a scheduler that
     /// finished meanwhile) is rethrown after.</summary>
-    public void Run()
+    public readonly void Run()
+    {
+        if (_moves is not null || _after is not null)
+        {
+            RunCore(); // an empty batch (an uncontended lock's take and release) costs a test
+        }
+    }
+
+    private readonly void RunCore()
     {
         ExceptionDispatchInfo? first = null;
         if (_moves is { } moves)

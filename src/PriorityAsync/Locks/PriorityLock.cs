@@ -1,6 +1,8 @@
 using System;
 using System.Threading;
+using System.Runtime.CompilerServices;
 using System.Threading.Tasks;
+using System.Threading.Tasks.Sources;
 using PriorityAsync.Internal;
 
 namespace PriorityAsync;
@@ -43,22 +45,134 @@ public sealed class PriorityLock
     /// <summary>Takes the lock: at once if it is free and nobody waits; otherwise behind the waiters of higher levels and the earlier ones
     /// of its own level, while the holder on the caller's scheduler runs at least at the caller's level.</summary>
     /// <param name="cancellationToken">Cancels the wait; the await then throws <see cref="OperationCanceledException"/>.</param>
-    /// <returns>A <see cref="ValueTask{TResult}"/> to await once, whose result releases the lock when disposed.</returns>
+    /// <returns>An awaitable to await once, whose result releases the lock when disposed: <c>using (await lk.LockAsync()) { ... }</c>.
+    /// <see cref="LockAwaitable.AsTask"/> and <see cref="LockAwaitable.AsValueTask"/> give it as a task.</returns>
     /// <exception cref="InvalidOperationException">The calling code already holds the lock (the wait would never end).</exception>
-    public ValueTask<Releaser> LockAsync(CancellationToken cancellationToken = default)
+    public LockAwaitable LockAsync(CancellationToken cancellationToken = default)
     {
         if (cancellationToken.IsCancellationRequested)
         {
-            return ValueTask.FromCanceled<Releaser>(cancellationToken);
+            return new LockAwaitable(Task.FromCanceled<Releaser>(cancellationToken), 0);
         }
 
         LockWaiter? waiter = _semaphore.Acquire(Timeout.InfiniteTimeSpan, cancellationToken, out _, out long generation);
-        return waiter is null ? new ValueTask<Releaser>(new Releaser(_semaphore, generation)) : new ValueTask<Releaser>(waiter, 0);
+        return waiter is null ? new LockAwaitable(_semaphore, generation) : new LockAwaitable(waiter, 0);
     }
 
     /// <summary>Describes the lock.</summary>
     /// <returns>A description for diagnostics.</returns>
     public override string ToString() => _semaphore.ToString();
+
+    /// <summary>
+    /// What <see cref="LockAsync(CancellationToken)"/> returns: await it once, and dispose its result to release the lock. Like a
+    /// <see cref="ValueTask{TResult}"/> of <see cref="Releaser"/>, in 16 bytes, so an uncontended take is returned in registers
+    /// (docs/design.md, [X-LOCK-FAST]).
+    /// </summary>
+    /// <remarks>A taken lock is its semaphore and the holding's number; a wait is its waiter. Awaiting it a second time, or converting it
+    /// after it was awaited, is not supported (as with a <see cref="ValueTask{TResult}"/>): a second releaser of one holding throws when
+    /// disposed.</remarks>
+    public readonly struct LockAwaitable
+    {
+        private readonly object? _source; // PrioritySemaphore: taken; LockWaiter: waiting; a Task: cancelled before it began
+        private readonly long _generation;
+
+        internal LockAwaitable(object source, long generation)
+        {
+            _source = source;
+            _generation = generation;
+        }
+
+        /// <summary>Gets whether the lock was taken, or the wait has ended, so that an <see langword="await"/> goes on at once (a moment's
+        /// snapshot).</summary>
+        public bool IsCompleted => GetAwaiter().IsCompleted;
+
+        /// <summary>Gets the awaiter; called by <see langword="await"/>.</summary>
+        /// <returns>The awaiter.</returns>
+        public LockAwaiter GetAwaiter() => new(_source, _generation);
+
+        /// <summary>The same wait as a <see cref="ValueTask{TResult}"/> (for <see cref="ValueTask{TResult}.ConfigureAwait(bool)"/> or an
+        /// API that takes one), to be consumed instead of this, once. Awaited on its scheduler, a granted wait goes on in the lock's region
+        /// as with <see langword="await"/> of this; with <c>ConfigureAwait(false)</c> it goes on in the thread pool.</summary>
+        /// <returns>The wait, completed when the lock was taken at once.</returns>
+        public ValueTask<Releaser> AsValueTask() => _source switch
+        {
+            PrioritySemaphore semaphore => new ValueTask<Releaser>(new Releaser(semaphore, _generation)),
+            LockWaiter waiter => new ValueTask<Releaser>(waiter, 0),
+            Task<Releaser> canceled => new ValueTask<Releaser>(canceled),
+            _ => throw NotFromLockAsync(),
+        };
+
+        /// <summary>The same wait as a <see cref="Task{TResult}"/> (for <see cref="Task.WhenAny(Task[])"/> and the like), to be consumed
+        /// instead of this, once. A task does not tell the lock where its awaiter goes on: code granted the lock through it holds the lock
+        /// in its own context, not in the lock's region, so a more urgent waiter cannot raise it (the lock still excludes); await the lock
+        /// itself where inheritance matters.</summary>
+        /// <returns>The wait as a task.</returns>
+        public Task<Releaser> AsTask() => AsValueTask().AsTask();
+
+        internal static InvalidOperationException NotFromLockAsync() => new(
+            "This PriorityLock.LockAwaitable was not returned by PriorityLock.LockAsync (it is a default value), so it waits for nothing. " +
+            "Await what LockAsync returns.");
+    }
+
+    /// <summary>The awaiter of a <see cref="LockAwaitable"/>; <see langword="await"/> calls its members.</summary>
+    public readonly struct LockAwaiter : ICriticalNotifyCompletion
+    {
+        private static readonly Action<object?> s_invoke = static continuation => ((Action)continuation!)();
+
+        private readonly object? _source;
+        private readonly long _generation;
+
+        internal LockAwaiter(object? source, long generation)
+        {
+            _source = source;
+            _generation = generation;
+        }
+
+        /// <summary>Gets whether the lock was taken, or the wait has ended.</summary>
+        public bool IsCompleted => _source is not LockWaiter waiter || waiter.GetStatus(0) != ValueTaskSourceStatus.Pending; // a cancelled one has ended
+
+        /// <summary>Ends the wait: the releaser of the holding, or the wait's exception.</summary>
+        /// <returns>The releaser; dispose it once to release the lock.</returns>
+        /// <exception cref="OperationCanceledException">The wait was cancelled.</exception>
+        /// <exception cref="ObjectDisposedException">The waiting code's scheduler ended while it waited.</exception>
+        /// <exception cref="InvalidOperationException">The awaitable is a default value, not one returned by
+        /// <see cref="LockAsync(CancellationToken)"/>.</exception>
+        public Releaser GetResult() => _source is PrioritySemaphore semaphore ? new Releaser(semaphore, _generation) : ResultOfWait();
+
+        /// <summary>Schedules the continuation for when the wait ends, flowing the <see cref="ExecutionContext"/>.</summary>
+        /// <param name="continuation">What to run then.</param>
+        public void OnCompleted(Action continuation) =>
+            OnCompleted(continuation, ValueTaskSourceOnCompletedFlags.FlowExecutionContext | ValueTaskSourceOnCompletedFlags.UseSchedulingContext);
+
+        /// <summary>Schedules the continuation for when the wait ends, without flowing the <see cref="ExecutionContext"/> (the async
+        /// method builder flows it).</summary>
+        /// <param name="continuation">What to run then.</param>
+        public void UnsafeOnCompleted(Action continuation) => OnCompleted(continuation, ValueTaskSourceOnCompletedFlags.UseSchedulingContext);
+
+        private void OnCompleted(Action continuation, ValueTaskSourceOnCompletedFlags flags)
+        {
+            ArgumentNullException.ThrowIfNull(continuation);
+            if (_source is LockWaiter waiter)
+            {
+                waiter.OnCompleted(s_invoke, continuation, 0, flags); // a granted wait resumes in its region ([X-LOCK])
+            }
+            else if ((flags & ValueTaskSourceOnCompletedFlags.FlowExecutionContext) != 0)
+            {
+                Task.CompletedTask.GetAwaiter().OnCompleted(continuation); // ended already: where a completed task's awaiter would run it
+            }
+            else
+            {
+                Task.CompletedTask.GetAwaiter().UnsafeOnCompleted(continuation);
+            }
+        }
+
+        private Releaser ResultOfWait() => _source switch
+        {
+            LockWaiter waiter => ((IValueTaskSource<Releaser>)waiter).GetResult(0),
+            Task<Releaser> canceled => canceled.GetAwaiter().GetResult(),
+            _ => throw LockAwaitable.NotFromLockAsync(),
+        };
+    }
 
     /// <summary>Releases the holding it was returned for, once; a <see langword="using"/> statement disposes it.</summary>
     public readonly struct Releaser : IDisposable

@@ -277,7 +277,7 @@ public static class Inversion
             switch (name)
             {
                 case "priority-lock":
-                    ValueTask<PriorityLock.Releaser> locking = _priorityLock.LockAsync();
+                    PriorityLock.LockAwaitable locking = _priorityLock.LockAsync();
                     contended = !locking.IsCompleted;
                     using (await locking)
                     {
