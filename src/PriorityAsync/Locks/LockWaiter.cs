@@ -157,21 +157,31 @@ internal sealed class LockWaiter : IValueTaskSource, IValueTaskSource<bool>, IVa
         }
     }
 
-    void IValueTaskSource.GetResult(short token) => ThrowIfFailed();
+    void IValueTaskSource.GetResult(short token) => End();
 
     bool IValueTaskSource<bool>.GetResult(short token)
     {
-        ThrowIfFailed();
+        End();
         return _granted;
     }
 
     PriorityLock.Releaser IValueTaskSource<PriorityLock.Releaser>.GetResult(short token)
     {
-        ThrowIfFailed();
+        End();
         return new PriorityLock.Releaser(_owner, Generation);
     }
 
-    private void ThrowIfFailed() => _error?.Throw();
+    /// <summary>Ends the await: throws the wait's exception; or, for a grant that came before the awaiting code registered its
+    /// continuation (so the await goes on at once, in the context it waited from), enters the region there, as an uncontended take
+    /// does ([X-LOCK]). A continuation queued in the region is in it already.</summary>
+    private void End()
+    {
+        _error?.Throw();
+        if (_granted && HoldContext is { } hold && Context is { } waitedFrom && ReferenceEquals(SynchronizationContext.Current, waitedFrom))
+        {
+            SynchronizationContext.SetSynchronizationContext(hold);
+        }
+    }
 
     /// <summary>Runs the continuation where the awaiting code must go on: a granted wait on a scheduler in its region ([X-LOCK]);
     /// otherwise where it would have without us (the captured context or scheduler, else the thread pool).</summary>

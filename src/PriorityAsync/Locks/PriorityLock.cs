@@ -17,7 +17,9 @@ namespace PriorityAsync;
 /// <para>A <see cref="PrioritySemaphore"/> of one permit whose releaser names its holding, so that a second release is caught. Not
 /// re-entrant: waiting for it from inside its own held region throws instead of waiting for ever. Code called or started inside the
 /// region runs in it; start independent work with <see cref="Priority.Start(Func{CancellationToken, Task})"/> or
-/// <see cref="PriorityScheduler.InvokeAsync(Func{Task}, int)"/>.</para>
+/// <see cref="PriorityScheduler.InvokeAsync(Func{Task}, int)"/>. The region is the rest of the method that awaits
+/// <see cref="LockAsync(CancellationToken)"/>: a helper async method that takes the lock and returns the releaser leaves its caller
+/// outside it (the lock still excludes, but nobody can raise the caller's code), so await it where the work under it is done.</para>
 /// <para>Uncontended, taking and releasing it allocate nothing. Off every priority scheduler it still excludes, without raising anyone.
 /// See docs/concepts.md, "Priority inversion".</para>
 /// </remarks>

@@ -147,6 +147,113 @@ public class LockAwaitableTests
         (await seen.Task).Should().Be((true, true), "a granted wait resumes in the lock's region, and the release leaves it ([X-LOCK])");
     }
 
+    [Theory]
+    [InlineData("lock")]
+    [InlineData("semaphore")]
+    public async Task OnALoop_AGrantBeforeTheAwait_GoesOnInTheRegion_AndTheReleaseGivesTheCallersContextBack(string kind)
+    {
+        // The grant completes the wait before the awaiting code registers a continuation, so the await goes on at once on the loop,
+        // in the context it waited from: it must enter the region there, or a later waiter would raise a region its code is not in.
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
+        var lk = new PriorityLock { Name = "client" };
+        var semaphore = new PrioritySemaphore(1, 1) { Name = "db" };
+        PriorityLock.Releaser firstLock = await lk.LockAsync(); // off the scheduler: the loop's take waits
+        await semaphore.WaitAsync(); // the same for the semaphore
+        var waiting = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Task<(bool InRegion, bool BackAfter)> holder = loop.Context.InvokeAsync(
+            async () =>
+            {
+                SynchronizationContext before = SynchronizationContext.Current!;
+                bool inRegion;
+                if (kind == "lock")
+                {
+                    PriorityLock.LockAwaitable taking = lk.LockAsync();
+                    waiting.SetResult();
+#pragma warning disable PA0002 // blocking the loop on purpose: the grant completes the wait with no continuation registered
+                    release.Task.Wait();
+#pragma warning restore PA0002
+                    SpinWait.SpinUntil(() => taking.IsCompleted);
+                    using (await taking)
+                    {
+                        inRegion = IsRegionOtherThan(before);
+                    }
+                }
+                else
+                {
+                    ValueTask taking = semaphore.WaitAsync();
+                    waiting.SetResult();
+#pragma warning disable PA0002 // as above
+                    release.Task.Wait();
+#pragma warning restore PA0002
+                    SpinWait.SpinUntil(() => taking.IsCompleted);
+                    await taking;
+                    inRegion = IsRegionOtherThan(before);
+                    semaphore.Release();
+                }
+
+                return (inRegion, ReferenceEquals(SynchronizationContext.Current, before));
+            },
+            1).Task;
+        await waiting.Task.WithTimeout("the loop's wait");
+        if (kind == "lock")
+        {
+            firstLock.Dispose();
+        }
+        else
+        {
+            semaphore.Release();
+        }
+
+        release.SetResult();
+        (await holder.WithTimeout("the holder")).Should().Be((true, true), "a wait granted before its await goes on in the region ([X-LOCK])");
+        if (kind == "lock")
+        {
+            semaphore.Release();
+        }
+        else
+        {
+            firstLock.Dispose();
+        }
+
+        lk.IsHeld.Should().BeFalse();
+        semaphore.CurrentCount.Should().Be(1);
+    }
+
+    [Fact]
+    public async Task OnALoop_AHelperThatTakesTheLockAndReturnsTheReleaser_LeavesItsCallerOutsideTheRegion()
+    {
+        // As documented (concepts.md, "Priority inversion"): an await moves only the method that awaits; the caller of such a helper
+        // holds the lock (it excludes) in its own context, which a waiter cannot raise.
+        var loop = new PriorityContextThread(new PriorityContextOptions { Levels = 3 });
+        await using var disposeLoop = loop.BoundedDisposal();
+        var lk = new PriorityLock();
+        (bool InRegionInHelper, bool SameContextAfter, bool Held) seen = await loop.Context.InvokeAsync(
+            async () =>
+            {
+                SynchronizationContext before = SynchronizationContext.Current!;
+                bool inRegionInHelper = false;
+                async Task<PriorityLock.Releaser> TakeAsync()
+                {
+                    PriorityLock.Releaser releaser = await lk.LockAsync();
+                    inRegionInHelper = IsRegionOtherThan(before);
+                    return releaser;
+                }
+
+                using (await TakeAsync())
+                {
+                    return (inRegionInHelper, ReferenceEquals(SynchronizationContext.Current, before), lk.IsHeld);
+                }
+            },
+            1);
+        seen.Should().Be((true, true, true));
+        lk.IsHeld.Should().BeFalse();
+    }
+
+    private static bool IsRegionOtherThan(SynchronizationContext before) =>
+        SynchronizationContext.Current is PrioritySynchronizationContext now && !ReferenceEquals(now, before);
+
     private static async Task WaitUntilAsync(Func<bool> condition, string what)
     {
         var deadline = DateTime.UtcNow + TestTimeout.Unexpected;
