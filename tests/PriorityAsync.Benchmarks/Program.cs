@@ -1,5 +1,6 @@
 using System;
 using System.Collections.Generic;
+using System.Globalization;
 using System.IO;
 using System.Linq;
 using BenchmarkDotNet.Columns;
@@ -77,6 +78,19 @@ if (options.LeaseTimers)
 {
     // Loop timers against Task.Delay where the loop often goes idle (issue 22), and a timer's lateness on an idle loop.
     LeaseTimers.Run(options.LeaseRuns, Console.Out);
+    return 0;
+}
+
+if (options.LockSteadyOne is { } one)
+{
+    LockSteady.RunOne(one.Place, one.Lock, one.Seconds, Console.Out); // a child of --lock-steady
+    return 0;
+}
+
+if (options.LockSteadyRounds > 0)
+{
+    // The uncontended lock as an application uses it (issue 38): one place per process, in steady state.
+    LockSteady.Run(options.LockSteadyRounds, 2, Console.Out);
     return 0;
 }
 
@@ -269,6 +283,13 @@ internal sealed class BenchOptions
     /// <summary>--lock-cpu [rounds]: only the uncontended lock in thread CPU time (Harness/LockCpu.cs); 15 rounds by default.</summary>
     public int LockCpuRounds { get; private set; }
 
+    /// <summary>--lock-steady [rounds]: the uncontended lock, one place and lock per child process (Harness/LockSteady.cs); 2 rounds by
+    /// default.</summary>
+    public int LockSteadyRounds { get; private set; }
+
+    /// <summary>--lock-steady-one place lock seconds: one child of --lock-steady.</summary>
+    public (int Place, int Lock, double Seconds)? LockSteadyOne { get; private set; }
+
     public bool LeaseTimers { get; private set; }
 
     public int LeaseRuns { get; private set; } = 7;
@@ -348,6 +369,17 @@ internal sealed class BenchOptions
                 case "--slice-clock":
                     options.SliceClock = true;
                     break;
+                case "--lock-steady":
+                    options.LockSteadyRounds = i + 1 < args.Length && int.TryParse(args[i + 1], out int steadyRounds) ? steadyRounds : 2;
+                    i += i + 1 < args.Length && int.TryParse(args[i + 1], out _) ? 1 : 0;
+                    break;
+                case "--lock-steady-one" when i + 3 < args.Length:
+                    options.LockSteadyOne = (
+                        int.Parse(args[i + 1], CultureInfo.InvariantCulture),
+                        int.Parse(args[i + 2], CultureInfo.InvariantCulture),
+                        double.Parse(args[i + 3], CultureInfo.InvariantCulture));
+                    i += 3;
+                    break;
                 case "--lock-cpu":
                     options.LockCpuRounds = i + 1 < args.Length && int.TryParse(args[i + 1], out int lockRounds) ? lockRounds : 15;
                     i += i + 1 < args.Length && int.TryParse(args[i + 1], out _) ? 1 : 0;
@@ -423,7 +455,7 @@ internal sealed class BenchOptions
                     samples = int.Parse(args[++i], System.Globalization.CultureInfo.InvariantCulture);
                     break;
                 default:
-                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick [--runs <n>] [--no-reexec], --design, --lock-cpu [rounds], --slice-clock, --checkpoint-long-item, --lease-timers [--lease-runs <n>], --watchdog-cost [seconds], --idle-cost [seconds] [--idle-warmup <s>] [--idle-rounds <n>] [--idle-cases a,b], --threads [rounds] [--threads-cases cpu,flood,streaming], --inversion [runs] [--inversion-seconds <n>] [--inversion-cases <a,b>], --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
+                    throw new ArgumentException($"Unknown argument '{args[i]}'. Use --quick [--runs <n>] [--no-reexec], --design, --lock-cpu [rounds], --lock-steady [rounds], --slice-clock, --checkpoint-long-item, --lease-timers [--lease-runs <n>], --watchdog-cost [seconds], --idle-cost [seconds] [--idle-warmup <s>] [--idle-rounds <n>] [--idle-cases a,b], --threads [rounds] [--threads-cases cpu,flood,streaming], --inversion [runs] [--inversion-seconds <n>] [--inversion-cases <a,b>], --filter <glob>, --no-bdn, --no-harness, --svg <path>, --samples <n>, --results-from <results.json>, --policies [--policy-seconds <n>] [--policies-svg <path>].");
             }
         }
 

@@ -154,7 +154,7 @@ public static class LockCpu
         return ((after - before) / (double)count, allocated / (double)count);
     }
 
-    private static string LoadAverage() => File.Exists("/proc/loadavg") ? string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ').Take(3)) : "?";
+    internal static string LoadAverage() => File.Exists("/proc/loadavg") ? string.Join(' ', File.ReadAllText("/proc/loadavg").Split(' ').Take(3)) : "?";
 
     private static double Median(List<double> values)
     {
