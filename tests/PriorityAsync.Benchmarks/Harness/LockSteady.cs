@@ -6,6 +6,7 @@ using System.IO;
 using System.Linq;
 using System.Threading;
 using System.Threading.Tasks;
+using PriorityAsync.Benchmarks.Infrastructure;
 
 namespace PriorityAsync.Benchmarks.Harness;
 
@@ -132,19 +133,9 @@ public static class LockSteady
 
     private static double RunChild(int place, int lockIndex, double seconds)
     {
-        string host = Environment.ProcessPath ?? throw new InvalidOperationException("The path of this process is unknown.");
-        var start = new ProcessStartInfo(host) { UseShellExecute = false, RedirectStandardOutput = true };
-        if (Path.GetFileNameWithoutExtension(host).Equals("dotnet", StringComparison.OrdinalIgnoreCase))
-        {
-            start.ArgumentList.Add(typeof(LockSteady).Assembly.Location);
-        }
-
-        foreach (string argument in new[] { "--lock-steady-one", $"{place}", $"{lockIndex}", seconds.ToString(CultureInfo.InvariantCulture) })
-        {
-            start.ArgumentList.Add(argument);
-        }
-
-        using Process process = Process.Start(start) ?? throw new InvalidOperationException($"Could not start {host}.");
+        ProcessStartInfo start = Reexec.ThisProgram(["--lock-steady-one", $"{place}", $"{lockIndex}", seconds.ToString(CultureInfo.InvariantCulture)]);
+        start.RedirectStandardOutput = true;
+        using Process process = Process.Start(start) ?? throw new InvalidOperationException($"Could not start {start.FileName}.");
         string text = process.StandardOutput.ReadToEnd();
         process.WaitForExit();
         string? line = text.Split('\n').Select(l => l.Trim()).LastOrDefault(l => l.StartsWith("ns ", StringComparison.Ordinal));

@@ -1,4 +1,5 @@
 using System;
+using System.Collections.Generic;
 using System.Diagnostics;
 using System.IO;
 
@@ -11,11 +12,25 @@ internal static class Reexec
     /// and returns its exit code.</summary>
     public static int WithStableJit(string[] args)
     {
-        string host = Environment.ProcessPath ?? throw new InvalidOperationException("The path of this process is unknown; run with --no-reexec.");
+        ProcessStartInfo start = ThisProgram(args);
+        string host = start.FileName;
+        start.Environment["DOTNET_ReadyToRun"] = "0";
+        start.Environment["DOTNET_TC_CallCountingDelayMs"] = "0";
+        Console.WriteLine("(--quick: running again with DOTNET_ReadyToRun=0 and DOTNET_TC_CallCountingDelayMs=0, for repeatable in-process figures; --no-reexec to skip)");
+        using Process process = Process.Start(start) ?? throw new InvalidOperationException($"Could not start {host}.");
+        process.WaitForExit();
+        return process.ExitCode;
+    }
+
+    /// <summary>How to start this program again with <paramref name="args"/> (as "dotnet PriorityAsync.Benchmarks.dll" when it was started
+    /// so).</summary>
+    public static ProcessStartInfo ThisProgram(IEnumerable<string> args)
+    {
+        string host = Environment.ProcessPath ?? throw new InvalidOperationException("The path of this process is unknown.");
         var start = new ProcessStartInfo(host) { UseShellExecute = false };
         if (Path.GetFileNameWithoutExtension(host).Equals("dotnet", StringComparison.OrdinalIgnoreCase))
         {
-            start.ArgumentList.Add(typeof(Reexec).Assembly.Location); // started as "dotnet PriorityAsync.Benchmarks.dll"
+            start.ArgumentList.Add(typeof(Reexec).Assembly.Location);
         }
 
         foreach (string argument in args)
@@ -23,11 +38,6 @@ internal static class Reexec
             start.ArgumentList.Add(argument);
         }
 
-        start.Environment["DOTNET_ReadyToRun"] = "0";
-        start.Environment["DOTNET_TC_CallCountingDelayMs"] = "0";
-        Console.WriteLine("(--quick: running again with DOTNET_ReadyToRun=0 and DOTNET_TC_CallCountingDelayMs=0, for repeatable in-process figures; --no-reexec to skip)");
-        using Process process = Process.Start(start) ?? throw new InvalidOperationException($"Could not start {host}.");
-        process.WaitForExit();
-        return process.ExitCode;
+        return start;
     }
 }
