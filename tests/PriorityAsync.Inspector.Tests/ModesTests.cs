@@ -23,6 +23,7 @@ public sealed partial class ModesTests
         using Prio.Running prio = Prio.Start(id);
         await target.WaitForLineAsync("inspector on");
         await target.SendAsync("slow 30"); // something in the frames
+        await prio.WaitForOutputAsync("worker · PriorityContext"); // a frame has seen the loop: quitting sooner may show only the pool
 
         (int exitCode, string output, string error) = await prio.QuitAsync();
 

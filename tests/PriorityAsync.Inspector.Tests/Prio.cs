@@ -21,7 +21,9 @@ internal static class Prio
         }
 
         start.Environment["COLUMNS"] = "120";
-        return new Running(Process.Start(start)!, string.Join(' ', args));
+        var running = new Running(Process.Start(start)!, string.Join(' ', args));
+        running.StartReading();
+        return running;
     }
 
     /// <summary>The one line a failure writes on standard error (fails the test when there are more).</summary>
@@ -44,8 +46,28 @@ internal static class Prio
     /// <summary>A running prio.</summary>
     internal sealed class Running(Process process, string arguments) : IDisposable
     {
-        private readonly Task<string> _output = process.StandardOutput.ReadToEndAsync();
+        private readonly System.Text.StringBuilder _seen = new(); // the output so far, under its own lock
         private readonly Task<string> _error = process.StandardError.ReadToEndAsync();
+        private Task? _output;
+
+        /// <summary>Waits until the output so far contains <paramref name="text"/> (a frame that shows it).</summary>
+        public async Task WaitForOutputAsync(string text)
+        {
+            Task output = Pump();
+            var deadline = DateTime.UtcNow + TestTarget.Unexpected;
+            while (!Seen().Contains(text, StringComparison.Ordinal))
+            {
+                if (output.IsCompleted || DateTime.UtcNow > deadline)
+                {
+                    throw new TimeoutException($"prio {arguments} did not show '{text}' (it {(output.IsCompleted ? "ended" : "is still running")}): {Seen()}");
+                }
+
+                await Task.Delay(10);
+            }
+        }
+
+        /// <summary>Starts reading the output as it comes.</summary>
+        public void StartReading() => Pump();
 
         /// <summary>Types q (as a script would, without a terminal) and waits for the end.</summary>
         public async Task<(int ExitCode, string Output, string Error)> QuitAsync()
@@ -68,7 +90,30 @@ internal static class Prio
                 throw new TimeoutException($"prio {arguments} did not end within {TestTarget.Unexpected.TotalSeconds} s.");
             }
 
-            return (process.ExitCode, await _output, await _error);
+            await Pump();
+            return (process.ExitCode, Seen(), await _error);
+        }
+
+        /// <summary>Reads the output as it comes, from the first call on (a full pipe would stop the tool).</summary>
+        private Task Pump() => _output ??= Task.Run(async () =>
+        {
+            var buffer = new char[4096];
+            int read;
+            while ((read = await process.StandardOutput.ReadAsync(buffer)) > 0)
+            {
+                lock (_seen)
+                {
+                    _seen.Append(buffer, 0, read);
+                }
+            }
+        });
+
+        private string Seen()
+        {
+            lock (_seen)
+            {
+                return _seen.ToString();
+            }
         }
 
         public void Dispose()
