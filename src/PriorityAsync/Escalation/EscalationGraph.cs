@@ -88,11 +88,6 @@ internal static class EscalationGraph
     /// floor; we read its floor after joining them, so one of the two sees the other).</summary>
     public static void Attach(IEscalationNode child, IEscalationNode parent, ref EscalationBatch batch)
     {
-        if (child is WorkFlow { IsRegion: true } region && region.TryHoldUp(parent))
-        {
-            return; // one holding at a time: from the region's field, without the graph's lock unless it matters
-        }
-
         (parent as WorkFlow)?.LinkToHolder(ref batch); // a region that gets a child is its own holder's child first ([X-LOCK-FAST])
         child.Links.AddParent(parent);
         parent.Links.AddChild(child);
@@ -105,11 +100,6 @@ internal static class EscalationGraph
     /// <summary>Undoes one <see cref="Attach"/>; a child raised through that parent drops back ([X-PARENT]).</summary>
     public static void Detach(IEscalationNode child, IEscalationNode parent, ref EscalationBatch batch)
     {
-        if (child is WorkFlow { IsRegion: true } region && region.TryReleaseUp(parent))
-        {
-            return;
-        }
-
         parent.Links.RemoveChild(child);
         child.Links.RemoveParent(parent);
         if (child.Floor >= 0)

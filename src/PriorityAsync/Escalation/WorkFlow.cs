@@ -1,4 +1,5 @@
 using System;
+using System.Diagnostics;
 using System.Threading;
 using System.Threading.Tasks;
 
@@ -15,22 +16,24 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     private const int MaxUpWalk = 64;
 
     private readonly string _kind;
+    private readonly PrioritySemaphore? _regionOf; // a region's semaphore: its lock-free holding is claimed through it ([X-LOCK-FAST])
     private int _floor = -1;
     private int _joined = -1;
-    private IEscalationNode? _up; // the first flow whose code waits on this one's task ([X-JOIN]), or that holds the lock of this region ([X-LOCK])
+    private IEscalationNode? _up; // the first flow whose code waits on this one's task ([X-JOIN]), or the claimed holder of this region ([X-LOCK-FAST])
     private NodeLinks? _links;
     private FlowContext?[]? _others; // by level, created on first use (Prioritize to another level inside the flow)
 
     /// <param name="scheduler">The scheduler the flow runs on.</param>
     /// <param name="level">The level it starts at.</param>
     /// <param name="kind">What the flow is, for diagnostics: "InvokeAsync", "TaskScope child", "PriorityLock 'x' region".</param>
-    /// <param name="isRegion">Whether it is the region of a priority lock ([X-LOCK]): then its field holds its holder's flow; otherwise
-    /// the first flow that waits on its task ([X-JOIN]).</param>
-    public WorkFlow(PriorityScheduler scheduler, int level, string kind, bool isRegion = false)
+    /// <param name="regionOf">The semaphore whose region it is ([X-LOCK]): then its field holds its claimed holder's node; otherwise
+    /// null, and the field holds the first flow that waits on its task ([X-JOIN]).</param>
+    public WorkFlow(PriorityScheduler scheduler, int level, string kind, PrioritySemaphore? regionOf = null)
         : base(scheduler, level)
     {
         _kind = kind;
-        IsRegion = isRegion;
+        _regionOf = regionOf;
+        IsRegion = regionOf is not null;
     }
 
     /// <summary>Whether it is the region of a priority lock.</summary>
@@ -50,7 +53,7 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
         get
         {
             int level = Volatile.Read(ref _joined);
-            IEscalationNode? up = Volatile.Read(ref _up);
+            IEscalationNode? up = Up;
             for (int depth = 0; up is not null && !ReferenceEquals(up, this) && depth < MaxUpWalk; depth++)
             {
                 if (up is not WorkFlow flow)
@@ -59,7 +62,7 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
                 }
 
                 level = Math.Max(level, Math.Max(flow.GraphFloor, Volatile.Read(ref flow._joined)));
-                up = Volatile.Read(ref flow._up);
+                up = flow.Up;
             }
 
             return level;
@@ -69,7 +72,11 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     /// <summary>For tests: the holder a region is a child of now, or null ([X-LOCK-FAST]).</summary>
     internal IEscalationNode? LinkedHolder => LinksIfAny?.LinkedTo;
 
-    public object? JoinCause => IsRegion ? Volatile.Read(ref _up) : Joins.FixedLevel; // a region's holder owns it; a flow is joined
+    public object? JoinCause => IsRegion ? Up : Joins.FixedLevel; // a region's holder owns it; a flow is joined
+
+    /// <summary>The field: a joined flow's first waiter, or a region's holder, claimed now if its holding was taken lock-free and not yet
+    /// claimed ([X-LOCK-FAST], "The lazy claim"): whoever needs a region's holder reads it here.</summary>
+    private IEscalationNode? Up => Volatile.Read(ref _up) ?? (IsRegion ? _regionOf!.ClaimLockFreeHolding(this) : null);
 
     public NodeLinks Links => Volatile.Read(ref _links) ?? NodeLinks.Create(ref _links);
 
@@ -148,29 +155,36 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
         }
     }
 
-    /// <summary>[X-LOCK]: this region is held by code running in <paramref name="holder"/>: held up by it from the field when that is
-    /// free (one holding at a time, the usual case). It becomes the holder's child only when it first needs to ([X-LOCK-FAST]).</summary>
-    /// <returns>False when the field holds another holding's flow: the caller attaches it as a parent instead.</returns>
-    public bool TryHoldUp(IEscalationNode holder)
-    {
-        if (!IsRegion || ReferenceEquals(holder, this) || Interlocked.CompareExchange(ref _up, holder, null) is not null)
-        {
-            return false;
-        }
+    /// <summary>A region's claimed holder as the field holds it now, without claiming ([X-LOCK-FAST]).</summary>
+    public IEscalationNode? Claimant => Volatile.Read(ref _up);
 
-        RecomputeIfItMatters(holder.Floor); // the recompute links it first
-        return true;
+    /// <summary>Whether a holding has named its holder in the region's field.</summary>
+    public bool HasClaim => Volatile.Read(ref _up) is not null;
+
+    /// <summary>[X-LOCK-FAST]: this region's holding by code running in <paramref name="holder"/> is claimed: the field names the holder.
+    /// Called by the semaphore only, under its lock or for its lock-free holding once it has set Claimed, so the field is free.</summary>
+    public void Claim(IEscalationNode holder)
+    {
+        Debug.Assert(IsRegion && Volatile.Read(ref _up) is null && !ReferenceEquals(holder, this), "one claimed holding per region at a time");
+        Volatile.Write(ref _up, holder);
     }
 
-    /// <summary>[X-LOCK]: the holding that <see cref="TryHoldUp"/> attached ended.</summary>
-    /// <returns>False when <paramref name="holder"/> is not the one in the field: the caller detaches a parent instead.</returns>
-    public bool TryReleaseUp(IEscalationNode holder)
-    {
-        if (!IsRegion || !ReferenceEquals(Interlocked.CompareExchange(ref _up, null, holder), holder))
-        {
-            return false;
-        }
+    /// <summary>After a claim under the semaphore's lock (outside it): the graph recomputes the region if the holder is raised above it
+    /// already (the recompute links it first).</summary>
+    public void AfterClaim(IEscalationNode holder) => RecomputeIfItMatters(holder.Floor);
 
+    /// <summary>[X-LOCK-FAST]: the claimed holding ended (under the semaphore's lock, before its permit is free). An interlocked exchange:
+    /// it is read against a linker's <see cref="NodeLinks.LinkedTo"/>, which <see cref="AfterUnclaim"/> reads next.</summary>
+    public void Unclaim()
+    {
+        Debug.Assert(IsRegion, "a region's field");
+        Interlocked.Exchange(ref _up, null);
+    }
+
+    /// <summary>After <see cref="Unclaim"/> (outside the semaphore's lock): a link made for the ended holding goes, and a floor the graph
+    /// counted drops.</summary>
+    public void AfterUnclaim()
+    {
         if (LinksIfAny?.LinkedTo is not null)
         {
             var batch = default(EscalationBatch);
@@ -179,7 +193,6 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
         }
 
         RecomputeIfCounted();
-        return true;
     }
 
     /// <summary>[X-LOCK-FAST]: a region held from its field becomes its holder's child before it queues, gets a child or a wait of its
@@ -217,7 +230,7 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     }
 
     /// <summary>A region whose child link is not to the holder in its field (none yet, or an ended holding's): two reads.</summary>
-    private bool LinkIsStale => IsRegion && !ReferenceEquals(Volatile.Read(ref _up), LinksIfAny?.LinkedTo);
+    private bool LinkIsStale => IsRegion && !ReferenceEquals(Up, LinksIfAny?.LinkedTo);
 
     /// <summary>[X-LOCK-FAST]: makes the child link match the field: unlinks a holder no longer in it, links the one in it (its own
     /// holder first, if that is a region too), and repeats while the field changes under it.</summary>

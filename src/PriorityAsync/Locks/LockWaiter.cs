@@ -60,6 +60,10 @@ internal sealed class LockWaiter : IValueTaskSource, IValueTaskSource<bool>, IVa
     /// <summary>The holding's number, for a <see cref="PriorityLock"/>'s releaser.</summary>
     public long Generation { get; set; }
 
+    /// <summary>Whether the granted holding named its holder in the region's field ([X-LOCK-FAST]); otherwise the holder is the region's
+    /// parent in the graph.</summary>
+    public bool Claimed { get; set; }
+
     /// <summary>The level the wait ranks at now: the waiting code's effective level, or 0 off every priority scheduler.</summary>
     public int Rank => Context?.EffectiveLevel ?? 0;
 

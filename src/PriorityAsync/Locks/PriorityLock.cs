@@ -193,14 +193,11 @@ public sealed class PriorityLock
         /// <see cref="LockAsync(CancellationToken)"/>.</exception>
         public void Dispose()
         {
-            if (_semaphore is null)
-            {
-                throw new InvalidOperationException(
-                    "This PriorityLock.Releaser was not returned by PriorityLock.LockAsync (it is a default value), so it releases nothing. " +
-                    "Release a lock with the releaser its LockAsync returned.");
-            }
-
-            _semaphore.ReleaseCore(1, _generation);
+            (_semaphore ?? throw NotFromLockAsync()).ReleaseCore(1, _generation);
         }
+
+        private static InvalidOperationException NotFromLockAsync() => new(
+            "This PriorityLock.Releaser was not returned by PriorityLock.LockAsync (it is a default value), so it releases nothing. " +
+            "Release a lock with the releaser its LockAsync returned.");
     }
 }

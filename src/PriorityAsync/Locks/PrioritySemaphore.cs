@@ -25,12 +25,14 @@ namespace PriorityAsync;
 public sealed class PrioritySemaphore
 {
     // [X-LOCK-FAST]: the state word. Bit 0 (Slow): the bookkeeping is under _lock (waiters, or holdings in _holdings), so the lock-free
-    // paths stand aside; bit 1 (Fast): one holding, taken lock-free, described by _fastCaller once _fastPublished names it; then the
-    // free permits (as many bits as the maximum count needs), then the number of the latest holding (the rest, at least 31 bits).
+    // paths stand aside; bit 1 (Fast): one holding, taken lock-free, described by _fastCaller once _fastPublished names it; bit 2
+    // (Claimed): that holding's region names its holder (once _claimPublished names it), so its release goes under the lock; then the
+    // free permits (as many bits as the maximum count needs), then the number of the latest holding (the rest, at least 30 bits).
     private const long Slow = 1;
     private const long Fast = 2;
-    private const long CountOne = 4;
-    private const int CountShift = 2;
+    private const long Claimed = 4;
+    private const long CountOne = 8;
+    private const int CountShift = 3;
 
     // [X-LOCK]: _waiters, _holdings and the regions under _lock, and the state while Slow is set. No user code and no queueing under
     // it; the graph's lock may be taken under it (lock order: this, the graph's, a node's spin lock).
@@ -43,6 +45,7 @@ public sealed class PrioritySemaphore
     private readonly ulong _generationLimit; // a state at or above it holds the highest number: the next take goes under the lock, which wraps
     private long _state;
     private long _fastPublished; // the number of the lock-free holding whose _fastCaller is written
+    private long _claimPublished; // the number of the lock-free holding whose region's field is written
     private PrioritySynchronizationContext? _fastCaller;
     private HoldingSet _holdings;
     private List<LockWaiter>? _waiters;
@@ -109,6 +112,10 @@ public sealed class PrioritySemaphore
     /// <summary>Whether the next uncontended take and release may run lock-free (nothing held under the lock, nobody waits), for tests: a
     /// flag left set would not be wrong, only slower ([X-LOCK-FAST]).</summary>
     internal bool LockFreePathsOpen => (Volatile.Read(ref _state) & Slow) == 0;
+
+    /// <summary>Whether the lock-free holding has named its holder in its region's field, for tests ([X-LOCK-FAST], "The lazy
+    /// claim").</summary>
+    internal bool LockFreeHoldingClaimed => (Volatile.Read(ref _state) & (Fast | Claimed)) == (Fast | Claimed);
 
     /// <summary>"the PrioritySemaphore 'db'", for messages.</summary>
     internal string Subject => Name is null ? $"the {_kind}" : $"the {_kind} '{Name}'";
@@ -237,9 +244,17 @@ public sealed class PrioritySemaphore
                 if (Interlocked.CompareExchange(ref _state, taken, state) == state)
                 {
                     generation = GenerationOf(taken);
-                    _fastCaller = caller;
+                    if (!ReferenceEquals(_fastCaller, caller))
+                    {
+                        _fastCaller = caller; // one write barrier less while the same context takes it again
+                    }
+
                     Volatile.Write(ref _fastPublished, generation); // a waiter under the lock waits for it ([X-LOCK-FAST])
-                    EnterRegion(region, caller);
+                    if (region is not null)
+                    {
+                        SynchronizationContext.SetSynchronizationContext(region); // its holder is claimed when first needed
+                    }
+
                     acquired = true;
                     return null;
                 }
@@ -256,6 +271,7 @@ public sealed class PrioritySemaphore
         var batch = default(EscalationBatch);
         LockWaiter? waiter = null;
         WorkFlow? region = null;
+        bool claimed = false;
         lock (_lock)
         {
             long state = TakeBookkeeping();
@@ -264,7 +280,7 @@ public sealed class PrioritySemaphore
                 if (CountOf(state) > 0 && _waiters is not { Count: > 0 })
                 {
                     SetCount(CountOf(state) - 1);
-                    region = AddHolding(caller, out generation); // released meanwhile, or held by more than one
+                    region = AddHolding(caller, out generation, out claimed); // released meanwhile, or held by more than one
                 }
                 else if (timeout == TimeSpan.Zero)
                 {
@@ -298,40 +314,98 @@ public sealed class PrioritySemaphore
             return waiter;
         }
 
-        EnterRegion(region, caller);
+        if (region is not null)
+        {
+            var enter = default(EscalationBatch);
+            EnterRegion(region, caller!.Node, claimed, ref enter);
+            enter.Run();
+            SynchronizationContext.SetSynchronizationContext(region);
+        }
+
         acquired = true;
         return null;
     }
 
-    /// <summary>[X-LOCK]: the holder's code runs in its region's flow, a child of the flow it ran in (so a raise of that flow reaches the
-    /// region): attached before any of the region's code posts, and made current for the rest of the taking method.</summary>
-    private static void EnterRegion(WorkFlow? region, PrioritySynchronizationContext? caller)
+    /// <summary>[X-LOCK]: outside the lock, a holding recorded under it enters its region's graph: a claimed one recomputes the region if
+    /// its holder is raised already; the others are the holder's children (a second holding in one region, [X-LOCK-FAST]).</summary>
+    private static void EnterRegion(WorkFlow region, IEscalationNode? holder, bool claimed, ref EscalationBatch batch)
     {
-        if (region is null)
+        if (claimed)
         {
-            return; // off every priority scheduler: nothing to raise
+            region.AfterClaim(holder!);
         }
-
-        if (caller!.Node is { } parent)
+        else if (holder is not null && !ReferenceEquals(holder, region))
         {
-            var batch = default(EscalationBatch);
-            EscalationGraph.Attach(region, parent, ref batch);
-            batch.Run();
+            EscalationGraph.Attach(region, holder, ref batch);
         }
-
-        SynchronizationContext.SetSynchronizationContext(region);
     }
 
     /// <summary>Under the lock: records a holding for code running in <paramref name="caller"/> and returns its region (null off
-    /// every priority scheduler).</summary>
-    private WorkFlow? AddHolding(PrioritySynchronizationContext? caller, out long generation)
+    /// every priority scheduler); the holding is <paramref name="claimed"/> when it named its holder in the region's free field.</summary>
+    private WorkFlow? AddHolding(PrioritySynchronizationContext? caller, out long generation, out bool claimed)
     {
         long state = Volatile.Read(ref _state);
-        generation = (ulong)state >= _generationLimit ? 1 : GenerationOf(state) + 1; // numbers wrap after 2^31 holdings at least; 0 is "any"
+        generation = (ulong)state >= _generationLimit ? 1 : GenerationOf(state) + 1; // numbers wrap after 2^30 holdings at least; 0 is "any"
         Volatile.Write(ref _state, (state & ((1L << _generationShift) - 1)) | (generation << _generationShift));
         WorkFlow? region = caller is null ? null : RegionFor(caller.Scheduler, caller.Level);
-        _holdings.Add(new Holding(region, caller, generation));
+        claimed = ClaimUnderLock(region, caller);
+        _holdings.Add(new Holding(region, caller, generation, claimed));
         return region;
+    }
+
+    /// <summary>Under the lock: names <paramref name="caller"/>'s node in <paramref name="region"/>'s field if no holding there has
+    /// ([X-LOCK-FAST]: the field is written under the lock, or by the claim of the lock-free holding, and cleared under the lock).</summary>
+    private static bool ClaimUnderLock(WorkFlow? region, PrioritySynchronizationContext? caller)
+    {
+        if (region is null || caller!.Node is not { } holder || ReferenceEquals(holder, region) || region.HasClaim)
+        {
+            return false;
+        }
+
+        region.Claim(holder);
+        return true;
+    }
+
+    /// <summary>[X-LOCK-FAST], "The lazy claim": <paramref name="region"/>'s field names nobody. If the lock-free holding is there, by a
+    /// flow, name its holder now (first setting Claimed, so that its release goes under the lock, which clears the field) and return it.
+    /// Otherwise return what the field holds once no claim is on its way: a holding moved under the lock is claimed there, and a claim
+    /// under way is two stores from done (no lock, no user code), so it is waited for, as <see cref="TakeBookkeeping"/> waits.</summary>
+    internal IEscalationNode? ClaimLockFreeHolding(WorkFlow region)
+    {
+        var spin = default(SpinWait);
+        while (true)
+        {
+            long state = Volatile.Read(ref _state);
+            long generation = GenerationOf(state);
+            if ((state & Fast) == 0 || Volatile.Read(ref _fastPublished) != generation)
+            {
+                return region.Claimant; // nothing lock-free (the list's holdings were claimed under the lock), or not in a region yet
+            }
+
+            if ((state & (Slow | Claimed)) != 0)
+            {
+                if ((state & Slow) == 0 && Volatile.Read(ref _claimPublished) == generation)
+                {
+                    return region.Claimant; // claimed (this region's field, or another's)
+                }
+
+                spin.SpinOnce(); // claimed and not yet written, or being moved under the lock (and claimed there)
+                continue;
+            }
+
+            PrioritySynchronizationContext? caller = _fastCaller; // the holding's: a new one would have changed the state we swap from
+            if (caller?.Node is not { } holder || ReferenceEquals(holder, region) || !ReferenceEquals(KnownRegion(caller), region))
+            {
+                return null; // level code (nothing to raise), or a holding in another region: every field is free ([X-LOCK-FAST])
+            }
+
+            if (Interlocked.CompareExchange(ref _state, state | Claimed, state) == state)
+            {
+                region.Claim(holder);
+                Volatile.Write(ref _claimPublished, generation);
+                return holder;
+            }
+        }
     }
 
     // ---- The state word ([X-LOCK-FAST]) -----------------------------------------------------------------------------------------
@@ -374,8 +448,24 @@ public sealed class PrioritySemaphore
             }
 
             PrioritySynchronizationContext? caller = _fastCaller;
-            _holdings.Add(new Holding(caller is null ? null : RegionFor(caller.Scheduler, caller.Level), caller, generation));
-            state &= ~Fast;
+            WorkFlow? region = caller is null ? null : RegionFor(caller.Scheduler, caller.Level);
+            bool claimed;
+            if ((state & Claimed) != 0)
+            {
+                while (Volatile.Read(ref _claimPublished) != generation)
+                {
+                    spin.SpinOnce(); // its claimer won the state and is between two stores
+                }
+
+                claimed = true;
+            }
+            else
+            {
+                claimed = ClaimUnderLock(region, caller); // hooks no longer claim lock-free (Slow is set): the list's holdings are claimed
+            }
+
+            _holdings.Add(new Holding(region, caller, generation, claimed));
+            state &= ~(Fast | Claimed);
             Volatile.Write(ref _state, state);
         }
 
@@ -418,10 +508,11 @@ public sealed class PrioritySemaphore
     /// <see cref="PriorityLock"/>'s releaser) and grants the freed permits to the best waiters ([X-LOCK]).</summary>
     internal int ReleaseCore(int releaseCount, long generation)
     {
-        // The uncontended path ([X-LOCK-FAST]): the lock-free holding ends, nobody waits (Slow is clear); one compare-and-swap of the
-        // state, and the region left after it. Its taker's context is read before: once the state is swapped, the next taker writes it.
+        // The uncontended path ([X-LOCK-FAST]): the lock-free holding, unclaimed, ends; nobody waits (Slow is clear). One
+        // compare-and-swap of the state, and the code's context given back after it: nothing named the holder, so nothing is undone in
+        // the graph. Its taker's context is read before: once the state is swapped, the next taker writes it.
         long state = Volatile.Read(ref _state);
-        if (releaseCount == 1 && (state & (Slow | Fast)) == Fast && (generation == 0 || GenerationOf(state) == generation)
+        if (releaseCount == 1 && (state & (Slow | Fast | Claimed)) == Fast && (generation == 0 || GenerationOf(state) == generation)
             && CountOf(state) < _maxCount && Volatile.Read(ref _fastPublished) == GenerationOf(state))
         {
             PrioritySynchronizationContext? caller = _fastCaller;
@@ -429,12 +520,43 @@ public sealed class PrioritySemaphore
             {
                 if (caller is not null)
                 {
-                    var leave = default(EscalationBatch);
-                    Ended.Leave(new Holding(KnownRegion(caller), caller, generation), SynchronizationContext.Current as FlowContext, ref leave);
-                    leave.Run();
+                    GiveBackContext(caller);
                 }
 
                 return CountOf(state);
+            }
+        }
+
+        return ReleaseClaimedOrSlow(releaseCount, generation);
+    }
+
+    /// <summary>After the lock-free release: code releasing from inside the holding's region goes on in the context it took it in.</summary>
+    private void GiveBackContext(PrioritySynchronizationContext caller)
+    {
+        if (SynchronizationContext.Current is FlowContext current && ReferenceEquals(current.Flow, KnownRegion(caller)))
+        {
+            Ended.GiveBackContext(caller, current);
+        }
+    }
+
+    /// <summary>A lock's claimed lock-free holding ends lock-free too: its region's field is cleared first, while its permit is held (no
+    /// other holding can claim the field meanwhile: a lock has one), then the state is swapped ([X-LOCK-FAST]). Anything else, and a
+    /// semaphore's claimed holding, ends under the lock.</summary>
+    private int ReleaseClaimedOrSlow(int releaseCount, long generation)
+    {
+        long state = Volatile.Read(ref _state);
+        if (_maxCount == 1 && releaseCount == 1 && (state & (Slow | Fast | Claimed)) == (Fast | Claimed)
+            && (generation == 0 || GenerationOf(state) == generation) && CountOf(state) == 0
+            && Volatile.Read(ref _fastPublished) == GenerationOf(state) && Volatile.Read(ref _claimPublished) == GenerationOf(state))
+        {
+            PrioritySynchronizationContext caller = _fastCaller!; // a claimed holding is a flow's
+            WorkFlow region = KnownRegion(caller)!;
+            region.Unclaim();
+            if (Interlocked.CompareExchange(ref _state, (state + CountOne) & ~(Fast | Claimed), state) == state)
+            {
+                region.AfterUnclaim(); // a link made for the holding goes (or is the next holder's by now: [X-LOCK-FAST])
+                GiveBackContext(caller);
+                return 0;
             }
         }
 
@@ -481,8 +603,9 @@ public sealed class PrioritySemaphore
                 {
                     LockWaiter next = TakeBestWaiter(waiters, ref batch);
                     count--;
-                    next.HoldContext = AddHolding(next.Context, out long nextGeneration);
+                    next.HoldContext = AddHolding(next.Context, out long nextGeneration, out bool claimed);
                     next.Generation = nextGeneration;
+                    next.Claimed = claimed;
                     granted.Add(next);
                 }
 
@@ -532,10 +655,17 @@ public sealed class PrioritySemaphore
         return 0;
     }
 
-    /// <summary>Under the lock: removes a holding; its region's flow is kept for the next holding at that level.</summary>
+    /// <summary>Under the lock: removes a holding; its region's flow is kept for the next holding at that level, and its field is free
+    /// again if the holding had claimed it (before the permit is: [X-LOCK-FAST]).</summary>
     private Holding EndHolding(int index)
     {
-        return _holdings.RemoveAt(index);
+        Holding ended = _holdings.RemoveAt(index);
+        if (ended.Claimed)
+        {
+            ended.Region!.Unclaim();
+        }
+
+        return ended;
     }
 
     // ---- Waiters ------------------------------------------------------------------------------------------------------------
@@ -725,7 +855,7 @@ public sealed class PrioritySemaphore
             return existing;
         }
 
-        var created = new WorkFlow(scheduler, level, $"{_kind}{(Name is null ? string.Empty : $" '{Name}'")} region", isRegion: true);
+        var created = new WorkFlow(scheduler, level, $"{_kind}{(Name is null ? string.Empty : $" '{Name}'")} region", regionOf: this);
         Volatile.Write(ref regions[level], created); // read by KnownRegion without the lock
         return created;
     }
@@ -783,8 +913,9 @@ public sealed class PrioritySemaphore
     }
 
     /// <summary>One permit held: the region it runs in (null off every scheduler), the context its code ran in before (given back at the
-    /// release), and its number.</summary>
-    private readonly record struct Holding(WorkFlow? Region, PrioritySynchronizationContext? Previous, long Generation);
+    /// release), its number, and whether it named its holder in the region's field ([X-LOCK-FAST]; otherwise the holder is the region's
+    /// parent in the graph, or there is none).</summary>
+    private readonly record struct Holding(WorkFlow? Region, PrioritySynchronizationContext? Previous, long Generation, bool Claimed);
 
     /// <summary>The holdings now, oldest first: the first inline (a lock has one at most), the others in a list. Under the lock.</summary>
     private struct HoldingSet
@@ -894,24 +1025,31 @@ public sealed class PrioritySemaphore
             }
         }
 
-        public static void Leave(Holding holding, FlowContext? current, ref EscalationBatch batch)
+        private static void Leave(Holding holding, FlowContext? current, ref EscalationBatch batch)
         {
             if (holding.Region is not { } region)
             {
                 return;
             }
 
-            if (holding.Previous!.Node is { } parent)
+            if (holding.Claimed)
+            {
+                region.AfterUnclaim(); // its field was cleared under the lock
+            }
+            else if (holding.Previous!.Node is { } parent && !ReferenceEquals(parent, region))
             {
                 EscalationGraph.Detach(region, parent, ref batch);
             }
 
             if (current is not null && ReferenceEquals(current.Flow, region))
             {
-                PrioritySynchronizationContext previous = holding.Previous;
-                SynchronizationContext.SetSynchronizationContext(current.Level == previous.Level ? previous : previous.ContextAt(current.Level));
+                GiveBackContext(holding.Previous!, current);
             }
         }
+
+        /// <summary>Code releasing from inside the region goes on in the context it took the lock in, at the level it runs at now.</summary>
+        public static void GiveBackContext(PrioritySynchronizationContext previous, FlowContext current) =>
+            SynchronizationContext.SetSynchronizationContext(current.Level == previous.Level ? previous : previous.ContextAt(current.Level));
     }
 
     /// <summary>The waiters a release granted: one inline, more in a list.</summary>
@@ -973,9 +1111,9 @@ public sealed class PrioritySemaphore
 
         private static void Enter(LockWaiter waiter, ref EscalationBatch batch)
         {
-            if (waiter.HoldContext is { } region && waiter.Context!.Node is { } parent)
+            if (waiter.HoldContext is { } region)
             {
-                EscalationGraph.Attach(region.Flow, parent, ref batch);
+                EnterRegion(region.Flow, waiter.Context!.Node, waiter.Claimed, ref batch);
             }
         }
     }

@@ -31,15 +31,18 @@ public abstract class LockRegionLinkTests : IAsyncLifetime
     public async Task DisposeAsync() => await _host.DisposeOrFailAsync();
 
     [Theory]
-    [InlineData(false)]
-    [InlineData(true)]
-    public async Task SynchronousSectionInAFlow_NeverLinksTheRegion_AnAwaitInsideLinksItUntilTheRelease(bool semaphore)
+    [InlineData(1, false)]
+    [InlineData(1, true)]
+    [InlineData(2, true)] // a semaphore of two permits: its claimed holding ends under the lock, a lock's lock-free
+    public async Task SynchronousSectionInAFlow_NeverClaimsOrLinksTheRegion_AnAwaitInsideDoesUntilTheRelease(int maxCount, bool semaphore)
     {
         var lk = new PriorityLock();
-        var sem = new PrioritySemaphore(1, 1);
+        var sem = new PrioritySemaphore(1, maxCount);
         await WarmAsync(Scheduler, lk, sem);
+        PrioritySemaphore taken = semaphore ? sem : lk.Semaphore;
         WorkFlow? flow = null, region = null;
-        IEscalationNode? linkedSync = null, heldSync = null, linkedAfterAwait = null;
+        IEscalationNode? claimedSync = null, linkedSync = null, claimedAfterAwait = null, linkedAfterAwait = null;
+        bool claimFlagSync = true, claimFlagAfterAwait = false;
         await Scheduler.InvokeAsync(
             async () =>
             {
@@ -55,9 +58,9 @@ public abstract class LockRegionLinkTests : IAsyncLifetime
                 }
 
                 region = CurrentFlow();
-                (linkedSync, heldSync) = (region.LinkedHolder, region.JoinCause as IEscalationNode);
+                (claimedSync, linkedSync, claimFlagSync) = (region.Claimant, region.LinkedHolder, taken.LockFreeHoldingClaimed);
                 await Yield(); // the region's first queued item
-                linkedAfterAwait = region.LinkedHolder;
+                (claimedAfterAwait, linkedAfterAwait, claimFlagAfterAwait) = (region.Claimant, region.LinkedHolder, taken.LockFreeHoldingClaimed);
                 if (semaphore)
                 {
                     sem.Release();
@@ -71,12 +74,123 @@ public abstract class LockRegionLinkTests : IAsyncLifetime
 
         region.Should().NotBeSameAs(flow, "the held code runs in the lock's region");
         region!.IsRegion.Should().BeTrue();
-        heldSync.Should().BeSameAs(flow, "the holder is published in the region's field at the take");
-        linkedSync.Should().BeNull("a critical section that has queued nothing is not linked (4 interlocked operations a pair)");
+        claimedSync.Should().BeNull("a take touches only the state word: the holder is named when first needed (2 interlocked operations a pair)");
+        claimFlagSync.Should().BeFalse();
+        linkedSync.Should().BeNull("a critical section that has queued nothing is not linked");
+        claimedAfterAwait.Should().BeSameAs(flow, "the region's first queued item claimed its holder");
+        claimFlagAfterAwait.Should().BeTrue("so that the release clears the field");
         linkedAfterAwait.Should().BeSameAs(flow, "the region queued an item: its holder's child from then on");
+        region.Claimant.Should().BeNull("the release of a claimed holding clears the region's field");
         region.LinkedHolder.Should().BeNull("the release removes the link its holding made");
         region.JoinCause.Should().BeNull();
+        taken.LockFreePathsOpen.Should().BeTrue("nothing is held and nobody waits");
         flow!.LinksIfAny?.HasDependents.Should().NotBe(true, "no child link is left behind on the holder");
+    }
+
+    [Fact]
+    public async Task HolderRaisedBeforeTheTake_ASynchronousSectionReadsTheRaisedLevel_ClaimingTheHolderOnlyThen()
+    {
+        var lk = new PriorityLock();
+        await WarmAsync(Scheduler, lk);
+        WorkFlow? flow = null, region = null;
+        IEscalationNode? claimedBefore = null, claimedAfter = null;
+        int level = -1;
+        await RunAsync(3, async () =>
+        {
+            var go = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            PriorityTask work = Scheduler.InvokeAsync(
+                async () =>
+                {
+                    flow = CurrentFlow();
+                    await go.Task;
+                    using (await lk.LockAsync())
+                    {
+                        region = CurrentFlow();
+                        claimedBefore = region.Claimant;
+                        level = ((PrioritySynchronizationContext)SynchronizationContext.Current!).EffectiveLevel; // what Checkpoint reads
+                        claimedAfter = region.Claimant;
+                    }
+                },
+                level: 0);
+            PriorityTask waiter = Scheduler.InvokeAsync(async () => await work, level: 3); // raises the work to 3
+            await Yield(); // the waiter runs and joins the work
+            go.SetResult();
+            await waiter;
+        });
+
+        claimedBefore.Should().BeNull("the take named nobody");
+        level.Should().Be(3, "reading the region's level claims its holder, whose raise it then reads");
+        claimedAfter.Should().BeSameAs(flow);
+        region!.Claimant.Should().BeNull("the claimed holding's release cleared the field");
+        lk.Semaphore.LockFreePathsOpen.Should().BeTrue();
+    }
+
+    [Fact]
+    public async Task LockFreeHoldingMovedUnderTheLockByAWaiter_IsClaimedThere_SoItsHoldersRaiseStillReachesTheRegion()
+    {
+        // The holding is lock-free and unclaimed (its region has queued nothing) when a waiter moves it under the lock, where lock-free
+        // claims stop: the move claims it. A raise of the holder above the waiter's level must then reach the region's item.
+        var lk = new PriorityLock();
+        await WarmAsync(Scheduler, lk);
+        var log = new Log();
+        WorkFlow? flow = null, region = null;
+        IEscalationNode? claimedAlone = null, claimedWithAWaiter = null;
+        await RunAsync(3, async () =>
+        {
+            var io = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            var holding = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            PriorityTask work = Scheduler.InvokeAsync(
+                async () =>
+                {
+                    flow = CurrentFlow();
+                    using (await lk.LockAsync())
+                    {
+                        region = CurrentFlow();
+                        holding.SetResult();
+                        await io.Task; // registers a continuation, queues nothing yet
+                        log.Add("region");
+                    }
+                },
+                level: 0);
+            await holding.Task;
+            claimedAlone = region!.Claimant;
+            PriorityTask second = Scheduler.InvokeAsync(
+                async () =>
+                {
+                    using (await lk.LockAsync())
+                    {
+                    }
+                },
+                level: 1);
+            await Prioritize(0);
+            while (lk.Semaphore.WaitingCount == 0)
+            {
+                await Yield(); // the level-1 flow runs and queues on the lock
+            }
+
+            await Prioritize(3);
+            claimedWithAWaiter = region.Claimant;
+            PriorityTask waiter = Scheduler.InvokeAsync(
+                async () =>
+                {
+                    await work; // raises the work, and through its claim the region, to 3
+                    log.Add("waiter");
+                },
+                level: 3);
+            await Yield(); // the waiter runs and joins the work
+            Post(log, 1, "m1");
+            Post(log, 2, "m2");
+            io.SetResult();
+            await waiter;
+            await second;
+        });
+
+        claimedAlone.Should().BeNull("the region had queued nothing");
+        claimedWithAWaiter.Should().BeSameAs(flow, "the waiter moved the holding under the lock, which claimed it");
+        log.Entries.Should().Equal("region", "waiter", "m2", "m1");
+        region!.Claimant.Should().BeNull();
+        region.LinkedHolder.Should().BeNull();
+        lk.Semaphore.LockFreePathsOpen.Should().BeTrue();
     }
 
     [Fact]
@@ -271,6 +385,21 @@ public class LockRegionLinkRaceTests
     private const int Levels = 4;
     private const int Raised = 2; // below the pause's level (the top), so what is queued there waits while paused
 
+    public static TheoryData<int, int, int> LoopAndPoolSeedsAndMaxCounts()
+    {
+        var data = new TheoryData<int, int, int>();
+        foreach (int threads in new[] { 0, 2 })
+        {
+            for (int seed = 1; seed <= 3; seed++)
+            {
+                data.Add(threads, seed, 0); // a PriorityLock
+                data.Add(threads, seed, 2); // a PrioritySemaphore(1, 2): its claimed holdings end under the lock
+            }
+        }
+
+        return data;
+    }
+
     public static TheoryData<int, int> LoopAndPoolSeeds()
     {
         var data = new TheoryData<int, int>();
@@ -432,6 +561,150 @@ public class LockRegionLinkRaceTests
         {
             flow!.LinksIfAny?.HasDependents.Should().NotBe(true, "no region is left a child of a flow that released it");
         }
+    }
+
+    [Theory]
+    [MemberData(nameof(LoopAndPoolSeedsAndMaxCounts))]
+    public async Task ClaimsRacingLockFreeTakesAndReleases_LeaveNoClaimOrLinkBehind(int threads, int seed, int semaphoreMax)
+    {
+        // [X-LOCK-FAST], "The lazy claim": a thread off the scheduler reads the region's floor (which claims a lock-free holding's
+        // holder) while a flow takes and releases the lock back to back, sometimes queueing inside (which claims and links), and a flow
+        // at another level takes it now and then (which moves a lock-free holding under the lock). A claim that won its race against
+        // a lock-free release, or a move, must be cleared by the holding's release; none may be left in the field.
+        SchedulerHost host = SchedulerHost.Create(threads, Levels, $"lock-claim-race-{threads}");
+        await using var disposeHost = host.BoundedDisposal();
+        PriorityScheduler scheduler = host.Scheduler;
+        var lk = new PriorityLock();
+        PrioritySemaphore? semaphore = semaphoreMax == 0 ? null : new PrioritySemaphore(1, semaphoreMax);
+        await LockRegionLinkTests.WarmAsync(scheduler, lk, semaphore);
+        PrioritySemaphore taken = semaphore ?? lk.Semaphore;
+
+        const int MinPairs = 2_000, MaxPairs = 200_000, MinClaims = 20;
+        int inside = 0, overlaps = 0, claimsSeen = 0, pairs = 0;
+        WorkFlow? region = null, flow = null;
+        using var stop = new CancellationTokenSource();
+        using var signal = new SemaphoreSlim(0);
+        void Inside()
+        {
+            if (Interlocked.Increment(ref inside) != 1)
+            {
+                Interlocked.Increment(ref overlaps);
+            }
+
+            Interlocked.Decrement(ref inside);
+        }
+
+        PriorityTask holder = scheduler.InvokeAsync(
+            async () =>
+            {
+                flow = LockRegionLinkTests.CurrentFlow();
+                var random = new Random(seed);
+                while (pairs < MinPairs || (Volatile.Read(ref claimsSeen) < MinClaims && pairs < MaxPairs))
+                {
+                    PriorityLock.Releaser releaser = default;
+                    if (semaphore is null)
+                    {
+                        releaser = await lk.LockAsync(); // inline: the region is the rest of the method that awaits the take
+                    }
+                    else
+                    {
+                        await semaphore.WaitAsync();
+                    }
+
+                    Volatile.Write(ref region, LockRegionLinkTests.CurrentFlow());
+                    if (Interlocked.Increment(ref inside) != 1)
+                    {
+                        Interlocked.Increment(ref overlaps);
+                    }
+
+                    Thread.SpinWait(random.Next(200)); // a window for the reader's claim
+                    if (random.Next(8) == 0)
+                    {
+                        if (random.Next(2) == 0)
+                        {
+                            signal.Release(); // the other flow will wait on this holding, moving it under the lock
+                        }
+
+                        await Yield(); // queued in the region: claimed and linked, if the reader has not claimed it already
+                    }
+
+                    Interlocked.Decrement(ref inside);
+
+                    if (semaphore is null)
+                    {
+                        releaser.Dispose();
+                    }
+                    else
+                    {
+                        semaphore.Release();
+                    }
+
+                    pairs++;
+                    if (random.Next(16) == 0)
+                    {
+                        await Yield(); // lets the other flow in on a loop
+                    }
+                }
+            },
+            level: 0);
+        PriorityTask other = scheduler.InvokeAsync(
+            async () =>
+            {
+                while (true)
+                {
+                    try
+                    {
+                        await signal.WaitAsync(stop.Token);
+                    }
+                    catch (OperationCanceledException)
+                    {
+                        return;
+                    }
+
+                    if (semaphore is null)
+                    {
+                        using (await lk.LockAsync())
+                        {
+                            Inside();
+                        }
+                    }
+                    else
+                    {
+                        await semaphore.WaitAsync();
+                        Inside();
+                        semaphore.Release();
+                    }
+                }
+            },
+            level: 1);
+        Task reader = Task.Run(() =>
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                if (Volatile.Read(ref region) is { } seen)
+                {
+                    _ = seen.Floor; // claims the lock-free holding's holder, if there is one
+                    if (taken.LockFreeHoldingClaimed)
+                    {
+                        Interlocked.Increment(ref claimsSeen);
+                    }
+                }
+            }
+        });
+
+        await holder.Task.WithTimeout($"the holder's pairs ({threads} threads, seed {seed})");
+        stop.Cancel();
+        await other.Task.WithTimeout("the other flow");
+        await reader.WithTimeout("the reader");
+        host.Drain();
+
+        overlaps.Should().Be(0, "never two holders inside");
+        claimsSeen.Should().BeGreaterThan(0, "the reader claimed lock-free holdings (else the race was not run)");
+        taken.CurrentCount.Should().Be(1);
+        taken.LockFreePathsOpen.Should().BeTrue("nothing is held and nobody waits");
+        region!.Claimant.Should().BeNull("every claimed holding's release cleared the field");
+        region.LinkedHolder.Should().BeNull("and removed the link its holding made");
+        flow!.LinksIfAny?.HasDependents.Should().NotBe(true, "no region is left a child of the flow that released it");
     }
 }
 
