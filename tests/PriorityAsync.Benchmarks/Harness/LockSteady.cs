@@ -14,13 +14,23 @@ namespace PriorityAsync.Benchmarks.Harness;
 /// The uncontended lock as an application uses it: one lock in one place per process, in steady state. <see cref="LockBenchmarks"/>
 /// and <see cref="LockCpu"/> run every place in one process, so the code the JIT makes for the lock is shaped by all of them (a
 /// profile trained off every scheduler leaves the loop's region code cold); here each (place, lock) runs in a process of its own for a
-/// few seconds after a warm-up, and the figure is its wall time per acquire + release pair.
+/// few seconds after a warm-up, and the figure is its wall time per acquire + release pair. Beside the three locks as the issue names
+/// them, two shapes that tell the pair from the code around it: the lock's releaser disposed without a <c>using</c> (whose try/finally
+/// costs the async method a few ns), and <see cref="SemaphoreSlim"/> released in a <c>finally</c>, as it is meant to be used; and
+/// beside the synchronous section, one that awaits inside (<c>await Priority.Yield()</c>), where the region claims its holder.
 /// </summary>
 public static class LockSteady
 {
     private const int Pairs = 200_000;
-    private static readonly string[] s_places = ["off every scheduler", "on a loop, plain level code", "on a loop, in a flow (InvokeAsync work)"];
-    private static readonly string[] s_locks = ["PriorityLock", "PrioritySemaphore", "SemaphoreSlim"];
+    private static readonly string[] s_places =
+    [
+        "off every scheduler", "on a loop, plain level code", "on a loop, in a flow (InvokeAsync work)",
+        "on a loop, in a flow, `await Yield()` inside",
+    ];
+    private static readonly string[] s_locks =
+    [
+        "PriorityLock", "PrioritySemaphore", "SemaphoreSlim", "PriorityLock, Dispose without using", "SemaphoreSlim, Release in a finally",
+    ];
 
     /// <summary>Runs every (place, lock) <paramref name="rounds"/> times, each in a child process for <paramref name="seconds"/>, and
     /// prints the table.</summary>
@@ -44,14 +54,15 @@ public static class LockSteady
         output.WriteLine();
         output.WriteLine($"## The uncontended lock, one place per process ({rounds} rounds of {seconds:0.#} s a case, {start:yyyy-MM-dd HH:mm:ss}-{DateTime.UtcNow:HH:mm:ss} UTC, load {loadBefore} before, {LockCpu.LoadAverage()} after)");
         output.WriteLine();
-        output.WriteLine("| place | " + string.Join(" | ", s_locks.Select(name => $"{name} ns per pair")) + " | PriorityLock vs SemaphoreSlim | PrioritySemaphore vs SemaphoreSlim |");
-        output.WriteLine("|---|" + string.Concat(s_locks.Select(_ => "---:|")) + "---:|---:|");
+        output.WriteLine("| place | " + string.Join(" | ", s_locks.Select(name => $"{name} ns per pair")) + " | PriorityLock vs SemaphoreSlim | PrioritySemaphore vs SemaphoreSlim | PriorityLock vs SemaphoreSlim in a finally |");
+        output.WriteLine("|---|" + string.Concat(s_locks.Select(_ => "---:|")) + "---:|---:|---:|");
         for (int place = 0; place < s_places.Length; place++)
         {
             double baseline = Median(figures[(place, 2)]);
             output.WriteLine(
                 $"| {s_places[place]} | " + string.Join(" | ", Enumerable.Range(0, s_locks.Length).Select(l => Range(figures[(place, l)])))
-                + $" | {Median(figures[(place, 0)]) / baseline:F2}x | {Median(figures[(place, 1)]) / baseline:F2}x |");
+                + $" | {Median(figures[(place, 0)]) / baseline:F2}x | {Median(figures[(place, 1)]) / baseline:F2}x"
+                + $" | {Median(figures[(place, 0)]) / Median(figures[(place, 4)]):F2}x |");
         }
     }
 
@@ -61,30 +72,77 @@ public static class LockSteady
         var priorityLock = new PriorityLock { Name = "bench" };
         var prioritySemaphore = new PrioritySemaphore(1, 1);
         var semaphore = new SemaphoreSlim(1, 1);
+        bool awaitInside = place == 3;
+        int pairsPerRun = awaitInside ? Pairs / 10 : Pairs;
         Func<Task> pairs = lockIndex switch
         {
             0 => async () =>
             {
-                for (int i = 0; i < Pairs; i++)
+                for (int i = 0; i < pairsPerRun; i++)
                 {
                     using (await priorityLock.LockAsync())
                     {
+                        if (awaitInside)
+                        {
+                            await Priority.Yield(); // the section queues an item: its region claims and links its holder
+                        }
                     }
                 }
             },
             1 => async () =>
             {
-                for (int i = 0; i < Pairs; i++)
+                for (int i = 0; i < pairsPerRun; i++)
                 {
                     await prioritySemaphore.WaitAsync();
+                    if (awaitInside)
+                    {
+                        await Priority.Yield();
+                    }
+
                     prioritySemaphore.Release();
+                }
+            },
+            3 => async () =>
+            {
+                for (int i = 0; i < pairsPerRun; i++)
+                {
+                    PriorityLock.Releaser releaser = await priorityLock.LockAsync(); // the pair without the using's try/finally
+                    if (awaitInside)
+                    {
+                        await Priority.Yield();
+                    }
+
+                    releaser.Dispose();
+                }
+            },
+            4 => async () =>
+            {
+                for (int i = 0; i < pairsPerRun; i++)
+                {
+                    await semaphore.WaitAsync();
+                    try
+                    {
+                        if (awaitInside)
+                        {
+                            await Priority.Yield();
+                        }
+                    }
+                    finally
+                    {
+                        semaphore.Release();
+                    }
                 }
             },
             _ => async () =>
             {
-                for (int i = 0; i < Pairs; i++)
+                for (int i = 0; i < pairsPerRun; i++)
                 {
                     await semaphore.WaitAsync();
+                    if (awaitInside)
+                    {
+                        await Priority.Yield();
+                    }
+
                     semaphore.Release();
                 }
             },
@@ -113,7 +171,7 @@ public static class LockSteady
         while (clock.Elapsed.TotalSeconds < seconds)
         {
             run().GetAwaiter().GetResult();
-            count += Pairs;
+            count += pairsPerRun;
         }
 
         output.WriteLine(FormattableString.Invariant($"ns {clock.Elapsed.TotalNanoseconds / count:F2}"));
