@@ -33,11 +33,10 @@ internal sealed class WorkFlow : FlowContext, IEscalationNode
     {
         _kind = kind;
         _regionOf = regionOf;
-        IsRegion = regionOf is not null;
     }
 
-    /// <summary>Whether it is the region of a priority lock.</summary>
-    public bool IsRegion { get; }
+    /// <summary>Whether it is the region of a priority lock (no field of its own: an InvokeAsync call allocates one flow).</summary>
+    public bool IsRegion => _regionOf is not null;
 
     public int OwnLevel => Level;
 
