@@ -12,7 +12,8 @@ namespace PriorityAsync.Benchmarks;
 /// in one run: <see cref="PriorityLock"/> off every scheduler, on a loop in plain level code and on a loop inside a flow
 /// (<c>InvokeAsync</c> work, where taking it attaches its region to the flow: work its caller awaits, as usual, and work nobody
 /// awaits); <see cref="PrioritySemaphore"/>'s
-/// <c>WaitAsync</c> + <c>Release</c>; <see cref="SemaphoreSlim"/>'s (the baseline); Nito.AsyncEx's <see cref="AsyncLock"/>
+/// <c>WaitAsync</c> + <c>Release</c>; <see cref="SemaphoreSlim"/>'s (the baseline), bare and with the release in a <c>finally</c> as it is
+/// meant to be used (a lock's <c>using</c> is a try/finally too); Nito.AsyncEx's <see cref="AsyncLock"/>
 /// (<c>LockAsync</c> + <c>Dispose</c>, Nito.AsyncEx.Coordination 5.1.2).
 /// </summary>
 /// <remarks>
@@ -49,6 +50,9 @@ public class LockBenchmarks
     [GlobalSetup(Target = nameof(SemaphoreSlim_OnLoop_Plain))]
     public void SetupSemaphoreSlimPlain() => _loop = new LoopBatch("bench-lock", LoopCode.Plain, SemaphoreSlimPairsAsync);
 
+    [GlobalSetup(Target = nameof(SemaphoreSlimFinally_OnLoop_Plain))]
+    public void SetupSemaphoreSlimFinallyPlain() => _loop = new LoopBatch("bench-lock", LoopCode.Plain, SemaphoreSlimFinallyPairsAsync);
+
     [GlobalCleanup]
     public void Cleanup() => _loop?.Dispose();
 
@@ -75,6 +79,12 @@ public class LockBenchmarks
 
     [Benchmark(OperationsPerInvoke = Ops, Description = "SemaphoreSlim: WaitAsync+Release, on a loop, plain level code")]
     public void SemaphoreSlim_OnLoop_Plain() => _loop!.Run();
+
+    [Benchmark(OperationsPerInvoke = Ops, Description = "SemaphoreSlim: WaitAsync+Release in a finally, off every scheduler")]
+    public void SemaphoreSlimFinally_OffScheduler() => SemaphoreSlimFinallyPairsAsync().GetAwaiter().GetResult();
+
+    [Benchmark(OperationsPerInvoke = Ops, Description = "SemaphoreSlim: WaitAsync+Release in a finally, on a loop, plain level code")]
+    public void SemaphoreSlimFinally_OnLoop_Plain() => _loop!.Run();
 
     [Benchmark(OperationsPerInvoke = Ops, Description = "AsyncEx AsyncLock: LockAsync+Dispose, off every scheduler")]
     public void AsyncLock_OffScheduler() => AsyncLockPairsAsync().GetAwaiter().GetResult();
@@ -104,6 +114,21 @@ public class LockBenchmarks
         {
             await _semaphore.WaitAsync();
             _semaphore.Release();
+        }
+    }
+
+    private async Task SemaphoreSlimFinallyPairsAsync()
+    {
+        for (int i = 0; i < Ops; i++)
+        {
+            await _semaphore.WaitAsync(); // as SemaphoreSlim is meant to be used: the using of a lock is a try/finally too
+            try
+            {
+            }
+            finally
+            {
+                _semaphore.Release();
+            }
         }
     }
 
