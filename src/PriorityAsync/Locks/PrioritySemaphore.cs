@@ -26,8 +26,9 @@ public sealed class PrioritySemaphore
 {
     // [X-LOCK-FAST]: the state word. Bit 0 (Slow): the bookkeeping is under _lock (waiters, or holdings in _holdings), so the lock-free
     // paths stand aside; bit 1 (Fast): one holding, taken lock-free, described by _fastCaller once _fastPublished names it; bit 2
-    // (Claimed): that holding's region names its holder (once _claimPublished names it), so its release goes under the lock; then the
-    // free permits (as many bits as the maximum count needs), then the number of the latest holding (the rest, at least 30 bits).
+    // (Claimed): that holding's region names its holder (once _claimPublished names it), so its release clears the field first (a
+    // semaphore of more permits: under the lock); then the free permits (as many bits as the maximum count needs), then the number of
+    // the latest holding (the rest, at least 30 bits).
     private const long Slow = 1;
     private const long Fast = 2;
     private const long Claimed = 4;
