@@ -26,7 +26,8 @@ public abstract class LeaseQueueOptions
     public TimeSpan ConnectTimeout { get; set; } = TimeSpan.FromSeconds(5);
 
     /// <summary>How long an operation keeps retrying after its connection was lost (and the first connection, while the server
-    /// accepts connections but does not complete them) before it gives up with a <see cref="QueueConnectionException"/>.</summary>
+    /// accepts connections but does not complete them) before it gives up with a <see cref="QueueConnectionException"/>. It is
+    /// retried at least once, so the give-up may come one attempt and one back-off after this.</summary>
     /// <value>The default value is 30 seconds. <see cref="TimeSpan.Zero"/> turns retrying off.</value>
     public TimeSpan ReconnectTimeout { get; set; } = TimeSpan.FromSeconds(30);
 

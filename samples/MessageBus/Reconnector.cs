@@ -9,8 +9,10 @@ namespace MessageBus;
 /// A lease queue's reconnect loop, one per queue object: runs an operation's attempts until one succeeds. An attempt whose
 /// connection failed throws <see cref="RetryableConnectionException"/>; it is tried again after a back-off, exponential with up to
 /// 50% jitter from <see cref="LeaseQueueOptions.ReconnectInitialDelay"/> doubling to <see cref="LeaseQueueOptions.ReconnectMaxDelay"/>,
-/// until the next wait would end past <see cref="LeaseQueueOptions.ReconnectTimeout"/> from the operation's start; then the operation
-/// gives up with a <see cref="QueueConnectionException"/> saying "(still failing after … s)". Any other exception ends it at once.
+/// at least once (unless <see cref="LeaseQueueOptions.ReconnectTimeout"/> is zero: a first attempt slowed past the timeout by a busy
+/// machine is still tried again) and then until the next wait would end past the timeout from the operation's start; then the
+/// operation gives up with a <see cref="QueueConnectionException"/> saying "(still failing after … s)". Any other exception ends it at
+/// once.
 /// </summary>
 /// <param name="options">The queue's settings.</param>
 /// <param name="server">The server's kind, for the messages: <c>PostgreSQL</c>, <c>Redis</c>, <c>RabbitMQ</c>.</param>
@@ -37,6 +39,7 @@ public sealed class Reconnector(LeaseQueueOptions options, string server, string
         ArgumentNullException.ThrowIfNull(attempt);
         long start = Stopwatch.GetTimestamp();
         TimeSpan delay = options.ReconnectInitialDelay;
+        bool retried = false;
         while (true)
         {
             RetryableConnectionException failure;
@@ -50,12 +53,13 @@ public sealed class Reconnector(LeaseQueueOptions options, string server, string
             }
 
             TimeSpan elapsed = Stopwatch.GetElapsedTime(start);
-            if (elapsed + delay > options.ReconnectTimeout)
+            if (options.ReconnectTimeout <= TimeSpan.Zero || (retried && elapsed + delay > options.ReconnectTimeout))
             {
-                string retried = $" (still failing after {(failure.Reconnecting ? "reconnecting" : "retrying")} for {elapsed.TotalSeconds:0.#} s)";
-                throw Error(failure.Message + (options.ReconnectTimeout > TimeSpan.Zero ? retried : ""), failure.InnerException);
+                string after = $" (still failing after {(failure.Reconnecting ? "reconnecting" : "retrying")} for {elapsed.TotalSeconds:0.#} s)";
+                throw Error(failure.Message + (options.ReconnectTimeout > TimeSpan.Zero ? after : ""), failure.InnerException);
             }
 
+            retried = true;
             CountReconnect();
             await Task.Delay(delay * (1.0 + (Random.Shared.NextDouble() * 0.5)), cancellationToken).ConfigureAwait(false);
             delay = delay * 2 < options.ReconnectMaxDelay ? delay * 2 : options.ReconnectMaxDelay;
